@@ -1,0 +1,12 @@
+# Every dependency comes from a Debian 12 package; see README.md for the list.
+find_package(PkgConfig REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(CURL REQUIRED)
+pkg_check_modules(LIBPCI REQUIRED IMPORTED_TARGET libpci)
+pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
+find_package(Threads REQUIRED)
+if(NVTE_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()

@@ -1,0 +1,21 @@
+# nvte_settings: compile options every target of the project uses.
+add_library(nvte_settings INTERFACE)
+target_compile_options(nvte_settings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+  -Wunused -Woverloaded-virtual -Wconversion -Wno-sign-conversion
+  -Wimplicit-fallthrough)
+if(NVTE_WERROR)
+  target_compile_options(nvte_settings INTERFACE -Werror)
+endif()
+if(NVTE_SANITIZE)
+  target_compile_options(nvte_settings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
+                         -fno-sanitize-recover=undefined)
+  target_link_options(nvte_settings INTERFACE -fsanitize=address,undefined)
+endif()
+target_include_directories(nvte_settings INTERFACE ${PROJECT_SOURCE_DIR}/src)
+
+# Third-party headers are system headers: their warnings are not ours to fix.
+function(nvte_library name)
+  add_library(${name} STATIC ${ARGN})
+  target_link_libraries(${name} PUBLIC nvte_settings)
+endfunction()

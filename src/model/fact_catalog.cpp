@@ -1,0 +1,201 @@
+#include "model/fact_catalog.hpp"
+
+#include "model/workload.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <deque>
+
+namespace model {
+
+namespace {
+
+using T = ValueType;
+
+// Consumers whose choice of library copy is recorded: <consumer>.<library>.{path,version,reason}.
+#define NVTE_LOADED_BY(consumer, library)                                                               \
+  {consumer "." library ".path", T::string, "the copy of " library " that " consumer " would load"},     \
+  {consumer "." library ".version", T::version, "version of the copy " consumer " would load"},          \
+  {consumer "." library ".reason", T::string, "why that copy wins for " consumer}
+
+#define NVTE_LIBRARY(library)                                                                           \
+  {library ".version", T::version, "version of the copy TE (else torch, else the loader) would load"},   \
+  {library ".path", T::string, "path of that copy"},                                                      \
+  {library ".major", T::integer, "major version of that copy"},                                           \
+  {library ".copy_count", T::integer, "how many distinct copies are on the node"},                        \
+  {library ".distinct_versions", T::integer, "how many different versions those copies have"},           \
+  {library ".copies[].path", T::string, "a copy's real path"},                                            \
+  {library ".copies[].version", T::version, "a copy's version"},                                          \
+  {library ".copies[].major", T::integer, "a copy's major version"},                                      \
+  {library ".copies[].source", T::string, "where it was found: ld_cache, ld_library_path, cuda_home, compat, site_packages, conda, system"}, \
+  {library ".copies[].version_source", T::string, "how its version was read: file_name, header, dist_info, elf_string, loaded"}
+
+const FactSpec k_catalog[] = {
+    {"gpu.count", T::integer, "number of NVIDIA GPUs"},
+    {"gpu[].index", T::integer, "index of the GPU (NVML / PCI bus order)"},
+    {"gpu[].name", T::string, "product name"},
+    {"gpu[].architecture", T::string, "architecture (Volta, Ampere, Hopper, Blackwell, ...)"},
+    {"gpu[].compute_capability", T::version, "compute capability, e.g. 8.0"},
+    {"gpu[].sm", T::integer, "SM version, e.g. 80"},
+    {"gpu[].memory_mib", T::integer, "memory in MiB"},
+    {"gpu[].pci_device_id", T::string, "PCI device id, e.g. 0x2330"},
+    {"gpu[].pci_bus_id", T::string, "PCI bus id, e.g. 0000:00:06.0"},
+    {"gpu[].uuid", T::string, "GPU UUID"},
+    {"gpu[].mig_enabled", T::boolean, "MIG mode on"},
+    {"gpu[].source", T::string, "which probe named the GPU: nvml, cuda_driver, pci"},
+    {"driver.version", T::version, "NVIDIA driver version"},
+    {"driver.cuda_version", T::version, "highest CUDA version the driver supports"},
+    {"driver.kernel_module", T::string, "open or proprietary kernel module"},
+    {"driver.libcuda_path", T::string, "path of the libcuda the loader would use"},
+    {"cuda.runtime_version", T::version, "CUDA runtime version in use (torch's CUDA build, else the toolkit)"},
+    {"cuda.toolkit_version", T::version, "version of the CUDA toolkit in /usr/local/cuda"},
+    {"cuda.toolkit_path", T::string, "path of that toolkit"},
+    {"cuda.compat.libcuda_version", T::version, "version of the forward-compat libcuda under cuda*/compat"},
+    {"cuda.compat.path", T::string, "path of the forward-compat libcuda"},
+    {"cuda.compat.in_use", T::boolean, "the loader would pick the forward-compat libcuda"},
+    NVTE_LIBRARY("cudnn"),
+    NVTE_LIBRARY("nccl"),
+    NVTE_LIBRARY("nvrtc"),
+    NVTE_LIBRARY("cudart"),
+    NVTE_LIBRARY("libcuda"),
+    {"cudnn.loaded_by", T::string, "which consumer's choice cudnn.version reports: transformer_engine, torch, loader"},
+    {"cudnn.copies_disagree", T::boolean, "the copies of cuDNN on the node have different versions"},
+    {"nccl.copies_disagree", T::boolean, "the copies of NCCL on the node have different versions"},
+    {"nvrtc.copies_disagree", T::boolean, "the copies of NVRTC on the node have different versions"},
+    NVTE_LOADED_BY("torch", "cudnn"),
+    NVTE_LOADED_BY("torch", "nccl"),
+    NVTE_LOADED_BY("torch", "nvrtc"),
+    NVTE_LOADED_BY("torch", "cudart"),
+    NVTE_LOADED_BY("te", "cudnn"),
+    NVTE_LOADED_BY("te", "nvrtc"),
+    NVTE_LOADED_BY("te", "nccl"),
+    NVTE_LOADED_BY("te", "cudart"),
+    {"python.executable", T::string, "the interpreter examined (the one with TE, else torch, else python3 on PATH)"},
+    {"python.version", T::version, "its version"},
+    {"python.prefix", T::string, "its sys.prefix (venv or conda env root)"},
+    {"python.site_packages", T::string, "its site-packages directory"},
+    {"python.env_kind", T::string, "venv, conda or system"},
+    {"python.interpreters[].path", T::string, "an interpreter found on the node"},
+    {"python.interpreters[].version", T::version, "its version"},
+    {"python.interpreters[].site_packages", T::string, "its site-packages directory"},
+    {"torch.version", T::version, "PyTorch version"},
+    {"torch.cuda_version", T::version, "CUDA version PyTorch was built for"},
+    {"torch.path", T::string, "PyTorch package directory"},
+    {"te.version", T::version, "TransformerEngine version"},
+    {"te.distribution", T::string, "the TE distribution name (transformer_engine, transformer-engine-cu12, ...)"},
+    {"te.path", T::string, "TransformerEngine package directory"},
+    {"te.cuda_major", T::integer, "CUDA major of the TE build (from the cu12/cu13 distribution)"},
+    {"flash_attn.version", T::version, "flash-attn (FlashAttention 2) version"},
+    {"flash_attn_3.version", T::version, "flash_attn_3 (FlashAttention 3) version"},
+    {"megatron_core.version", T::version, "megatron-core version"},
+    {"package.*.version", T::version, "version of an installed Python distribution (normalized name)"},
+    {"env.*", T::string, "an environment variable"},
+    {"system.hostname", T::string, "host name"},
+    {"system.os_id", T::string, "os-release ID"},
+    {"system.os_version", T::string, "os-release VERSION_ID"},
+    {"system.os_name", T::string, "os-release PRETTY_NAME"},
+    {"system.kernel", T::string, "kernel release"},
+    {"system.arch", T::string, "machine architecture"},
+    {"system.container", T::string, "container runtime hint: docker, podman, kubernetes, lxc, none"},
+    {"system.glibc_version", T::version, "glibc version"},
+    {"probe.*.status", T::string, "a probe's outcome: ok, not_installed, error, timeout, skipped"},
+    {"probe.*.reason", T::string, "why a probe did not succeed"},
+    {"probe.*.seconds", T::number, "how long a probe took"},
+};
+
+#undef NVTE_LIBRARY
+#undef NVTE_LOADED_BY
+
+bool segment_match(std::string_view pattern, std::string_view name) {
+  auto ps = util::split(pattern, '.');
+  auto ns = util::split(name, '.');
+  if (ps.size() != ns.size()) return false;
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    if (ps[i] != "*" && ps[i] != ns[i]) return false;
+  }
+  return true;
+}
+
+} // namespace
+
+std::span<const FactSpec> fact_catalog() { return k_catalog; }
+
+std::string normalize_fact_name(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    out += name[i];
+    if (name[i] == '[') {
+      while (i + 1 < name.size() && name[i + 1] != ']') ++i;
+    }
+  }
+  return out;
+}
+
+// "workload.<key>" names come from the workload key table.
+const FactSpec* find_workload_fact_spec(std::string_view key) {
+  static const std::deque<FactSpec> specs = [] {
+    static std::deque<std::string> names;
+    std::deque<FactSpec> out;
+    for (const auto& key_spec : workload_keys()) {
+      names.push_back("workload." + std::string(key_spec.name));
+      out.push_back(FactSpec{names.back(), key_spec.type, key_spec.description});
+    }
+    return out;
+  }();
+  for (const auto& spec : specs) {
+    if (spec.pattern.substr(9) == key) return &spec;
+  }
+  return nullptr;
+}
+
+const FactSpec* find_fact_spec(std::string_view name) {
+  if (name.starts_with("workload.")) return find_workload_fact_spec(name.substr(9));
+  std::string normalized = normalize_fact_name(name);
+  for (const auto& spec : k_catalog) {
+    if (spec.pattern == normalized) return &spec;
+  }
+  // A collection-relative name: "gpu.sm" means "gpu[].sm" for each GPU.
+  for (const auto& spec : k_catalog) {
+    std::string without = normalize_fact_name(spec.pattern);
+    std::string stripped;
+    for (std::size_t i = 0; i < without.size(); ++i) {
+      if (without.compare(i, 2, "[]") == 0) {
+        ++i;
+        continue;
+      }
+      stripped += without[i];
+    }
+    if (stripped == normalized && stripped != spec.pattern) return &spec;
+  }
+  for (const auto& spec : k_catalog) {
+    if (spec.pattern.find('*') != std::string_view::npos && segment_match(spec.pattern, normalized)) return &spec;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> suggest_fact_names(std::string_view unknown) {
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const auto& spec : k_catalog) {
+    std::string candidate(spec.pattern);
+    std::string plain;
+    for (std::size_t i = 0; i < candidate.size(); ++i) {
+      if (candidate.compare(i, 2, "[]") == 0) {
+        ++i;
+        continue;
+      }
+      plain += candidate[i];
+    }
+    if (plain.find('*') != std::string::npos) continue;
+    scored.emplace_back(util::edit_distance(unknown, plain), plain);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (auto& [distance, name] : scored) {
+    if (distance > std::max<std::size_t>(3, unknown.size() / 3) || out.size() == 3) break;
+    out.push_back(name);
+  }
+  return out;
+}
+
+} // namespace model

@@ -1,0 +1,284 @@
+#include "model/facts.hpp"
+
+#include "model/fact_catalog.hpp"
+#include "util/strings.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace model {
+
+using json = nlohmann::ordered_json;
+
+void Facts::erase(std::string_view name) {
+  if (auto it = m_values.find(name); it != m_values.end()) m_values.erase(it);
+}
+
+void Facts::erase_prefix(std::string_view prefix) {
+  for (auto it = m_values.lower_bound(prefix); it != m_values.end() && it->first.starts_with(prefix);) {
+    std::string_view rest = std::string_view(it->first).substr(prefix.size());
+    if (rest.empty() || rest[0] == '.' || rest[0] == '[') it = m_values.erase(it);
+    else ++it;
+  }
+}
+
+const Value* Facts::get(std::string_view name) const {
+  auto it = m_values.find(name);
+  return it == m_values.end() ? nullptr : &it->second;
+}
+
+std::optional<std::string> Facts::get_string(std::string_view name) const {
+  const Value* v = get(name);
+  if (!v) return std::nullopt;
+  return v->is(ValueType::string) ? v->as_string() : v->to_string();
+}
+
+std::optional<std::int64_t> Facts::get_int(std::string_view name) const {
+  const Value* v = get(name);
+  if (!v || !v->is(ValueType::integer)) return std::nullopt;
+  return v->as_int();
+}
+
+std::optional<Version> Facts::get_version(std::string_view name) const {
+  const Value* v = get(name);
+  if (!v || !v->is(ValueType::version)) return std::nullopt;
+  return v->as_version();
+}
+
+std::optional<bool> Facts::get_bool(std::string_view name) const {
+  const Value* v = get(name);
+  if (!v || !v->is(ValueType::boolean)) return std::nullopt;
+  return v->as_bool();
+}
+
+std::size_t Facts::count(std::string_view collection) const {
+  std::size_t n = 0;
+  std::string prefix = std::string(collection) + "[";
+  for (auto it = m_values.lower_bound(prefix); it != m_values.end() && it->first.starts_with(prefix); ++it) {
+    auto close = it->first.find(']', prefix.size());
+    if (close == std::string::npos) continue;
+    if (auto index = util::parse_int(std::string_view(it->first).substr(prefix.size(), close - prefix.size()))) {
+      n = std::max(n, static_cast<std::size_t>(*index) + 1);
+    }
+  }
+  return n;
+}
+
+void Facts::merge(const Facts& other) {
+  for (const auto& [name, value] : other.m_values) m_values.insert_or_assign(name, value);
+}
+
+namespace {
+
+// "cudnn.copies[1].path" -> segments {"cudnn", "copies", 1, "path"}.
+struct Segment {
+  std::string key;
+  long index = -1; // >= 0: an array index applied after key
+};
+
+std::vector<Segment> parse_name(std::string_view name) {
+  std::vector<Segment> segments;
+  for (auto part : util::split(name, '.')) {
+    Segment s;
+    auto bracket = part.find('[');
+    if (bracket != std::string_view::npos && part.ends_with("]")) {
+      s.key = std::string(part.substr(0, bracket));
+      s.index = static_cast<long>(util::parse_int(part.substr(bracket + 1, part.size() - bracket - 2)).value_or(0));
+    } else {
+      s.key = std::string(part);
+    }
+    segments.push_back(std::move(s));
+  }
+  return segments;
+}
+
+json to_json_value(const Value& v) {
+  switch (v.type()) {
+  case ValueType::boolean: return v.as_bool();
+  case ValueType::integer: return v.as_int();
+  case ValueType::number: return v.as_double();
+  case ValueType::string: return v.as_string();
+  case ValueType::version: return v.as_version().to_string();
+  }
+  return nullptr;
+}
+
+struct Loader {
+  std::string_view origin;
+  Facts& facts;
+  std::optional<util::Error> error;
+
+  void fail(const std::string& name, const std::string& why) {
+    if (!error) error = util::Error{util::ErrorKind::parse, std::string(origin) + ": fact '" + name + "': " + why};
+  }
+
+  void walk(const json& node, const std::string& name) {
+    if (error) return;
+    if (node.is_object()) {
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        walk(it.value(), name.empty() ? it.key() : name + "." + it.key());
+      }
+    } else if (node.is_array()) {
+      for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], name + "[" + std::to_string(i) + "]");
+    } else if (node.is_null()) {
+      // absent
+    } else {
+      leaf(node, name);
+    }
+  }
+
+  void leaf(const json& node, const std::string& name) {
+    const FactSpec* spec = find_fact_spec(name);
+    // Names outside the catalog (a newer doctor's facts, selftest results) keep their JSON type.
+    ValueType want = spec ? spec->type
+                          : node.is_boolean()         ? ValueType::boolean
+                            : node.is_number_integer() ? ValueType::integer
+                            : node.is_number()         ? ValueType::number
+                                                       : ValueType::string;
+    switch (want) {
+    case ValueType::boolean:
+      if (!node.is_boolean()) return fail(name, "expected a boolean, got " + node.dump());
+      facts.set(name, node.get<bool>());
+      return;
+    case ValueType::integer:
+      if (!node.is_number_integer()) return fail(name, "expected an integer, got " + node.dump());
+      facts.set(name, node.get<std::int64_t>());
+      return;
+    case ValueType::number:
+      if (!node.is_number()) return fail(name, "expected a number, got " + node.dump());
+      facts.set(name, node.get<double>());
+      return;
+    case ValueType::string:
+      if (!node.is_string()) return fail(name, "expected a string, got " + node.dump());
+      facts.set(name, node.get<std::string>());
+      return;
+    case ValueType::version: {
+      std::string text = node.is_string() ? node.get<std::string>() : node.dump();
+      auto version = Version::parse(text);
+      if (!version) return fail(name, version.error().message);
+      facts.set(name, std::move(*version));
+      return;
+    }
+    }
+  }
+};
+
+} // namespace
+
+std::string Facts::to_json(int indent) const {
+  json tree = json::object();
+  for (const auto& [name, value] : m_values) {
+    json* node = &tree;
+    auto segments = parse_name(name);
+    for (std::size_t i = 0; i < segments.size(); ++i) {
+      const auto& s = segments[i];
+      bool last = i + 1 == segments.size();
+      if (!node->is_object()) *node = json::object();
+      json* child = &(*node)[s.key];
+      if (s.index >= 0) {
+        if (!child->is_array()) *child = json::array();
+        while (child->size() <= static_cast<std::size_t>(s.index)) child->push_back(json::object());
+        child = &(*child)[static_cast<std::size_t>(s.index)];
+      }
+      if (last) *child = to_json_value(value);
+      node = child;
+    }
+  }
+  json doc = json::object();
+  doc["schema_version"] = k_facts_schema_version;
+  doc["facts"] = std::move(tree);
+  return doc.dump(indent);
+}
+
+util::Result<Facts> Facts::from_json(std::string_view text, std::string_view origin) {
+  json doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded()) {
+    // Parse again with exceptions to get the position; the text is already known to be bad.
+    try {
+      auto position = json::parse(text);
+      (void)position;
+    } catch (const json::parse_error& e) {
+      return util::Error{util::ErrorKind::parse, std::string(origin) + ": not valid JSON: " + e.what()};
+    }
+    return util::Error{util::ErrorKind::parse, std::string(origin) + ": not valid JSON"};
+  }
+  if (!doc.is_object()) return util::Error{util::ErrorKind::parse, std::string(origin) + ": expected a JSON object"};
+  auto version = doc.find("schema_version");
+  if (version == doc.end() || !version->is_number_integer())
+    return util::Error{util::ErrorKind::parse, std::string(origin) + ": no integer 'schema_version'"};
+  if (version->get<int>() > k_facts_schema_version)
+    return util::Error{util::ErrorKind::unsupported,
+                       std::string(origin) + ": schema_version " + std::to_string(version->get<int>()) +
+                           " is newer than this nvte-doctor understands (" + std::to_string(k_facts_schema_version) + ")"};
+  // A whole report (check --format json) carries its facts too: accept both.
+  auto tree = doc.find("facts");
+  if (tree == doc.end() || !tree->is_object())
+    return util::Error{util::ErrorKind::parse, std::string(origin) + ": no 'facts' object"};
+  Facts facts;
+  Loader loader{origin, facts, std::nullopt};
+  loader.walk(*tree, "");
+  if (loader.error) return *loader.error;
+  return facts;
+}
+
+util::Result<void> Facts::apply_override(std::string_view assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    return util::Error{util::ErrorKind::invalid, "--set '" + std::string(assignment) + "': expected KEY=VALUE"};
+  std::string key(util::trim(assignment.substr(0, eq)));
+  std::string_view text = assignment.substr(eq + 1);
+  const FactSpec* spec = find_fact_spec(key);
+  if (!spec) {
+    std::string message = "--set: unknown fact '" + key + "'";
+    auto hints = suggest_fact_names(key);
+    if (!hints.empty()) message += " (did you mean " + util::join(hints, ", ") + "?)";
+    return util::Error{util::ErrorKind::invalid, message};
+  }
+  auto value = Value::parse_as(spec->type, text);
+  if (!value) return util::Error{util::ErrorKind::invalid, "--set " + key + ": " + value.error().message};
+
+  // "gpu.X" without an index: every GPU, or a synthetic GPU 0 on a node without one.
+  if (key.starts_with("gpu.") && key != "gpu.count" && spec->pattern.starts_with("gpu[]")) {
+    std::size_t n = std::max<std::size_t>(count("gpu"), 1);
+    std::string field = key.substr(4);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string base = "gpu[" + std::to_string(i) + "]";
+      if (!has(base + ".index")) set(base + ".index", static_cast<long>(i));
+      if (!has(base + ".source")) set(base + ".source", "override");
+      // Derived partners are recomputed from the new value.
+      if (field == "compute_capability") erase(base + ".sm");
+      if (field == "sm") erase(base + ".compute_capability");
+      set(base + "." + field, *value);
+    }
+    return {};
+  }
+  if (key.starts_with("gpu[")) {
+    auto base = key.substr(0, key.find(']') + 1);
+    if (key.ends_with(".compute_capability")) erase(base + ".sm");
+    if (key.ends_with(".sm")) erase(base + ".compute_capability");
+    if (!has(base + ".index")) set(base + ".index", util::parse_int(base.substr(4, base.size() - 5)).value_or(0));
+  }
+  set(key, std::move(*value));
+  return {};
+}
+
+void Facts::derive() {
+  std::size_t gpus = count("gpu");
+  for (std::size_t i = 0; i < gpus; ++i) {
+    std::string base = "gpu[" + std::to_string(i) + "]";
+    auto cc = get_version(base + ".compute_capability");
+    auto sm = get_int(base + ".sm");
+    if (cc && !sm) set(base + ".sm", cc->major() * 10 + cc->minor());
+    if (sm && !cc) set(base + ".compute_capability", Version{static_cast<long>(*sm / 10), static_cast<long>(*sm % 10)});
+  }
+  if (gpus > 0 || !has("gpu.count")) set("gpu.count", static_cast<long>(gpus));
+  for (std::string_view lib : {"cudnn", "nccl", "nvrtc", "cudart", "libcuda"}) {
+    std::string name(lib);
+    if (auto v = get_version(name + ".version")) set(name + ".major", v->major());
+    for (std::size_t i = 0, n = count(name + ".copies"); i < n; ++i) {
+      std::string base = name + ".copies[" + std::to_string(i) + "]";
+      if (auto v = get_version(base + ".version")) set(base + ".major", v->major());
+    }
+  }
+}
+
+} // namespace model

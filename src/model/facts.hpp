@@ -1,0 +1,64 @@
+// Facts: the typed snapshot of a node, keyed by canonical names ("gpu[0].sm", "cudnn.version",
+// "env.NVTE_FLASH_ATTN"). Probes write it, `--set` overrides it, rules read it, and it
+// round-trips through JSON (`probe --format json` / `--facts FILE`) unchanged.
+//
+// JSON form: {"schema_version": 1, "facts": {nested objects and arrays}}; names with [i] become
+// arrays, dots become objects. Leaves are JSON scalars; versions are strings typed back by the
+// fact catalog on load. An absent fact is absent, never "0.0" or null.
+#pragma once
+
+#include "model/value.hpp"
+#include "util/result.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace model {
+
+inline constexpr int k_facts_schema_version = 1;
+
+class Facts {
+public:
+  void set(std::string name, Value value) { m_values.insert_or_assign(std::move(name), std::move(value)); }
+  void erase(std::string_view name);
+  // Removes every fact under a prefix ("gpu[1]" or "cudnn.copies").
+  void erase_prefix(std::string_view prefix);
+
+  const Value* get(std::string_view name) const;
+  bool has(std::string_view name) const { return get(name) != nullptr; }
+  std::optional<std::string> get_string(std::string_view name) const;
+  std::optional<std::int64_t> get_int(std::string_view name) const;
+  std::optional<Version> get_version(std::string_view name) const;
+  std::optional<bool> get_bool(std::string_view name) const;
+
+  // Number of elements of a collection ("gpu", "cudnn.copies"): one more than the highest index.
+  std::size_t count(std::string_view collection) const;
+
+  const std::map<std::string, Value, std::less<>>& entries() const { return m_values; }
+  bool empty() const { return m_values.empty(); }
+
+  // Copies every fact of other into this one, replacing same-named ones.
+  void merge(const Facts& other);
+
+  std::string to_json(int indent = 2) const;
+  // Fails with a one-line reason (file name included) on bad JSON, a newer schema, or a leaf
+  // whose type does not fit the catalog.
+  static util::Result<Facts> from_json(std::string_view text, std::string_view origin);
+
+  // Applies "KEY=VALUE" (`--set`). The key must be a catalog name; its value is converted to the
+  // catalog type. An unindexed GPU key ("gpu.compute_capability") applies to every GPU, and
+  // creates a synthetic GPU 0 on a node without one. Fails naming the key, with hints.
+  util::Result<void> apply_override(std::string_view assignment);
+
+  // Fills what follows from other facts: gpu[i].sm <-> compute_capability, gpu.count,
+  // <lib>.major. Call after probing and after overrides.
+  void derive();
+
+private:
+  std::map<std::string, Value, std::less<>> m_values;
+};
+
+} // namespace model

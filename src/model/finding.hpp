@@ -1,0 +1,85 @@
+// Finding, backend verdicts and Report: the neutral output model. Rules produce it, renderers
+// (text, JSON, Prometheus, NFD) consume it; neither side knows the other.
+#pragma once
+
+#include "model/facts.hpp"
+#include "model/workload.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace model {
+
+enum class Severity { info, warning, error };
+std::string_view to_string(Severity severity);
+std::optional<Severity> parse_severity(std::string_view text);
+
+struct Fix {
+  std::string kind;        // pip, env, config, hardware, upgrade
+  std::string command;     // what to type, already made concrete for this node and shell-quoted
+  std::string description; // why this fixes it
+};
+
+struct Finding {
+  std::string id;
+  Severity severity = Severity::info;
+  std::string title;
+  std::string message;
+  std::vector<std::pair<std::string, std::string>> evidence; // fact name -> value, in rule order
+  std::vector<Fix> fixes;
+  std::vector<std::string> references;
+  std::vector<std::string> tags;
+  std::string area;     // grouping for the text report: gpu, driver, cuda, cudnn, nccl, python, attention, ...
+  std::string workload; // the workload it is about, empty for node findings
+};
+
+// Why a backend (or a FusedAttention sub-backend) is out.
+struct Reason {
+  std::string rule;
+  std::string message;
+  std::vector<Fix> fixes;
+};
+
+struct BackendVerdict {
+  bool available = true;
+  std::optional<std::string> sub_backend; // FusedAttention only: F16_arbitrary_seqlen, F16_max512_seqlen, FP8
+  std::vector<Reason> reasons;
+};
+
+// explain's answer for one workload on one node.
+struct Explanation {
+  Workload workload;
+  std::string te_version;      // the TE version the selection was modelled for
+  bool te_version_assumed = false;
+  std::optional<std::string> selected; // FlashAttention, FusedAttention, UnfusedDotProductAttention; nullopt = none
+  std::map<std::string, BackendVerdict> backends; // flash_attention, fused_attention, unfused_attention
+  std::vector<Finding> findings;  // warnings beyond TE's own checks, for this workload
+};
+
+struct Summary {
+  int errors = 0;
+  int warnings = 0;
+  int infos = 0;
+  std::string status; // OK, WARNING, CRITICAL, UNKNOWN
+  int exit_code() const;
+};
+
+struct Report {
+  std::string tool_version;
+  std::string rules_digest;
+  std::string host;
+  std::string generated_at; // RFC 3339
+  std::string fingerprint;
+  Facts facts;
+  std::vector<Explanation> workloads;
+  std::vector<Finding> findings; // node findings, then each workload's
+  std::optional<std::string> selftest_json; // the self-test's result object, when it ran
+  Summary summary;
+
+  // Counts findings (workload findings included) into summary.
+  void summarize();
+};
+
+} // namespace model

@@ -1,0 +1,45 @@
+// Workload: one attention workload in TE's AttentionParams vocabulary (DESIGN.md "Workload
+// keys"). Values are typed by the key table below; rules see them as facts "workload.<key>".
+#pragma once
+
+#include "model/facts.hpp"
+#include "model/value.hpp"
+
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace model {
+
+struct WorkloadKeySpec {
+  std::string_view name;
+  ValueType type;
+  std::string_view default_text;                // TE's AttentionParams default ("" = derived/none)
+  std::vector<std::string_view> allowed_values; // for enumerations; empty = any
+  std::string_view description;
+};
+
+std::span<const WorkloadKeySpec> workload_keys();
+const WorkloadKeySpec* find_workload_key(std::string_view name);
+
+struct Workload {
+  std::string name;                          // file stem, HF model name or "command line"
+  std::map<std::string, Value, std::less<>> values; // every key, defaults filled by complete()
+  std::vector<std::string> assumed;          // keys the input did not say, filled with a default
+
+  const Value* get(std::string_view key) const;
+  // Sets key from text, typed and checked against the key table; the error names key and value.
+  util::Result<void> set_text(std::string_view key, std::string_view text);
+
+  // Fills defaults and derived keys (qkv_format from qkv_layout, window_size from the mask,
+  // context_parallel from cp_size, num_gqa_groups from num_heads, ...) and checks consistency
+  // (head dims > 0, num_heads divisible by num_gqa_groups, known enumerations).
+  util::Result<void> complete();
+
+  // Copies the values into facts as "workload.<key>".
+  void to_facts(Facts& facts) const;
+};
+
+} // namespace model

@@ -1,0 +1,100 @@
+#include "util/file.hpp"
+
+#include "util/defer.hpp"
+#include "util/fd.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace util {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+ErrorKind errno_kind(int err) {
+  switch (err) {
+  case ENOENT:
+  case ENOTDIR: return ErrorKind::not_found;
+  case EACCES:
+  case EPERM: return ErrorKind::permission;
+  default: return ErrorKind::io;
+  }
+}
+
+static Error file_error(std::string_view what, const std::filesystem::path& path, int err) {
+  return Error{errno_kind(err), std::string(what) + " " + path.string() + ": " + errno_text(err)};
+}
+
+Result<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return file_error("cannot open", path, errno);
+  std::string content;
+  char buffer[16384];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return file_error("cannot read", path, errno);
+    }
+    if (n == 0) break;
+    content.append(buffer, static_cast<std::size_t>(n));
+    if (content.size() > max_bytes) {
+      return Error{ErrorKind::invalid,
+                   path.string() + ": larger than " + std::to_string(max_bytes) + " bytes"};
+    }
+  }
+  return content;
+}
+
+Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view content,
+                               unsigned mode) {
+  auto dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  std::string tmpl = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+  Fd fd(::mkstemp(tmpl.data()));
+  if (!fd) return file_error("cannot create a temporary file in", dir, errno);
+  bool committed = false;
+  Defer cleanup([&] {
+    if (!committed) ::unlink(tmpl.c_str());
+  });
+  std::size_t written = 0;
+  while (written < content.size()) {
+    ssize_t n = ::write(fd.get(), content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return file_error("cannot write", path, errno);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fchmod(fd.get(), mode) != 0) return file_error("cannot chmod", tmpl, errno);
+  if (::fsync(fd.get()) != 0) return file_error("cannot fsync", path, errno);
+  if (::close(fd.release()) != 0) return file_error("cannot close", path, errno);
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) return file_error("cannot rename onto", path, errno);
+  committed = true;
+  return {};
+}
+
+Result<std::vector<std::string>> list_directory(const std::filesystem::path& dir) {
+  DIR* raw = ::opendir(dir.c_str());
+  if (!raw) return file_error("cannot list", dir, errno);
+  Defer close_dir([raw] { ::closedir(raw); });
+  std::vector<std::string> names;
+  while (dirent* entry = ::readdir(raw)) {
+    std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    names.emplace_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::filesystem::path under_root(const std::filesystem::path& root, const std::filesystem::path& path) {
+  if (root.empty() || root == "/") return path;
+  return root / path.relative_path();
+}
+
+} // namespace util

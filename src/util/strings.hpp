@@ -1,0 +1,29 @@
+// String helpers with no domain knowledge.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace util {
+
+std::string_view trim(std::string_view s);
+std::vector<std::string_view> split(std::string_view s, char sep);
+bool starts_with(std::string_view s, std::string_view prefix);
+bool ends_with(std::string_view s, std::string_view suffix);
+std::string to_lower(std::string_view s);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+// A decimal integer that fills the whole string; nullopt otherwise (no exceptions, no locale).
+std::optional<long long> parse_int(std::string_view s);
+std::optional<double> parse_double(std::string_view s);
+
+// Quotes a word for a POSIX shell so that it is passed as exactly one argument; plain words
+// ([A-Za-z0-9_@%+=:,./-]) are returned unchanged.
+std::string shell_quote(std::string_view word);
+
+// Damerau-free Levenshtein distance, for "did you mean" hints.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+} // namespace util

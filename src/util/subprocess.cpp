@@ -1,0 +1,176 @@
+#include "util/subprocess.hpp"
+
+#include "util/fd.hpp"
+#include "util/file.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace util {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Pipe {
+  Fd read;
+  Fd write;
+};
+
+Result<Pipe> make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return Error{ErrorKind::io, "pipe: " + errno_text(errno)};
+  return Pipe{Fd(fds[0]), Fd(fds[1])};
+}
+
+// Reads the given fds until EOF on all of them, the deadline, or the child's exit is reaped.
+// Returns false when the deadline passed.
+bool drain(std::vector<std::pair<int, std::string*>> streams, Clock::time_point deadline, std::size_t max_output) {
+  char buffer[16384];
+  while (!streams.empty()) {
+    auto now = Clock::now();
+    if (now >= deadline) return false;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    std::vector<pollfd> polls;
+    for (auto& [fd, sink] : streams) polls.push_back(pollfd{fd, POLLIN, 0});
+    int ready = ::poll(polls.data(), polls.size(), static_cast<int>(std::min<long long>(left, 1000) + 1));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return true;
+    }
+    for (std::size_t i = polls.size(); i-- > 0;) {
+      if (!(polls[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = ::read(polls[i].fd, buffer, sizeof buffer);
+      if (n > 0) {
+        auto* sink = streams[i].second;
+        if (sink->size() < max_output) sink->append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), max_output - sink->size()));
+      } else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+        streams.erase(streams.begin() + static_cast<long>(i));
+      }
+    }
+  }
+  return true;
+}
+
+void finish(pid_t pid, ChildOutcome& outcome, bool in_time, Clock::time_point deadline, Clock::time_point start) {
+  if (in_time) {
+    // The streams closed; the child may still be running (closed its fds and hung). Wait, bounded.
+    for (;;) {
+      int status = 0;
+      pid_t got = ::waitpid(pid, &status, WNOHANG);
+      if (got == pid) {
+        if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
+        ::kill(-pid, SIGKILL); // grandchildren left in the group
+        outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        return;
+      }
+      if (got < 0 && errno != EINTR) break;
+      if (Clock::now() >= deadline) break;
+      ::usleep(2000);
+    }
+  }
+  outcome.timed_out = true;
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
+  outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+} // namespace
+
+std::string ChildOutcome::describe() const {
+  if (timed_out) {
+    char text[64];
+    std::snprintf(text, sizeof text, "timed out after %.1f s", seconds);
+    return text;
+  }
+  if (signal) return "killed by signal " + std::to_string(*signal) + " (" + ::strsignal(*signal) + ")";
+  if (exit_code) return "exit code " + std::to_string(*exit_code);
+  return "unknown end";
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+Result<ChildOutcome> run_command(const std::vector<std::string>& argv, const CommandOptions& options) {
+  if (argv.empty()) return Error{ErrorKind::invalid, "run_command: empty argv"};
+  auto out = NVTE_TRY(make_pipe());
+  auto err = NVTE_TRY(make_pipe());
+  std::vector<std::string> env_storage;
+  std::vector<char*> envp;
+  if (options.environment) {
+    for (auto& [key, value] : *options.environment) env_storage.push_back(key + "=" + value);
+    for (auto& entry : env_storage) envp.push_back(entry.data());
+    envp.push_back(nullptr);
+  }
+  std::vector<char*> args;
+  for (auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+
+  auto start = Clock::now();
+  pid_t pid = ::fork();
+  if (pid < 0) return Error{ErrorKind::io, "fork: " + errno_text(errno)};
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(out.write.get(), 1);
+    ::dup2(err.write.get(), 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    if (options.environment) environ = envp.data();
+    ::execvp(args[0], args.data());
+    std::string msg = std::string("cannot execute ") + args[0] + ": " + std::strerror(errno) + "\n";
+    write_all(2, msg);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  out.write.reset();
+  err.write.reset();
+  ChildOutcome outcome;
+  auto deadline = start + options.timeout;
+  bool in_time = drain({{out.read.get(), &outcome.out}, {err.read.get(), &outcome.err}}, deadline, options.max_output);
+  finish(pid, outcome, in_time, deadline, start);
+  return outcome;
+}
+
+Result<ChildOutcome> run_function(const std::function<int(int)>& body, std::chrono::milliseconds timeout,
+                                  std::size_t max_output) {
+  auto result = NVTE_TRY(make_pipe());
+  auto start = Clock::now();
+  pid_t pid = ::fork();
+  if (pid < 0) return Error{ErrorKind::io, "fork: " + errno_text(errno)};
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    result.read.reset();
+    int code = body(result.write.get());
+    ::_exit(code);
+  }
+  ::setpgid(pid, pid);
+  result.write.reset();
+  ChildOutcome outcome;
+  auto deadline = start + timeout;
+  bool in_time = drain({{result.read.get(), &outcome.out}}, deadline, max_output);
+  finish(pid, outcome, in_time, deadline, start);
+  return outcome;
+}
+
+} // namespace util

@@ -1,0 +1,48 @@
+// Child processes with a hard timeout. The child runs in its own process group; on timeout the
+// whole group is killed (SIGKILL) so a hung vendor library cannot keep a grandchild alive.
+// How the child ended is data, never an exception.
+#pragma once
+
+#include "util/result.hpp"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace util {
+
+struct ChildOutcome {
+  std::optional<int> exit_code; // set when the child exited
+  std::optional<int> signal;    // set when a signal ended it (SIGKILL after a timeout too)
+  bool timed_out = false;
+  std::string out; // what the child wrote to its result pipe (or stdout for commands)
+  std::string err; // stderr of a command
+  double seconds = 0;
+
+  bool succeeded() const { return exit_code && *exit_code == 0 && !timed_out; }
+  // "exit code 3", "killed by signal 11 (Segmentation fault)", "timed out after 5.0 s".
+  std::string describe() const;
+};
+
+struct CommandOptions {
+  std::chrono::milliseconds timeout{10000};
+  std::optional<std::map<std::string, std::string>> environment; // replaces the environment
+  std::size_t max_output = 16u << 20;                             // bytes kept of each stream
+};
+
+// Runs argv[0] (searched in PATH) with the remaining arguments.
+Result<ChildOutcome> run_command(const std::vector<std::string>& argv, const CommandOptions& options = {});
+
+// Forks; the child calls body(result_fd), and its return value is the child's exit code. What
+// body writes to result_fd comes back in ChildOutcome::out. For work that may hang or crash in
+// a vendor library (NVML init, cuInit) so that the caller stays alive and bounded.
+Result<ChildOutcome> run_function(const std::function<int(int result_fd)>& body,
+                                  std::chrono::milliseconds timeout, std::size_t max_output = 16u << 20);
+
+// Writes all of data to fd (retrying on EINTR / short writes); false on error.
+bool write_all(int fd, std::string_view data);
+
+} // namespace util

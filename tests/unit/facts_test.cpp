@@ -1,0 +1,93 @@
+#include "model/fact_catalog.hpp"
+#include "model/facts.hpp"
+
+#include <gtest/gtest.h>
+
+using model::Facts;
+using model::Value;
+using model::ValueType;
+using model::Version;
+
+TEST(FactCatalog, KnowsCanonicalNamesAndCollections) {
+  ASSERT_NE(model::find_fact_spec("cudnn.version"), nullptr);
+  EXPECT_EQ(model::find_fact_spec("cudnn.version")->type, ValueType::version);
+  EXPECT_EQ(model::find_fact_spec("gpu[3].sm")->type, ValueType::integer);
+  EXPECT_EQ(model::find_fact_spec("gpu.sm")->type, ValueType::integer);
+  EXPECT_EQ(model::find_fact_spec("env.NVTE_FLASH_ATTN")->type, ValueType::string);
+  EXPECT_EQ(model::find_fact_spec("workload.head_dim_qk")->type, ValueType::integer);
+  EXPECT_EQ(model::find_fact_spec("cudnn.copies[0].version")->type, ValueType::version);
+  EXPECT_EQ(model::find_fact_spec("cudnn.verison"), nullptr);
+  auto hints = model::suggest_fact_names("cudnn.verison");
+  ASSERT_FALSE(hints.empty());
+  EXPECT_EQ(hints[0], "cudnn.version");
+}
+
+TEST(Facts, JsonRoundTripKeepsTypesAndNesting) {
+  Facts facts;
+  facts.set("gpu[0].name", "NVIDIA H100 80GB HBM3");
+  facts.set("gpu[0].compute_capability", *Version::parse("9.0"));
+  facts.set("gpu[0].sm", 90);
+  facts.set("gpu[1].sm", 80);
+  facts.set("driver.version", *Version::parse("580.159.04"));
+  facts.set("cudnn.copies[0].path", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0");
+  facts.set("cudnn.copies[0].version", *Version::parse("9.14.0"));
+  facts.set("env.NVTE_FLASH_ATTN", "0");
+  facts.set("probe.nvml.seconds", 0.037);
+  facts.set("gpu[0].mig_enabled", false);
+  std::string text = facts.to_json();
+  EXPECT_NE(text.find("\"580.159.04\""), std::string::npos);
+  auto back = Facts::from_json(text, "snapshot.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->entries(), facts.entries());
+  EXPECT_EQ(back->count("gpu"), 2u);
+  EXPECT_EQ(back->to_json(), text);
+}
+
+TEST(Facts, FromJsonRejectsBadInputWithOneLine) {
+  auto not_json = Facts::from_json("{\"schema_version\": 1, ", "bad.json");
+  ASSERT_FALSE(not_json.ok());
+  EXPECT_NE(not_json.error().message.find("bad.json"), std::string::npos);
+  auto newer = Facts::from_json(R"({"schema_version": 99, "facts": {}})", "new.json");
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.error().message.find("newer"), std::string::npos);
+  auto typed = Facts::from_json(R"({"schema_version": 1, "facts": {"cudnn": {"version": "nine"}}})", "t.json");
+  ASSERT_FALSE(typed.ok());
+  EXPECT_NE(typed.error().message.find("cudnn.version"), std::string::npos);
+  auto wrong = Facts::from_json(R"({"schema_version": 1, "facts": {"gpu": [{"sm": "eighty"}]}})", "w.json");
+  EXPECT_FALSE(wrong.ok());
+}
+
+TEST(Facts, OverrideTypesByCatalogAndCreatesSyntheticGpu) {
+  Facts facts;
+  ASSERT_TRUE(facts.apply_override("gpu.compute_capability=8.0").ok());
+  ASSERT_TRUE(facts.apply_override("cudnn.version=9.3.0").ok());
+  facts.derive();
+  EXPECT_EQ(facts.count("gpu"), 1u);
+  EXPECT_EQ(facts.get_int("gpu[0].sm"), 80);
+  EXPECT_EQ(facts.get_int("gpu.count"), 1);
+  EXPECT_EQ(facts.get_version("cudnn.version"), (Version{9, 3, 0}));
+  EXPECT_EQ(facts.get_int("cudnn.major"), 9);
+}
+
+TEST(Facts, OverrideOfEveryGpuRecomputesDerivedFields) {
+  Facts facts;
+  facts.set("gpu[0].sm", 90);
+  facts.set("gpu[0].compute_capability", *Version::parse("9.0"));
+  facts.set("gpu[1].sm", 90);
+  facts.set("gpu[1].compute_capability", *Version::parse("9.0"));
+  ASSERT_TRUE(facts.apply_override("gpu.sm=80").ok());
+  facts.derive();
+  EXPECT_EQ(facts.get_version("gpu[1].compute_capability"), (Version{8, 0}));
+}
+
+TEST(Facts, OverrideErrorsNameTheKeyAndHint) {
+  Facts facts;
+  auto unknown = facts.apply_override("cudnn.verison=9.3");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("cudnn.verison"), std::string::npos);
+  EXPECT_NE(unknown.error().message.find("did you mean cudnn.version"), std::string::npos);
+  auto bad_value = facts.apply_override("gpu.sm=eighty");
+  ASSERT_FALSE(bad_value.ok());
+  EXPECT_NE(bad_value.error().message.find("gpu.sm"), std::string::npos);
+  EXPECT_FALSE(facts.apply_override("novalue").ok());
+}

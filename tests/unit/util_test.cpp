@@ -1,0 +1,128 @@
+#include "util/file.hpp"
+#include "util/strings.hpp"
+#include "util/subprocess.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <sys/resource.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir() {
+  auto dir = fs::temp_directory_path() / ("nvte-util-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+} // namespace
+
+TEST(Strings, ShellQuoteLeavesPlainWordsAndQuotesTheRest) {
+  EXPECT_EQ(util::shell_quote("/opt/venv/bin/python3"), "/opt/venv/bin/python3");
+  EXPECT_EQ(util::shell_quote("/opt/my venv/bin/python3"), "'/opt/my venv/bin/python3'");
+  EXPECT_EQ(util::shell_quote("$(rm -rf /)"), "'$(rm -rf /)'");
+  EXPECT_EQ(util::shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(util::shell_quote(""), "''");
+}
+
+TEST(Strings, ParseIntIsStrict) {
+  EXPECT_EQ(util::parse_int("42"), 42);
+  EXPECT_EQ(util::parse_int("-1"), -1);
+  EXPECT_FALSE(util::parse_int("42x"));
+  EXPECT_FALSE(util::parse_int(""));
+  EXPECT_FALSE(util::parse_int("99999999999999999999999"));
+}
+
+TEST(Strings, EditDistance) {
+  EXPECT_EQ(util::edit_distance("cudnn.version", "cudnn.verison"), 2u);
+  EXPECT_EQ(util::edit_distance("", "abc"), 3u);
+}
+
+TEST(File, AtomicWriteReplacesAndLeavesNoTemporaries) {
+  auto dir = temp_dir();
+  auto path = dir / "report.json";
+  ASSERT_TRUE(util::write_file_atomic(path, "old").ok());
+  ASSERT_TRUE(util::write_file_atomic(path, "new").ok());
+  EXPECT_EQ(*util::read_file(path), "new");
+  EXPECT_EQ(util::list_directory(dir)->size(), 1u);
+  fs::remove_all(dir);
+}
+
+TEST(File, AtomicWriteFailureKeepsTheOldFile) {
+  auto dir = temp_dir();
+  auto path = dir / "report.json";
+  ASSERT_TRUE(util::write_file_atomic(path, "previous report").ok());
+  // A file size limit makes the write fail half-way, as a full disk would.
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small{4, old.rlim_max};
+  ::setrlimit(RLIMIT_FSIZE, &small);
+  auto result = util::write_file_atomic(path, std::string(4096, 'x'));
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_FALSE(result.ok());
+  EXPECT_EQ(*util::read_file(path), "previous report");
+  EXPECT_EQ(util::list_directory(dir)->size(), 1u);
+  fs::remove_all(dir);
+}
+
+TEST(File, ReadErrorsNameThePathAndKind) {
+  auto missing = util::read_file("/nonexistent/nvte/file");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, util::ErrorKind::not_found);
+  EXPECT_NE(missing.error().message.find("/nonexistent/nvte/file"), std::string::npos);
+}
+
+TEST(File, UnderRoot) {
+  EXPECT_EQ(util::under_root("/", "/usr/lib"), fs::path("/usr/lib"));
+  EXPECT_EQ(util::under_root("/tmp/fake", "/usr/lib"), fs::path("/tmp/fake/usr/lib"));
+}
+
+TEST(Subprocess, CommandOutputAndExitCode) {
+  auto r = util::run_command({"sh", "-c", "echo out; echo err >&2; exit 3"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->out, "out\n");
+  EXPECT_EQ(r->err, "err\n");
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_FALSE(r->timed_out);
+}
+
+TEST(Subprocess, TimeoutKillsTheWholeProcessGroup) {
+  auto start = std::chrono::steady_clock::now();
+  auto r = util::run_command({"sh", "-c", "sleep 30 & sleep 30"}, util::CommandOptions{std::chrono::milliseconds(300), std::nullopt, 1 << 20});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_NE(r->describe().find("timed out"), std::string::npos);
+}
+
+TEST(Subprocess, FunctionCrashIsData) {
+  auto r = util::run_function([](int) { std::raise(SIGSEGV); return 0; }, std::chrono::seconds(5));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->signal, SIGSEGV);
+  EXPECT_NE(r->describe().find("signal 11"), std::string::npos);
+}
+
+TEST(Subprocess, FunctionResultPipe) {
+  auto r = util::run_function([](int fd) { util::write_all(fd, "{\"ok\":true}"); return 0; }, std::chrono::seconds(5));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->succeeded());
+  EXPECT_EQ(r->out, "{\"ok\":true}");
+}
+
+TEST(Subprocess, FunctionHangIsBounded) {
+  auto r = util::run_function([](int) { ::pause(); return 0; }, std::chrono::milliseconds(200));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->timed_out);
+}
+
+TEST(Subprocess, MissingProgramExits127) {
+  auto r = util::run_command({"/nonexistent/program"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 127);
+}

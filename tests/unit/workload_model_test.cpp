@@ -1,0 +1,54 @@
+#include "model/workload.hpp"
+
+#include <gtest/gtest.h>
+
+using model::Workload;
+
+TEST(WorkloadModel, DefaultsFollowTeAndAreRecordedAsAssumed) {
+  Workload w;
+  ASSERT_TRUE(w.set_text("qkv_format", "bshd").ok());
+  ASSERT_TRUE(w.set_text("attn_mask_type", "causal").ok());
+  ASSERT_TRUE(w.set_text("head_dim_qk", "192").ok());
+  ASSERT_TRUE(w.complete().ok());
+  EXPECT_EQ(w.get("qkv_layout")->as_string(), "bshd_bshd_bshd");
+  EXPECT_EQ(w.get("head_dim_v")->as_int(), 192);
+  EXPECT_EQ(w.get("window_size")->as_string(), "-1,0");
+  EXPECT_EQ(w.get("window_size_right")->as_int(), 0);
+  EXPECT_EQ(w.get("qkv_dtype")->as_string(), "bf16");
+  EXPECT_NE(std::find(w.assumed.begin(), w.assumed.end(), "qkv_dtype"), w.assumed.end());
+}
+
+TEST(WorkloadModel, LayoutGivesFormat) {
+  Workload w;
+  ASSERT_TRUE(w.set_text("qkv_layout", "sbh3d").ok());
+  ASSERT_TRUE(w.complete().ok());
+  EXPECT_EQ(w.get("qkv_format")->as_string(), "sbhd");
+  Workload t;
+  ASSERT_TRUE(t.set_text("qkv_layout", "thd_t2hd").ok());
+  ASSERT_TRUE(t.complete().ok());
+  EXPECT_EQ(t.get("qkv_format")->as_string(), "thd");
+}
+
+TEST(WorkloadModel, InvalidValuesAreClearErrors) {
+  Workload zero;
+  ASSERT_TRUE(zero.set_text("head_dim_qk", "0").ok());
+  auto r = zero.complete();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("head_dim_qk"), std::string::npos);
+
+  Workload mask;
+  auto m = mask.set_text("attn_mask_type", "diagonal");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("diagonal"), std::string::npos);
+
+  Workload gqa;
+  ASSERT_TRUE(gqa.set_text("num_heads", "16").ok());
+  ASSERT_TRUE(gqa.set_text("num_gqa_groups", "5").ok());
+  auto g = gqa.complete();
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("divisible"), std::string::npos);
+
+  Workload window;
+  EXPECT_FALSE(window.set_text("window_size", "128").ok());
+  EXPECT_TRUE(window.set_text("window_size", "128,0").ok());
+}
