@@ -1,0 +1,50 @@
+// Probes: host -> facts. Each probe reads the node through a Host (a filesystem root, an
+// environment map, library overrides) so tests run on fake node trees under tests/fixtures/.
+// A probe never throws and never fails the run: what it could not learn is recorded as
+// probe.<name>.status (ok, not_installed, error, timeout, skipped) and probe.<name>.reason.
+// No probe starts Python; none initialises CUDA (cuInit is the self-test's business).
+#pragma once
+
+#include "model/facts.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace probe {
+
+struct Host {
+  std::filesystem::path root = "/";              // the node's filesystem root ("/" on a real node)
+  std::map<std::string, std::string> env;        // the environment the consumer (a job) would see
+  std::optional<std::filesystem::path> python;   // --python: the interpreter to examine
+  // Library name -> file to dlopen instead of searching (tests point these at fake vendor libs).
+  std::map<std::string, std::filesystem::path> library_overrides;
+  std::chrono::milliseconds vendor_timeout{5000}; // bound on any call into a vendor library
+  bool allow_vendor_calls = true;                 // false: never dlopen a vendor library
+
+  // The real node: root "/", this process's environment.
+  static Host current();
+  std::string getenv(std::string_view name) const; // "" when unset
+};
+
+struct ProbeSpec {
+  std::string_view name;        // pci, nvml, cuda_driver, libraries, python, env, system
+  std::string_view description; // one line for `probe --help` / -v
+  void (*run)(const Host& host, model::Facts& facts);
+};
+
+// The registry, in the order probes run (later probes may read earlier facts).
+std::span<const ProbeSpec> probes();
+
+// Runs every probe (or only those named) and derives dependent facts. Records
+// probe.<name>.seconds for each.
+model::Facts probe_node(const Host& host, std::span<const std::string> only = {});
+
+// Helpers for probes: record a probe's outcome.
+void record_status(model::Facts& facts, std::string_view probe, std::string_view status, std::string_view reason = {});
+
+} // namespace probe
