@@ -54,7 +54,7 @@ struct Explanation {
   std::string te_version;      // the TE version the selection was modelled for
   bool te_version_assumed = false;
   std::optional<std::string> selected; // FlashAttention, FusedAttention, UnfusedDotProductAttention; nullopt = none
-  std::map<std::string, BackendVerdict> backends; // flash_attention, fused_attention, unfused_attention
+  std::map<std::string, BackendVerdict, std::less<>> backends; // flash_attention, fused_attention, unfused_attention
   std::vector<Finding> findings;  // warnings beyond TE's own checks, for this workload
 };
 

@@ -1,0 +1,16 @@
+// The commands. Each returns the process exit code (DESIGN.md: 0 OK, 1 WARNING, 2 CRITICAL,
+// 3 UNKNOWN); bad input is thrown as util::Fatal with a one-line reason and becomes exit 3 in main.
+#pragma once
+
+#include "app/options.hpp"
+
+namespace app {
+
+int run_probe(const Options& options);   // nvte-doctor probe
+int run_check(const Options& options);   // nvte-doctor check (the default command)
+int run_explain(const Options& options); // nvte-doctor explain
+int run_rules_list(const Options& options);
+int run_rules_show(const Options& options);
+int run_rules_lint(const Options& options);
+
+} // namespace app

@@ -1,0 +1,86 @@
+#include "app/context.hpp"
+
+#include "probe/probe.hpp"
+#include "util/file.hpp"
+#include "util/logging.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <unistd.h>
+
+#ifndef NVTE_DATADIR
+#define NVTE_DATADIR "/usr/share/nvte-doctor"
+#endif
+#ifndef NVTE_SOURCE_DIR
+#define NVTE_SOURCE_DIR ""
+#endif
+
+namespace app {
+
+model::Facts load_facts(const Options& options) {
+  model::Facts facts;
+  if (options.facts_file) {
+    auto text = util::read_file(*options.facts_file);
+    if (!text) throw util::Fatal{text.error().message};
+    auto loaded = model::Facts::from_json(*text, options.facts_file->string());
+    if (!loaded) throw util::Fatal{loaded.error().message};
+    facts = std::move(*loaded);
+  } else {
+    probe::Host host = probe::Host::current();
+    host.root = options.root;
+    host.python = options.python;
+    facts = probe::probe_node(host);
+  }
+  for (const auto& assignment : options.sets) {
+    auto applied = facts.apply_override(assignment);
+    if (!applied) throw util::Fatal{applied.error().message};
+  }
+  facts.derive();
+  return facts;
+}
+
+void write_output(const Options& options, std::string_view document) {
+  if (!options.output || options.output->string() == "-") {
+    std::fwrite(document.data(), 1, document.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  auto written = util::write_file_atomic(*options.output, document);
+  if (!written) throw util::Fatal{written.error().message};
+}
+
+std::vector<std::filesystem::path> rules_directories(const Options& options) {
+  if (!options.rules_dirs.empty()) return options.rules_dirs;
+  if (const char* env = std::getenv("NVTE_DOCTOR_RULES"); env && *env) return {env};
+  std::error_code ec;
+  // Relative to the binary first, so a relocated install (or a package root) finds its own rules.
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto relative = exe.parent_path().parent_path() / "share" / "nvte-doctor" / "rules";
+    if (std::filesystem::is_directory(relative, ec)) return {relative};
+  }
+  std::filesystem::path installed = std::filesystem::path(NVTE_DATADIR) / "rules";
+  if (std::filesystem::is_directory(installed, ec)) return {installed};
+  std::filesystem::path source = std::filesystem::path(NVTE_SOURCE_DIR) / "rules";
+  if (!std::string_view(NVTE_SOURCE_DIR).empty() && std::filesystem::is_directory(source, ec)) return {source};
+  throw util::Fatal{"no rules directory found (looked in " + installed.string() +
+                    "); pass --rules DIR or set NVTE_DOCTOR_RULES"};
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+std::string now_rfc3339() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+} // namespace app

@@ -1,0 +1,28 @@
+// Pieces every command shares: getting the node's facts (probe or replay, then --set), writing
+// the output, resolving the rules directories.
+#pragma once
+
+#include "app/options.hpp"
+#include "model/facts.hpp"
+
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+namespace app {
+
+// The node's facts: `--facts FILE` replayed, else probed; then `--set` overrides applied and
+// dependent facts derived. Bad snapshots and overrides are util::Fatal.
+model::Facts load_facts(const Options& options);
+
+// Writes the document to --output (atomically; a failed write leaves the old file) or stdout.
+void write_output(const Options& options, std::string_view document);
+
+// --rules dirs, else $NVTE_DOCTOR_RULES, else the installed rules, else the source tree's.
+std::vector<std::filesystem::path> rules_directories(const Options& options);
+
+// Host name for reports, and the current time as RFC 3339 (UTC).
+std::string host_name();
+std::string now_rfc3339();
+
+} // namespace app

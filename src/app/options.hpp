@@ -1,0 +1,32 @@
+// Options: what the command line asked for, already parsed by src/cli. One struct for every
+// command; each command reads the fields it documents.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace app {
+
+enum class Format { text, json, prometheus, nfd };
+
+struct Options {
+  Format format = Format::text;                    // --format
+  std::optional<std::filesystem::path> output;     // --output FILE (written atomically), else stdout
+  std::vector<std::filesystem::path> rules_dirs;   // --rules DIR (repeatable); empty = installed rules
+  std::optional<std::filesystem::path> facts_file; // --facts FILE: replay a snapshot instead of probing
+  std::vector<std::string> sets;                   // --set KEY=VALUE
+  std::vector<std::filesystem::path> workload_files; // --workload FILE
+  std::vector<std::string> workload_sets;          // --workload-set KEY=VALUE
+  std::vector<std::filesystem::path> hf_configs;   // --hf-config FILE
+  std::vector<std::string> sweeps;                 // explain --sweep KEY=V1,V2,...
+  std::filesystem::path root = "/";                // probe --root DIR: a node tree to examine
+  std::optional<std::filesystem::path> python;     // --python PATH
+  bool color = false;                              // resolved from --no-color, NO_COLOR and isatty
+  int verbosity = 0;                               // -v count
+  std::string rule_id;                             // rules show ID
+  std::vector<std::filesystem::path> lint_dirs;    // rules lint [DIR...]
+};
+
+} // namespace app

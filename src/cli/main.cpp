@@ -1,0 +1,134 @@
+// nvte-doctor's entry point: argv -> app::Options -> one app command. Nothing else lives here.
+// Usage errors and util::Fatal exit with code 3 (UNKNOWN) and a one-line reason on stderr.
+#include "app/app.hpp"
+#include "util/error.hpp"
+#include "util/logging.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+#ifndef NVTE_VERSION
+#define NVTE_VERSION "0.0.0"
+#endif
+
+namespace {
+
+constexpr const char* k_footer = R"(Exit status (Nagios plugin convention):
+  0  OK        no warnings or errors
+  1  WARNING   warnings only
+  2  CRITICAL  at least one error finding (explain: no attention backend available)
+  3  UNKNOWN   the doctor could not do its job (bad input, unreadable rules, ...)
+
+Without a command, nvte-doctor runs `check`. See nvte-doctor(1) and nvte-doctor-rules(5).)";
+
+const std::map<std::string, app::Format> k_formats = {
+    {"text", app::Format::text}, {"json", app::Format::json}};
+
+void add_common(CLI::App& cmd, app::Options& o, std::string& format) {
+  cmd.add_option("--format", format, "Output format: text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd.add_option("--output,-o", o.output, "Write the output to FILE (atomically) instead of stdout");
+  cmd.add_option("--facts", o.facts_file, "Replay a saved facts snapshot (probe --format json) instead of probing");
+  cmd.add_option("--set", o.sets, "Override a fact, e.g. --set cudnn.version=9.3.0 (repeatable)");
+  cmd.add_option("--root", o.root, "Examine the node tree under DIR instead of / (for saved node images)");
+  cmd.add_option("--python", o.python, "The Python interpreter to examine (default: the one with TE, else torch)");
+}
+
+void add_rules_option(CLI::App& cmd, app::Options& o) {
+  cmd.add_option("--rules", o.rules_dirs, "Rules directory (repeatable; default: the installed rules)");
+}
+
+void add_workload_options(CLI::App& cmd, app::Options& o) {
+  cmd.add_option("--workload,-w", o.workload_files, "Attention workload file, YAML or JSON (repeatable)");
+  cmd.add_option("--workload-set", o.workload_sets, "Workload key, e.g. --workload-set head_dim_qk=192 (repeatable)");
+  cmd.add_option("--hf-config", o.hf_configs, "Workload from a Hugging Face config.json (repeatable)");
+}
+
+bool want_color(bool no_color) {
+  if (no_color) return false;
+  if (const char* env = std::getenv("NO_COLOR"); env && *env) return false;
+  return ::isatty(STDOUT_FILENO) == 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  app::Options options;
+  std::string format = "text";
+  bool no_color = false;
+  int verbosity = 0;
+
+  CLI::App cli{"nvte-doctor: will this node run this TransformerEngine attention workload, with which\n"
+               "backend, and if not, what exactly do I type to fix it?",
+               "nvte-doctor"};
+  cli.footer(k_footer);
+  cli.set_version_flag("--version", std::string("nvte-doctor ") + NVTE_VERSION);
+  cli.add_flag("--no-color", no_color, "Never colour the text output");
+  cli.add_flag("-v,--verbose", verbosity, "Show passing checks and informational findings; -vv logs debug detail");
+  cli.require_subcommand(0, 1);
+
+  auto* check = cli.add_subcommand("check", "Probe the node, evaluate the rules, print findings and fixes (default)");
+  add_common(*check, options, format);
+  add_rules_option(*check, options);
+  add_workload_options(*check, options);
+
+  auto* probe = cli.add_subcommand("probe", "Print what the node has: GPUs, driver, CUDA, every cuDNN/NCCL/NVRTC copy, Python packages");
+  add_common(*probe, options, format);
+
+  auto* explain = cli.add_subcommand("explain", "Predict which attention backend TE selects for a workload, and why the others are out");
+  add_common(*explain, options, format);
+  add_rules_option(*explain, options);
+  add_workload_options(*explain, options);
+  explain->add_option("--sweep", options.sweeps, "Sweep a workload key over values, e.g. --sweep head_dim_qk=64,128,192 (repeatable)");
+
+  auto* rules = cli.add_subcommand("rules", "List, show or lint the rules database");
+  rules->require_subcommand(1);
+  auto* rules_list = rules->add_subcommand("list", "List every rule: id, severity, title");
+  add_rules_option(*rules_list, options);
+  rules_list->add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  auto* rules_show = rules->add_subcommand("show", "Show one rule in full");
+  add_rules_option(*rules_show, options);
+  rules_show->add_option("id", options.rule_id, "Rule id")->required();
+  auto* rules_lint = rules->add_subcommand("lint", "Validate rule files: schema, expressions, ids, facts, references, tests");
+  rules_lint->add_option("dirs", options.lint_dirs, "Rules directories (default: the installed rules)");
+  add_rules_option(*rules_lint, options);
+
+  for (auto* sub : {check, probe, explain, rules, rules_list, rules_show, rules_lint}) sub->fallthrough();
+
+  // The default command takes the same options at top level: `nvte-doctor --format json`.
+  add_common(cli, options, format);
+  add_rules_option(cli, options);
+  add_workload_options(cli, options);
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "nvte-doctor: %s (try --help)\n", e.what());
+    return 3;
+  }
+
+  options.format = k_formats.at(format);
+  options.color = want_color(no_color);
+  options.verbosity = verbosity;
+  util::log::set_level(verbosity >= 2 ? util::log::Level::debug : util::log::Level::warning);
+
+  try {
+    if (probe->parsed()) return app::run_probe(options);
+    if (explain->parsed()) return app::run_explain(options);
+    if (rules_list->parsed()) return app::run_rules_list(options);
+    if (rules_show->parsed()) return app::run_rules_show(options);
+    if (rules_lint->parsed()) return app::run_rules_lint(options);
+    return app::run_check(options);
+  } catch (const util::Fatal& fatal) {
+    std::fprintf(stderr, "nvte-doctor: %s\n", fatal.message.c_str());
+    return 3;
+  }
+}

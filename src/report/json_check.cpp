@@ -1,0 +1,34 @@
+#include "report/json_model.hpp"
+#include "report/render.hpp"
+
+namespace report {
+
+std::string render_check_json(const model::Report& report) {
+  Json findings = Json::array();
+  for (const auto& f : report.findings) findings.push_back(finding_to_json(f));
+  Json workloads = Json::array();
+  for (const auto& e : report.workloads) workloads.push_back(explanation_to_json(e));
+  Json doc{{"schema_version", 1},
+           {"tool", Json{{"name", "nvte-doctor"}, {"version", report.tool_version}, {"rules_digest", report.rules_digest}}},
+           {"host", report.host},
+           {"generated_at", report.generated_at},
+           {"fingerprint", report.fingerprint},
+           {"facts", facts_to_json(report.facts)},
+           {"workloads", workloads}};
+  if (report.selftest_json) doc["selftest"] = Json::parse(*report.selftest_json, nullptr, false);
+  doc["findings"] = findings;
+  doc["summary"] = Json{{"errors", report.summary.errors},
+                        {"warnings", report.summary.warnings},
+                        {"infos", report.summary.infos},
+                        {"status", report.summary.status}};
+  return doc.dump(2) + "\n";
+}
+
+std::string render_explain_json(const std::vector<model::Explanation>& explanations) {
+  if (explanations.size() == 1) return explanation_to_json(explanations[0]).dump(2) + "\n";
+  Json list = Json::array();
+  for (const auto& e : explanations) list.push_back(explanation_to_json(e));
+  return Json{{"schema_version", 1}, {"workloads", list}}.dump(2) + "\n";
+}
+
+} // namespace report

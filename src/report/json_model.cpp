@@ -1,0 +1,73 @@
+#include "report/json_model.hpp"
+
+namespace report {
+
+namespace {
+
+Json fix_to_json(const model::Fix& fix) {
+  return Json{{"kind", fix.kind}, {"command", fix.command}, {"description", fix.description}};
+}
+
+Json verdict_to_json(const std::string& backend, const model::BackendVerdict& verdict) {
+  Json reasons = Json::array();
+  for (const auto& reason : verdict.reasons) {
+    Json fixes = Json::array();
+    for (const auto& fix : reason.fixes) fixes.push_back(fix_to_json(fix));
+    reasons.push_back(Json{{"rule", reason.rule}, {"message", reason.message}, {"fixes", fixes}});
+  }
+  Json out{{"available", verdict.available}};
+  if (backend == "fused_attention") out["sub_backend"] = verdict.sub_backend ? Json(*verdict.sub_backend) : Json(nullptr);
+  out["reasons"] = std::move(reasons);
+  return out;
+}
+
+} // namespace
+
+Json finding_to_json(const model::Finding& finding) {
+  Json evidence = Json::object();
+  for (const auto& [name, value] : finding.evidence) evidence[name] = value;
+  Json fixes = Json::array();
+  for (const auto& fix : finding.fixes) fixes.push_back(fix_to_json(fix));
+  Json out{{"id", finding.id},
+           {"severity", std::string(model::to_string(finding.severity))},
+           {"title", finding.title},
+           {"message", finding.message},
+           {"evidence", evidence},
+           {"fixes", fixes},
+           {"references", finding.references}};
+  if (!finding.area.empty()) out["area"] = finding.area;
+  if (!finding.workload.empty()) out["workload"] = finding.workload;
+  return out;
+}
+
+Json explanation_to_json(const model::Explanation& e) {
+  Json workload = Json::object();
+  for (const auto& [key, value] : e.workload.values) {
+    switch (value.type()) {
+    case model::ValueType::boolean: workload[key] = value.as_bool(); break;
+    case model::ValueType::integer: workload[key] = value.as_int(); break;
+    case model::ValueType::number: workload[key] = value.as_double(); break;
+    default: workload[key] = value.to_string(); break;
+    }
+  }
+  Json backends = Json::object();
+  for (const char* name : {"flash_attention", "fused_attention", "unfused_attention"}) {
+    auto it = e.backends.find(name);
+    backends[name] = verdict_to_json(name, it == e.backends.end() ? model::BackendVerdict{} : it->second);
+  }
+  Json findings = Json::array();
+  for (const auto& f : e.findings) findings.push_back(finding_to_json(f));
+  return Json{{"schema_version", 1},
+              {"name", e.workload.name},
+              {"te_version", e.te_version},
+              {"te_version_assumed", e.te_version_assumed},
+              {"selected", e.selected ? Json(*e.selected) : Json(nullptr)},
+              {"backends", backends},
+              {"findings", findings},
+              {"workload", workload},
+              {"assumed", e.workload.assumed}};
+}
+
+Json facts_to_json(const model::Facts& facts) { return Json::parse(facts.to_json(-1))["facts"]; }
+
+} // namespace report

@@ -1,0 +1,49 @@
+#include "report/style.hpp"
+
+#include "util/strings.hpp"
+
+namespace report {
+
+std::string Style::wrap(std::string_view code, std::string_view s) const {
+  if (!m_color) return std::string(s);
+  return "\033[" + std::string(code) + "m" + std::string(s) + "\033[0m";
+}
+
+std::string Style::mark(model::Severity severity) const {
+  switch (severity) {
+  case model::Severity::error: return red("✗");
+  case model::Severity::warning: return yellow("!");
+  case model::Severity::info: return cyan("i");
+  }
+  return "?";
+}
+
+std::string wrap_text(std::string_view text, std::size_t indent, std::size_t width) {
+  std::string out;
+  std::string pad(indent, ' ');
+  bool first_line = true;
+  for (auto paragraph : util::split(util::trim(text), '\n')) {
+    std::size_t column = indent;
+    if (!first_line) out += "\n" + pad;
+    first_line = false;
+    bool first_word = true;
+    for (auto word : util::split(paragraph, ' ')) {
+      if (word.empty()) continue;
+      if (!first_word && column + 1 + word.size() > width) {
+        out += "\n" + pad;
+        column = indent;
+        first_word = true;
+      }
+      if (!first_word) {
+        out += ' ';
+        ++column;
+      }
+      out += word;
+      column += word.size();
+      first_word = false;
+    }
+  }
+  return out;
+}
+
+} // namespace report

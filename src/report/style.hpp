@@ -1,0 +1,33 @@
+// Terminal styling for the text renderers: status marks and ANSI colour, only when asked.
+#pragma once
+
+#include "model/finding.hpp"
+#include "report/render.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace report {
+
+class Style {
+public:
+  explicit Style(Color color) : m_color(color == Color::yes) {}
+  std::string bold(std::string_view s) const { return wrap("1", s); }
+  std::string dim(std::string_view s) const { return wrap("2", s); }
+  std::string red(std::string_view s) const { return wrap("31", s); }
+  std::string yellow(std::string_view s) const { return wrap("33", s); }
+  std::string green(std::string_view s) const { return wrap("32", s); }
+  std::string cyan(std::string_view s) const { return wrap("36", s); }
+  // ✓ (ok), ! (warning), ✗ (error), i (info) in the matching colour.
+  std::string mark_ok() const { return green("✓"); }
+  std::string mark(model::Severity severity) const;
+
+private:
+  std::string wrap(std::string_view code, std::string_view s) const;
+  bool m_color;
+};
+
+// Wraps text at width columns, indenting continuation lines by indent spaces.
+std::string wrap_text(std::string_view text, std::size_t indent, std::size_t width = 100);
+
+} // namespace report

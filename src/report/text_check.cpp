@@ -1,0 +1,174 @@
+// The doctor-style text report: one line per area with what was found and the worst finding's
+// mark, then each finding with its cause, the evidence, the fix to type and the references.
+#include "report/render.hpp"
+#include "report/style.hpp"
+
+#include "util/strings.hpp"
+
+#include <map>
+
+namespace report {
+
+namespace {
+
+struct Area {
+  std::string_view key;   // Finding::area
+  std::string_view label; // left column
+};
+
+constexpr Area k_areas[] = {
+    {"gpu", "GPU"},       {"driver", "Driver"},   {"cuda", "CUDA"},        {"cudnn", "cuDNN"},
+    {"nccl", "NCCL"},     {"nvrtc", "NVRTC"},     {"python", "Python"},    {"torch", "PyTorch"},
+    {"te", "TE"},         {"env", "Environment"}, {"attention", "Attention"}, {"selftest", "Self-test"},
+};
+
+std::string fact(const model::Facts& facts, std::string_view name, std::string_view fallback = "") {
+  auto v = facts.get_string(name);
+  return v ? *v : std::string(fallback);
+}
+
+std::string library_line(const model::Facts& facts, std::string_view lib) {
+  std::string name(lib);
+  auto version = facts.get_string(name + ".version");
+  if (!version) return "not found";
+  std::string line = *version;
+  if (auto path = facts.get_string(name + ".path")) line += " (" + *path + ")";
+  auto copies = facts.get_int(name + ".copy_count").value_or(0);
+  if (copies > 1) {
+    line += ", " + std::to_string(copies) + " copies";
+    if (facts.get_bool(name + ".copies_disagree").value_or(false)) line += " with different versions";
+  }
+  return line;
+}
+
+std::string area_summary(const model::Facts& facts, std::string_view area) {
+  if (area == "gpu") {
+    auto count = facts.get_int("gpu.count").value_or(0);
+    if (count == 0) return "no NVIDIA GPU found";
+    std::map<std::string, int> kinds;
+    for (long i = 0; i < count; ++i) {
+      std::string base = "gpu[" + std::to_string(i) + "]";
+      std::string label = fact(facts, base + ".name", "unknown GPU");
+      if (auto sm = facts.get_int(base + ".sm")) label += " (sm" + std::to_string(*sm) + ")";
+      ++kinds[label];
+    }
+    std::vector<std::string> parts;
+    for (auto& [label, n] : kinds) parts.push_back(std::to_string(n) + " × " + label);
+    return util::join(parts, ", ");
+  }
+  if (area == "driver") {
+    auto version = facts.get_string("driver.version");
+    if (!version) return "not found" + (facts.has("probe.nvml.reason") ? " (" + fact(facts, "probe.nvml.reason") + ")" : "");
+    std::string line = *version;
+    if (auto cuda = facts.get_string("driver.cuda_version")) line += ", supports CUDA " + *cuda;
+    return line;
+  }
+  if (area == "cuda") {
+    std::string line;
+    if (auto runtime = facts.get_string("cuda.runtime_version")) line = "runtime " + *runtime;
+    if (auto toolkit = facts.get_string("cuda.toolkit_version")) {
+      line += (line.empty() ? "" : ", ") + std::string("toolkit ") + *toolkit;
+      if (auto path = facts.get_string("cuda.toolkit_path")) line += " (" + *path + ")";
+    }
+    return line.empty() ? "no CUDA runtime found" : line;
+  }
+  if (area == "cudnn" || area == "nccl" || area == "nvrtc") return library_line(facts, area);
+  if (area == "python") {
+    auto exe = facts.get_string("python.executable");
+    if (!exe) return "no interpreter found";
+    return *exe + (facts.has("python.version") ? " (" + fact(facts, "python.version") + ")" : "");
+  }
+  if (area == "torch") {
+    auto v = facts.get_string("torch.version");
+    return v ? *v + (facts.has("torch.cuda_version") ? ", built for CUDA " + fact(facts, "torch.cuda_version") : "")
+             : "not installed";
+  }
+  if (area == "te") {
+    auto v = facts.get_string("te.version");
+    return v ? *v + (facts.has("te.distribution") ? " (" + fact(facts, "te.distribution") + ")" : "") : "not installed";
+  }
+  if (area == "env") {
+    int nvte = 0;
+    for (const auto& [name, value] : facts.entries()) {
+      if (name.starts_with("env.NVTE_")) ++nvte;
+    }
+    return std::to_string(nvte) + " NVTE_* variable" + (nvte == 1 ? "" : "s") + " set";
+  }
+  return {};
+}
+
+void render_finding(std::string& out, const model::Finding& f, const Style& style) {
+  out += "  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
+  if (!f.workload.empty()) out += "      workload: " + f.workload + "\n";
+  out += "      " + wrap_text(f.message, 6) + "\n";
+  if (!f.evidence.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [name, value] : f.evidence) parts.push_back(name + " = " + value);
+    out += "      " + style.dim("evidence: " + wrap_text(util::join(parts, ", "), 16)) + "\n";
+  }
+  for (const auto& fix : f.fixes) {
+    out += "      fix: " + style.bold(fix.command) + "\n";
+    if (!fix.description.empty()) out += "           " + wrap_text(fix.description, 11) + "\n";
+  }
+  for (const auto& reference : f.references) out += "      " + style.dim("see: " + reference) + "\n";
+}
+
+} // namespace
+
+std::string render_check_text(const model::Report& report, const TextOptions& options) {
+  Style style(options.color);
+  std::string out;
+  out += style.bold("nvte-doctor " + report.tool_version) + " on " + report.host + "  " +
+         style.dim(report.generated_at) + "\n\n";
+
+  std::map<std::string, model::Severity, std::less<>> worst;
+  for (const auto& f : report.findings) {
+    auto [it, inserted] = worst.try_emplace(f.area, f.severity);
+    if (!inserted && f.severity > it->second) it->second = f.severity;
+  }
+  for (const auto& area : k_areas) {
+    std::string summary = area_summary(report.facts, area.key);
+    auto w = worst.find(area.key);
+    if (summary.empty() && w == worst.end()) continue;
+    std::string mark = w == worst.end() || w->second == model::Severity::info ? style.mark_ok() : style.mark(w->second);
+    std::string label(area.label);
+    label.resize(12, ' ');
+    out += mark + " " + label + summary + "\n";
+  }
+  for (const auto& e : report.workloads) {
+    std::string label = "Workload";
+    label.resize(12, ' ');
+    std::string selected = e.selected ? *e.selected : std::string("no backend available");
+    auto fused = e.backends.find("fused_attention");
+    if (e.selected && *e.selected == "FusedAttention" && fused != e.backends.end() && fused->second.sub_backend)
+      selected += " (" + *fused->second.sub_backend + ")";
+    out += (e.selected ? style.mark_ok() : style.mark(model::Severity::error)) + " " + label + e.workload.name + ": " +
+           selected + ", TE " + e.te_version + (e.te_version_assumed ? " (assumed)" : "") + "\n";
+  }
+
+  if (!report.findings.empty()) {
+    out += "\n" + style.bold("Findings") + "\n";
+    for (model::Severity severity : {model::Severity::error, model::Severity::warning, model::Severity::info}) {
+      for (const auto& f : report.findings) {
+        if (f.severity != severity) continue;
+        if (severity == model::Severity::info && !options.verbose) continue;
+        render_finding(out, f, style);
+        out += "\n";
+      }
+    }
+    if (!options.verbose && report.summary.infos > 0) {
+      out += style.dim("  (" + std::to_string(report.summary.infos) + " informational finding" +
+                       (report.summary.infos == 1 ? "" : "s") + " hidden; -v shows them)") + "\n";
+    }
+  }
+  auto plural = [](int n, std::string_view word) {
+    return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
+  };
+  std::string status = report.summary.status;
+  std::string colored = status == "OK" ? style.green(status) : status == "WARNING" ? style.yellow(status) : style.red(status);
+  out += "\n" + plural(report.summary.errors, "error") + ", " + plural(report.summary.warnings, "warning") + ", " +
+         plural(report.summary.infos, "note") + ": " + style.bold(colored) + "\n";
+  return out;
+}
+
+} // namespace report
