@@ -28,6 +28,7 @@ struct Workload {
   std::string name;                          // file stem, HF model name or "command line"
   std::map<std::string, Value, std::less<>> values; // every key, defaults filled by complete()
   std::vector<std::string> assumed;          // keys the input did not say, filled with a default
+  std::vector<std::string> notes;            // how an importer derived values (capped seqlen, MLA dims)
 
   const Value* get(std::string_view key) const;
   // Sets key from text, typed and checked against the key table; the error names key and value.

@@ -51,6 +51,7 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
     }
     out += style.dim("  assumed: " + wrap_text(util::join(assumed, ", "), 11)) + "\n";
   }
+  for (const auto& note : e.workload.notes) out += style.dim("  note: " + wrap_text(note, 8)) + "\n";
   out += "  TransformerEngine " + e.te_version +
          (e.te_version_assumed ? style.yellow(" (assumed: TE is not installed; --set te.version=X to choose)") : "") + "\n\n";
 

@@ -1,0 +1,64 @@
+// `check`: facts -> node findings + one explanation per workload -> report. A workload without
+// any attention backend is an error finding of its own, carrying the reasons and their fixes.
+#include "app/app.hpp"
+#include "app/context.hpp"
+#include "app/rules_loading.hpp"
+#include "app/workloads.hpp"
+#include "report/render.hpp"
+#include "util/hash.hpp"
+
+namespace app {
+
+namespace {
+
+model::Finding no_backend_finding(const model::Explanation& e) {
+  model::Finding f;
+  f.id = "workload-no-attention-backend";
+  f.severity = model::Severity::error;
+  f.title = "No attention backend for workload " + e.workload.name;
+  f.area = "attention";
+  f.workload = e.workload.name;
+  f.message = "TE " + e.te_version + " would raise \"No dot product attention backend is available\" for this workload:";
+  for (const auto& [backend, verdict] : e.backends) {
+    for (const auto& reason : verdict.reasons) {
+      f.message += "\n" + backend + ": " + reason.message;
+      for (const auto& fix : reason.fixes) f.fixes.push_back(fix);
+    }
+  }
+  f.evidence.emplace_back("te.version", e.te_version);
+  return f;
+}
+
+} // namespace
+
+int run_check(const Options& options) {
+  model::Facts facts = load_facts(options);
+  rules::RuleSet rules = load_rules(options);
+  auto workloads = load_workloads(options);
+
+  model::Report report;
+  report.tool_version = NVTE_VERSION_STRING;
+  report.rules_digest = rules.digest();
+  report.host = facts.get_string("system.hostname").value_or(host_name());
+  report.generated_at = now_rfc3339();
+  report.findings = rules::evaluate_node(rules, facts);
+  for (const auto& w : workloads) {
+    model::Explanation e = rules::explain(rules, facts, w);
+    if (!e.selected) report.findings.push_back(no_backend_finding(e));
+    for (const auto& f : e.findings) report.findings.push_back(f);
+    report.workloads.push_back(std::move(e));
+  }
+  report.fingerprint = util::hex64(util::fnv1a64(facts.to_json(-1) + rules.digest()));
+  report.facts = std::move(facts);
+  report.summarize();
+
+  if (options.format == Format::json) {
+    write_output(options, report::render_check_json(report));
+  } else {
+    write_output(options, report::render_check_text(report, {options.color ? report::Color::yes : report::Color::no,
+                                                             options.verbosity > 0}));
+  }
+  return report.summary.exit_code();
+}
+
+} // namespace app

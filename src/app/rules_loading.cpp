@@ -1,0 +1,25 @@
+#include "app/rules_loading.hpp"
+
+#include "app/context.hpp"
+#include "util/error.hpp"
+
+namespace app {
+
+rules::RuleSet load_rules(const Options& options) {
+  auto dirs = rules_directories(options);
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) throw util::Fatal{"rules directory " + dir.string() + " does not exist"};
+  }
+  auto loaded = rules::RuleSet::load(dirs);
+  if (!loaded.diagnostics.empty()) {
+    const auto& first = loaded.diagnostics.front();
+    std::string reason = first.file + ":" + std::to_string(first.line) + ":" + std::to_string(first.column) + ": " + first.message;
+    if (loaded.diagnostics.size() > 1)
+      reason += " (and " + std::to_string(loaded.diagnostics.size() - 1) + " more; run 'nvte-doctor rules lint')";
+    throw util::Fatal{reason};
+  }
+  return std::move(*loaded.rules);
+}
+
+} // namespace app

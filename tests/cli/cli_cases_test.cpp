@@ -1,0 +1,163 @@
+// CLI end-to-end cases: each entry of tests/cli/cases/*.yaml runs the built nvte-doctor as a user
+// would and checks its exit code, output text and JSON. One gtest per case, named by file and
+// case. Placeholders in args: {fixtures} (tests/fixtures), {tmp} (a fresh temporary directory),
+// {rules} (the shipped rules directory).
+//
+// Case keys: name, args (list), exit (int), stdout_contains / stderr_contains / stdout_lacks
+// (lists of substrings), stderr_lines (exact number of stderr lines), json (map of dotted path ->
+// expected JSON value, checked on stdout), files_absent (paths that must not exist afterwards),
+// env (map of extra environment variables).
+#include "util/file.hpp"
+#include "util/subprocess.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Case {
+  std::string file;
+  std::string name;
+  YAML::Node node;
+};
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
+  return s;
+}
+
+std::vector<Case> load_cases() {
+  std::vector<Case> cases;
+  fs::path dir = fs::path(NVTE_TESTS_DIR) / "cli" / "cases";
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    YAML::Node doc = YAML::LoadFile(file.string());
+    for (const auto& node : doc) cases.push_back({file.stem().string(), node["name"].as<std::string>(), node});
+  }
+  return cases;
+}
+
+// Follows "a.b[0].c" through a JSON document; nullptr when a step is missing.
+const json* at_path(const json& doc, const std::string& path) {
+  const json* node = &doc;
+  std::size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '.') ++i;
+    if (path[i] == '[') {
+      auto close = path.find(']', i);
+      std::size_t index = std::stoul(path.substr(i + 1, close - i - 1));
+      if (!node->is_array() || index >= node->size()) return nullptr;
+      node = &(*node)[index];
+      i = close + 1;
+      continue;
+    }
+    auto end = path.find_first_of(".[", i);
+    std::string key = path.substr(i, end == std::string::npos ? std::string::npos : end - i);
+    if (!node->is_object() || !node->contains(key)) return nullptr;
+    node = &(*node)[key];
+    i = end == std::string::npos ? path.size() : end;
+  }
+  return node;
+}
+
+json yaml_to_json(const YAML::Node& node) {
+  if (node.IsNull()) return nullptr;
+  if (node.IsSequence()) {
+    json out = json::array();
+    for (const auto& item : node) out.push_back(yaml_to_json(item));
+    return out;
+  }
+  if (node.IsMap()) {
+    json out = json::object();
+    for (const auto& item : node) out[item.first.as<std::string>()] = yaml_to_json(item.second);
+    return out;
+  }
+  const std::string text = node.Scalar();
+  if (node.Tag() == "!") return text; // quoted scalar: a string
+  if (text == "true" || text == "false") return text == "true";
+  if (text == "null" || text == "~") return nullptr;
+  try {
+    std::size_t used = 0;
+    long long i = std::stoll(text, &used);
+    if (used == text.size()) return i;
+    double d = std::stod(text, &used);
+    if (used == text.size()) return d;
+  } catch (...) {
+  }
+  return text;
+}
+
+class CliCase : public testing::TestWithParam<Case> {};
+
+TEST_P(CliCase, Runs) {
+  const Case& c = GetParam();
+  fs::path tmp = fs::temp_directory_path() / ("nvte-cli-" + std::to_string(::getpid()) + "-" + c.file);
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  auto expand = [&](std::string s) {
+    s = replace_all(s, "{fixtures}", std::string(NVTE_TESTS_DIR) + "/fixtures");
+    s = replace_all(s, "{rules}", std::string(NVTE_SOURCE_DIR) + "/rules");
+    s = replace_all(s, "{tmp}", tmp.string());
+    return s;
+  };
+  std::vector<std::string> argv = {NVTE_BINARY};
+  for (const auto& arg : c.node["args"]) argv.push_back(expand(arg.as<std::string>()));
+  util::CommandOptions options;
+  options.timeout = std::chrono::seconds(60);
+  std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"HOME", tmp.string()}, {"NO_COLOR", "1"}};
+  if (c.node["env"]) {
+    for (const auto& item : c.node["env"]) env[item.first.as<std::string>()] = expand(item.second.as<std::string>());
+  }
+  options.environment = env;
+  auto run = util::run_command(argv, options);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  const auto& r = *run;
+  std::string context = "\n--- stdout ---\n" + r.out.substr(0, 4000) + "\n--- stderr ---\n" + r.err.substr(0, 4000);
+  ASSERT_FALSE(r.timed_out) << context;
+  if (c.node["exit"]) EXPECT_EQ(r.exit_code.value_or(-1), c.node["exit"].as<int>()) << context;
+  for (const auto& s : c.node["stdout_contains"]) EXPECT_NE(r.out.find(expand(s.as<std::string>())), std::string::npos) << "stdout lacks '" << s.as<std::string>() << "'" << context;
+  for (const auto& s : c.node["stdout_lacks"]) EXPECT_EQ(r.out.find(expand(s.as<std::string>())), std::string::npos) << "stdout has '" << s.as<std::string>() << "'" << context;
+  for (const auto& s : c.node["stderr_contains"]) EXPECT_NE(r.err.find(expand(s.as<std::string>())), std::string::npos) << "stderr lacks '" << s.as<std::string>() << "'" << context;
+  if (c.node["stderr_lines"]) EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), c.node["stderr_lines"].as<int>()) << context;
+  if (c.node["json"]) {
+    json doc = json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << "stdout is not JSON" << context;
+    for (const auto& item : c.node["json"]) {
+      std::string path = item.first.as<std::string>();
+      const json* got = at_path(doc, path);
+      json want = yaml_to_json(item.second);
+      if (want.is_string() && want.get<std::string>() == "<present>") {
+        EXPECT_NE(got, nullptr) << path << " missing";
+        continue;
+      }
+      ASSERT_NE(got, nullptr) << path << " missing" << context;
+      EXPECT_EQ(*got, want) << "at " << path;
+    }
+  }
+  for (const auto& f : c.node["files_absent"]) EXPECT_FALSE(fs::exists(expand(f.as<std::string>()))) << f.as<std::string>();
+  for (const auto& f : c.node["files_present"]) EXPECT_TRUE(fs::exists(expand(f.as<std::string>()))) << f.as<std::string>();
+  fs::remove_all(tmp);
+}
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  std::string name = info.param.file + "_" + info.param.name;
+  for (char& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CliCase, testing::ValuesIn(load_cases()), case_name);
+
+} // namespace
