@@ -47,6 +47,8 @@ const FactSpec k_catalog[] = {
     {"driver.cuda_version", T::version, "highest CUDA version the driver supports"},
     {"driver.kernel_module", T::string, "open or proprietary kernel module"},
     {"driver.libcuda_path", T::string, "path of the libcuda the loader would use"},
+    {"driver.libcuda_cuda_version", T::version, "CUDA version that libcuda reports (cuDriverGetVersion; a forward-compat libcuda reports its own)"},
+    {"driver.cuda_version_source", T::string, "where driver.cuda_version came from: nvml, cuda_driver, driver_branch_table"},
     {"cuda.runtime_version", T::version, "CUDA runtime version in use (torch's CUDA build, else the toolkit)"},
     {"cuda.toolkit_version", T::version, "version of the CUDA toolkit in /usr/local/cuda"},
     {"cuda.toolkit_path", T::string, "path of that toolkit"},
@@ -103,7 +105,8 @@ const FactSpec k_catalog[] = {
     {"explain.flash_attention.available", T::boolean, "FlashAttention passed TE's filters"},
     {"explain.fused_attention.available", T::boolean, "FusedAttention passed TE's filters"},
     {"explain.unfused_attention.available", T::boolean, "UnfusedDotProductAttention passed TE's filters"},
-    {"probe.*.status", T::string, "a probe's outcome: ok, not_installed, error, timeout, skipped"},
+    {"probe.*.status", T::string, "a probe's outcome: ok, not_installed, symbol_missing, error, timeout, crashed, skipped"},
+    {"probe.*.missing_symbols", T::string, "entry points the probe's vendor library lacks, comma-separated"},
     {"probe.*.reason", T::string, "why a probe did not succeed"},
     {"probe.*.seconds", T::number, "how long a probe took"},
 };
