@@ -6,18 +6,35 @@
 
 namespace probe {
 
+namespace {
+
+// A field of 1..max_digits hex digits, whole.
+std::optional<unsigned long> parse_hex(std::string_view text, std::size_t max_digits) {
+  if (text.empty() || text.size() > max_digits) return std::nullopt;
+  unsigned long value = 0;
+  for (char c : text) {
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (digit < 0) return std::nullopt;
+    value = value * 16 + static_cast<unsigned long>(digit);
+  }
+  return value;
+}
+
+} // namespace
+
 std::optional<std::string> normalize_bus_id(std::string_view text) {
-  text = util::trim(text);
-  auto colon = text.find(':');
-  if (colon == std::string_view::npos) return std::nullopt;
-  unsigned long domain = 0;
-  unsigned bus = 0, device = 0, function = 0;
-  std::string copy(text);
-  char tail = 0;
-  if (std::sscanf(copy.c_str(), "%lx:%x:%x.%x%c", &domain, &bus, &device, &function, &tail) != 4) return std::nullopt;
-  if (domain > 0xffffffffUL || bus > 0xff || device > 0x1f || function > 7) return std::nullopt;
+  // DOMAIN:BUS:DEVICE.FUNCTION
+  auto parts = util::split(util::trim(text), ':');
+  if (parts.size() != 3) return std::nullopt;
+  auto dot = parts[2].find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  auto domain = parse_hex(parts[0], 8);
+  auto bus = parse_hex(parts[1], 2);
+  auto device = parse_hex(parts[2].substr(0, dot), 2);
+  auto function = parse_hex(parts[2].substr(dot + 1), 1);
+  if (!domain || !bus || !device || !function || *device > 0x1f || *function > 7) return std::nullopt;
   char out[32];
-  std::snprintf(out, sizeof out, "%04lx:%02x:%02x.%x", domain, bus, device, function);
+  std::snprintf(out, sizeof out, "%04lx:%02lx:%02lx.%lx", *domain, *bus, *device, *function);
   return std::string(out);
 }
 
