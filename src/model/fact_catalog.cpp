@@ -42,7 +42,7 @@ const FactSpec k_catalog[] = {
     {"gpu[].pci_bus_id", T::string, "PCI bus id, e.g. 0000:00:06.0"},
     {"gpu[].uuid", T::string, "GPU UUID"},
     {"gpu[].mig_enabled", T::boolean, "MIG mode on"},
-    {"gpu[].source", T::string, "which probe named the GPU: nvml, cuda_driver, pci"},
+    {"gpu[].source", T::string, "which probe named the GPU: nvml, driver, pci (override for --set)"},
     {"driver.version", T::version, "NVIDIA driver version"},
     {"driver.cuda_version", T::version, "highest CUDA version the driver supports"},
     {"driver.kernel_module", T::string, "open or proprietary kernel module"},

@@ -48,7 +48,7 @@ void query_nvml(const std::vector<std::string>& names, const ChildChannel& chann
   if (!nvml.missing().empty()) facts.set("probe.nvml.missing_symbols", util::join(nvml.missing(), ","));
   if (!api.nvmlInit_v2 || !api.nvmlDeviceGetCount_v2 || !api.nvmlDeviceGetHandleByIndex_v2) {
     return finish("symbol_missing", nvml.path() + " lacks " + util::join(nvml.missing(), ", ") +
-                                        ": an NVML older than this doctor can read (driver before R410)");
+                                        ": an NVML too old for this doctor");
   }
 
   channel.calling("nvmlInit_v2");
