@@ -52,6 +52,10 @@ std::size_t merge_gpu(model::Facts& facts, const model::Facts& source, std::size
         break;
       }
     }
+  } else if (source_index < count) {
+    // Without a bus id, trust the order: NVML, the driver and the PCI scan all count GPUs in
+    // PCI bus order.
+    target = source_index;
   }
   std::string to = gpu_base(target);
   bool overwrite = policy == MergePolicy::overwrite;

@@ -22,9 +22,9 @@ enum class MergePolicy {
   overwrite,    // the new values win (NVML)
 };
 
-// Copies the fields of source's gpu[source_index] into facts' GPU with the same pci_bus_id
-// (appending a GPU when none matches, or when the source GPU has no bus id). Keeps sm and
-// compute_capability consistent and sets gpu[i].index. Returns the index written.
+// Copies the fields of source's gpu[source_index] into facts' GPU with the same pci_bus_id,
+// appending a GPU when none matches; a source GPU without a bus id goes to the same index.
+// Keeps sm and compute_capability consistent and sets gpu[i].index. Returns the index written.
 std::size_t merge_gpu(model::Facts& facts, const model::Facts& source, std::size_t source_index, MergePolicy policy);
 
 } // namespace probe

@@ -142,6 +142,11 @@ TEST(GpuFacts, NormalizesBusIdsAndMergesByThem) {
   EXPECT_FALSE(facts.has("gpu[0].sm")); // stale sm dropped; derive() recomputes it
   EXPECT_EQ(probe::merge_gpu(facts, nvml, 0, probe::MergePolicy::overwrite), 1u);
   EXPECT_EQ(facts.get_int("gpu[1].index"), 1);
+  Facts no_bus;
+  no_bus.set("gpu[1].uuid", "GPU-b");
+  EXPECT_EQ(probe::merge_gpu(facts, no_bus, 1, probe::MergePolicy::overwrite), 1u);
+  EXPECT_EQ(str(facts, "gpu[1].uuid"), "GPU-b");
+  EXPECT_EQ(facts.count("gpu"), 2u);
 }
 
 TEST(PciProbe, FindsTheReferenceNodesH100WithoutAnyDriver) {
