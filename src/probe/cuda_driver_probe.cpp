@@ -47,6 +47,11 @@ void run_cuda_driver_probe(const Host& host, model::Facts& facts) {
     record_status(facts, k_probe, "skipped", "vendor library calls are disabled");
     return;
   }
+  // Under a fake root the loader would find this machine's library, not the node's.
+  if (!host.root.empty() && host.root != "/" && !host.library_overrides.contains("cuda")) {
+    record_status(facts, k_probe, "skipped", "the node root is " + host.root.string() + "; no library given for cuda");
+    return;
+  }
   std::vector<std::string> names;
   if (auto it = host.library_overrides.find("cuda"); it != host.library_overrides.end()) names = {it->second.string()};
   else names.assign(gpuapi::k_cuda_driver_sonames.begin(), gpuapi::k_cuda_driver_sonames.end());

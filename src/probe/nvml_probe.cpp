@@ -148,6 +148,11 @@ void run_nvml_probe(const Host& host, model::Facts& facts) {
     record_status(facts, k_probe, "skipped", "vendor library calls are disabled");
     return;
   }
+  // Under a fake root the loader would find this machine's library, not the node's.
+  if (!host.root.empty() && host.root != "/" && !host.library_overrides.contains("nvml")) {
+    record_status(facts, k_probe, "skipped", "the node root is " + host.root.string() + "; no library given for nvml");
+    return;
+  }
   auto names = candidates(host);
   auto outcome = run_vendor_child("NVML", host.vendor_timeout,
                                   [&](const ChildChannel& channel) { query_nvml(names, channel); });

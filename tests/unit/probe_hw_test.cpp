@@ -313,6 +313,15 @@ TEST(NvmlProbe, VendorCallsCanBeSwitchedOff) {
   EXPECT_EQ(str(facts, "probe.cuda_driver.status"), "skipped");
 }
 
+TEST(NvmlProbe, UnderAFakeRootOnlyGivenLibrariesAreLoaded) {
+  Facts facts;
+  probe::run_nvml_probe(fixture_host("h100-node"), facts);
+  probe::run_cuda_driver_probe(fixture_host("h100-node"), facts);
+  EXPECT_EQ(str(facts, "probe.nvml.status"), "skipped");
+  EXPECT_EQ(str(facts, "probe.cuda_driver.status"), "skipped");
+  EXPECT_NE(str(facts, "probe.nvml.reason").find("h100-node"), std::string::npos);
+}
+
 TEST(NoDriverNode, NamesTheGpuAndReportsEveryMissingPiece) {
   Host host = fixture_host("no-driver-node");
   auto absent_nvml = (host.root / "usr/lib/libnvidia-ml.so.1").string();
