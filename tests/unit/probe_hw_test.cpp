@@ -2,6 +2,7 @@
 // fake sysfs PCI trees and /proc/driver/nvidia files) and fake vendor libraries built by the
 // tests (tests/fakes/), including ones that hang, crash or lack entry points.
 #include "gpuapi/cuda_driver.hpp"
+#include "model/fact_catalog.hpp"
 #include "gpuapi/nvml.hpp"
 #include "probe/driver_info.hpp"
 #include "probe/gpu_facts.hpp"
@@ -232,7 +233,10 @@ TEST(DriverAndPci, MeetOnTheBusIdWithoutDuplicatingGpus) {
 }
 
 TEST(NvmlProbe, FakeNvmlRefinesThePciGpuAndWins) {
-  auto facts = probe_hardware(fixture_host("h100-node"), FAKE_NVML, FAKE_CUDA);
+  Host host = fixture_host("h100-node");
+  host.env["NVTE_FLASH_ATTN"] = "0";
+  auto facts = probe_hardware(host, FAKE_NVML, FAKE_CUDA);
+  EXPECT_EQ(str(facts, "env.NVTE_FLASH_ATTN"), "0");
   EXPECT_EQ(str(facts, "probe.nvml.status"), "ok") << str(facts, "probe.nvml.reason");
   EXPECT_EQ(facts.get_int("gpu.count"), 1);
   EXPECT_EQ(facts.get_int("gpu[0].memory_mib"), 81559); // NVML's exact size, not the table's 81920
@@ -244,6 +248,9 @@ TEST(NvmlProbe, FakeNvmlRefinesThePciGpuAndWins) {
   EXPECT_EQ(str(facts, "driver.cuda_version_source"), "nvml");
   EXPECT_EQ(facts.get_version("driver.version")->text(), "580.159.04");
   EXPECT_FALSE(facts.has("probe.nvml.missing_symbols"));
+  for (const auto& [name, value] : facts.entries()) {
+    EXPECT_NE(model::find_fact_spec(name), nullptr) << name << " is not in the fact catalog";
+  }
   // libcuda ran too, and did not replace NVML's answer.
   EXPECT_EQ(str(facts, "probe.cuda_driver.status"), "ok") << str(facts, "probe.cuda_driver.reason");
   EXPECT_EQ(facts.get_version("driver.libcuda_cuda_version"), ver("13.0"));
