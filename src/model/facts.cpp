@@ -167,6 +167,8 @@ struct Loader {
 std::string Facts::to_json(int indent) const {
   json tree = json::object();
   for (const auto& [name, value] : m_values) {
+    // "gpu.count" would turn the "gpu" array into an object; the loader derives it again.
+    if (name.ends_with(".count") && count(std::string_view(name).substr(0, name.size() - 6)) > 0) continue;
     json* node = &tree;
     auto segments = parse_name(name);
     for (std::size_t i = 0; i < segments.size(); ++i) {
@@ -217,6 +219,7 @@ util::Result<Facts> Facts::from_json(std::string_view text, std::string_view ori
   Loader loader{origin, facts, std::nullopt};
   loader.walk(*tree, "");
   if (loader.error) return *loader.error;
+  if (std::size_t gpus = facts.count("gpu"); gpus > 0) facts.set("gpu.count", static_cast<long>(gpus));
   return facts;
 }
 

@@ -34,6 +34,7 @@ TEST(Facts, JsonRoundTripKeepsTypesAndNesting) {
   facts.set("env.NVTE_FLASH_ATTN", "0");
   facts.set("probe.nvml.seconds", 0.037);
   facts.set("gpu[0].mig_enabled", false);
+  facts.set("gpu.count", 2);
   std::string text = facts.to_json();
   EXPECT_NE(text.find("\"580.159.04\""), std::string::npos);
   auto back = Facts::from_json(text, "snapshot.json");
