@@ -401,7 +401,7 @@ std::vector<Diagnostic> lint(const std::vector<std::filesystem::path>& dirs) {
         Diagnostic d;
         d.file = test_case.file;
         d.line = test_case.line;
-        d.column = 1;
+        d.column = test_case.column;
         std::string where = test_case.file + ":" + std::to_string(test_case.line) + ": ";
         d.message = failure->starts_with(where) ? failure->substr(where.size()) : *failure;
         out.push_back(std::move(d));

@@ -478,6 +478,7 @@ public:
     Location at = location(item);
     c.file = at.file;
     c.line = at.line;
+    c.column = at.column;
     bool ok = true;
     for (const auto& entry : item) {
       std::string key = entry.first.Scalar();

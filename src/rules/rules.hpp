@@ -74,6 +74,7 @@ struct RuleTestCase {
   std::size_t index = 0;
   std::string file;
   int line = 0;
+  int column = 0;
   model::Facts facts;
   model::Workload workload; // completed; defaults when the case names no workload.* key
 };
