@@ -30,7 +30,8 @@ public:
       : m_node(node), m_workload(workload), m_overlay(overlay) {}
 
   const model::Value* get(std::string_view name) const override {
-    if (m_overlay)
+    // The overlay only holds an assumed te.version and explain.*.
+    if (m_overlay && (name.starts_with("explain.") || name == "te.version"))
       if (const model::Value* v = m_overlay->get(name)) return v;
     if (name.starts_with("workload.")) return m_workload ? m_workload->get(name.substr(9)) : nullptr;
     return m_node.get(name);
