@@ -381,11 +381,11 @@ std::optional<std::string> run_test_case(const RuleSet& rules, const RuleTestCas
 std::vector<Diagnostic> lint(const std::vector<std::filesystem::path>& dirs) {
   std::vector<Diagnostic> diagnostics;
   auto files = detail::read_rule_files(dirs, diagnostics);
-  auto result = detail::load_files(files, std::move(diagnostics));
-  if (!result.rules) return std::move(result.diagnostics);
-  std::vector<Diagnostic> out;
-  const auto& impl = result.rules->impl();
-  for (const auto& rule : impl.rules) {
+  std::shared_ptr<const RuleSet::Impl> loaded = detail::load_impl(files, diagnostics);
+  // The rules that loaded are checked even when others did not: one run shows every problem.
+  RuleSet rule_set = RuleSet::from_impl(loaded);
+  std::vector<Diagnostic> out = std::move(diagnostics);
+  for (const auto& rule : loaded->rules) {
     const std::string& id = rule.summary.id;
     if (rule.summary.references.empty())
       out.push_back(at_location(rule.at, "rule " + id + " has no references",
@@ -398,7 +398,7 @@ std::vector<Diagnostic> lint(const std::vector<std::filesystem::path>& dirs) {
     if (rule.summary.fires_cases == 0) out.push_back(at_location(rule.at, "rule " + id + " has no 'fires' test case"));
     if (rule.summary.quiet_cases == 0) out.push_back(at_location(rule.at, "rule " + id + " has no 'quiet' test case"));
     for (const auto& test_case : rule.tests) {
-      if (auto failure = run_test_case(*result.rules, test_case)) {
+      if (auto failure = run_test_case(rule_set, test_case)) {
         Diagnostic d;
         d.file = test_case.file;
         d.line = test_case.line;

@@ -393,15 +393,19 @@ TEST(RulesLint, ReportsEveryProblem) {
                                       "    references: [TE source]\n"
                                       "    tests:\n      fires: [{gpu.sm: 90}]\n      quiet: [{gpu.sm: 70}]\n")
                   .ok());
+  ASSERT_TRUE(util::write_file_atomic(dir / "b.yaml",
+                                      "rules:\n  - id: broken\n    title: t\n    severity: info\n    when: gpu.smm < 80\n    message: m\n")
+                  .ok());
   auto problems = rules::lint({dir});
   std::string all = rules::render(problems);
+  EXPECT_NE(all.find("b.yaml:5:11: error: unknown fact 'gpu.smm'"), std::string::npos) << all;
   EXPECT_NE(all.find("no-refs has no references"), std::string::npos) << all;
   EXPECT_NE(all.find("no-refs has no 'fires' test case"), std::string::npos) << all;
   EXPECT_NE(all.find("no-refs has no 'quiet' test case"), std::string::npos) << all;
   EXPECT_NE(all.find("'TE source' of rule wrong-tests is not a URL"), std::string::npos) << all;
   EXPECT_NE(all.find("a.yaml:14:15: error: rule wrong-tests did not fire on its 'fires' case #1"), std::string::npos) << all;
   EXPECT_NE(all.find("wrong-tests fired on its 'quiet' case #1"), std::string::npos) << all;
-  EXPECT_EQ(problems.size(), 6u) << all;
+  EXPECT_EQ(problems.size(), 7u) << all;
   std::filesystem::remove_all(dir);
   EXPECT_TRUE(rules::lint({k_testdata / "engine"}).empty()) << rules::render(rules::lint({k_testdata / "engine"}));
 }
