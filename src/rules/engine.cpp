@@ -302,13 +302,6 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
   return ex;
 }
 
-model::Workload default_workload() {
-  model::Workload w;
-  w.name = "default";
-  (void)w.complete();
-  return w;
-}
-
 Diagnostic at_location(const detail::Location& at, std::string message, std::string hint = {}) {
   Diagnostic d;
   d.file = at.file;
@@ -359,8 +352,7 @@ std::optional<std::string> run_test_case(const RuleSet& rules, const RuleTestCas
     fired = !findings.empty();
     if (fired) seen = findings.front().message;
   } else {
-    model::Workload workload = test_case.workload.values.empty() ? default_workload() : test_case.workload;
-    auto ex = explain_impl(impl, test_case.facts, workload, rule);
+    auto ex = explain_impl(impl, test_case.facts, test_case.workload, rule);
     for (const auto& finding : ex.findings)
       if (finding.id == rule->summary.id) fired = true, seen = finding.message;
     for (const auto& [key, verdict] : ex.backends)
@@ -403,6 +395,8 @@ std::vector<Diagnostic> lint(const std::vector<std::filesystem::path>& dirs) {
         d.file = test_case.file;
         d.line = test_case.line;
         d.column = test_case.column;
+        for (const auto& file : files)
+          if (file.name == test_case.file) d.source_line = file.line_text(test_case.line);
         std::string where = test_case.file + ":" + std::to_string(test_case.line) + ": ";
         d.message = failure->starts_with(where) ? failure->substr(where.size()) : *failure;
         out.push_back(std::move(d));

@@ -501,6 +501,7 @@ public:
       }
     }
     c.facts.derive();
+    c.workload.name = "test case";
     if (auto r = c.workload.complete(); !r) {
       error(item, "test case workload: " + r.error().message);
       ok = false;
