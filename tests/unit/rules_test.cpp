@@ -153,7 +153,7 @@ TEST(RulesCheck, BoundedDepthAndGarbage) {
   EXPECT_NE(errors_of(std::string(100000, '('))[0].message.find("longer than"), std::string::npos);
   EXPECT_TRUE(errors_of(std::string(40, '(') + "true" + std::string(40, ')')).empty());
   std::string chain = "gpu.sm > 0";
-  for (int i = 0; i < 700; ++i) chain += i % 2 ? " and gpu.sm > 0" : " or gpu.sm > 0";
+  for (int i = 0; i < 500; ++i) chain += i % 2 ? " and gpu.sm > 0" : " or gpu.sm > 0";
   EXPECT_TRUE(errors_of(chain).empty());
   EXPECT_TRUE(fires(chain, facts_of({"gpu.sm=90"})));
   std::string nots;
