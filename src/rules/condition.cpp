@@ -217,28 +217,26 @@ private:
     return node;
   }
 
-  std::optional<Syntax> parse_or(std::size_t depth) {
+  // `a or b or c` and `a and b and c` become one n-ary node each, so long chains stay shallow.
+  // depth counts parentheses and `not`s, the only ways to nest.
+  std::optional<Syntax> parse_chain(std::size_t depth, Syntax::Kind kind) {
     if (depth > k_max_depth) return too_deep();
-    auto left = parse_and(depth + 1);
-    while (left && is_word("or")) {
+    std::string_view word = kind == Syntax::Kind::any ? "or" : "and";
+    auto first = kind == Syntax::Kind::any ? parse_chain(depth, Syntax::Kind::all) : parse_not(depth);
+    if (!first || !is_word(word)) return first;
+    Syntax chain{kind, std::string(word), first->offset, 0, {}};
+    chain.kids.push_back(std::move(*first));
+    while (is_word(word)) {
       next();
-      auto right = parse_and(depth + 1);
-      if (!right) return std::nullopt;
-      left = join(Syntax::Kind::any, std::move(*left), std::move(*right), "or");
+      auto operand = kind == Syntax::Kind::any ? parse_chain(depth, Syntax::Kind::all) : parse_not(depth);
+      if (!operand) return std::nullopt;
+      chain.kids.push_back(std::move(*operand));
     }
-    return left;
+    chain.length = chain.kids.back().offset + chain.kids.back().length - chain.offset;
+    return chain;
   }
 
-  std::optional<Syntax> parse_and(std::size_t depth) {
-    auto left = parse_not(depth + 1);
-    while (left && is_word("and")) {
-      next();
-      auto right = parse_not(depth + 1);
-      if (!right) return std::nullopt;
-      left = join(Syntax::Kind::all, std::move(*left), std::move(*right), "and");
-    }
-    return left;
-  }
+  std::optional<Syntax> parse_or(std::size_t depth) { return parse_chain(depth, Syntax::Kind::any); }
 
   std::optional<Syntax> parse_not(std::size_t depth) {
     if (depth > k_max_depth) return too_deep();
@@ -250,15 +248,15 @@ private:
       node.kids.push_back(std::move(*operand));
       return node;
     }
-    return parse_comparison(depth + 1);
+    return parse_comparison(depth);
   }
 
   std::optional<Syntax> parse_comparison(std::size_t depth) {
-    auto left = parse_primary(depth + 1);
+    auto left = parse_primary(depth);
     if (!left) return std::nullopt;
     if (peek().kind == TokenKind::op) {
       std::string op = next().text;
-      auto right = parse_primary(depth + 1);
+      auto right = parse_primary(depth);
       if (!right) return std::nullopt;
       return join(Syntax::Kind::compare, std::move(*left), std::move(*right), op);
     }
@@ -270,7 +268,7 @@ private:
     }
     if (is_word("in")) {
       next();
-      auto right = parse_primary(depth + 1);
+      auto right = parse_primary(depth);
       if (!right) return std::nullopt;
       return join(negated ? Syntax::Kind::not_in : Syntax::Kind::in, std::move(*left), std::move(*right), "in");
     }
@@ -278,7 +276,6 @@ private:
   }
 
   std::optional<Syntax> parse_primary(std::size_t depth) {
-    if (depth > k_max_depth) return too_deep();
     const Token& token = peek();
     switch (token.kind) {
     case TokenKind::lparen: {
@@ -399,17 +396,21 @@ private:
     switch (s.kind) {
     case Syntax::Kind::all:
     case Syntax::Kind::any: {
-      int left = check_bool(s.kids[0]);
-      int right = check_bool(s.kids[1]);
-      if (left < 0 || right < 0) return -1;
       Node node;
       node.kind = s.kind == Syntax::Kind::all ? NodeKind::all : NodeKind::any;
-      // Flatten chains (a and b and c) into one node.
-      for (int child : {left, right}) {
+      bool ok = true;
+      for (const auto& kid : s.kids) {
+        int child = check_bool(kid); // every operand, so that every error is reported
+        if (child < 0) {
+          ok = false;
+          continue;
+        }
+        // (a and b) and c: one node.
         const Node& c = m_condition.nodes[static_cast<std::size_t>(child)];
         if (c.kind == node.kind) node.children.insert(node.children.end(), c.children.begin(), c.children.end());
         else node.children.push_back(child);
       }
+      if (!ok) return -1;
       return add(std::move(node));
     }
     case Syntax::Kind::negate: {
