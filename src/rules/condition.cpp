@@ -688,7 +688,10 @@ std::optional<int> compare_values(const model::Value& a, const model::Value& b) 
   case ValueType::boolean: return sign(a.as_bool(), b.as_bool());
   case ValueType::integer: return sign(a.as_int(), b.as_int());
   case ValueType::number: return sign(a.as_double(), b.as_double());
-  case ValueType::string: return a.as_string().compare(b.as_string()) < 0 ? -1 : (a.as_string() == b.as_string() ? 0 : 1);
+  case ValueType::string: {
+    int c = a.as_string().compare(b.as_string());
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+  }
   case ValueType::version: {
     auto c = a.as_version() <=> b.as_version();
     return c < 0 ? -1 : (c > 0 ? 1 : 0);

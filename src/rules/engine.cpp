@@ -30,7 +30,8 @@ public:
       : m_node(node), m_workload(workload), m_overlay(overlay) {}
 
   const model::Value* get(std::string_view name) const override {
-    if (m_overlay)
+    // The overlay only holds an assumed te.version and explain.*.
+    if (m_overlay && (name.starts_with("explain.") || name == "te.version"))
       if (const model::Value* v = m_overlay->get(name)) return v;
     if (name.starts_with("workload.")) return m_workload ? m_workload->get(name.substr(9)) : nullptr;
     return m_node.get(name);
@@ -301,13 +302,6 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
   return ex;
 }
 
-model::Workload default_workload() {
-  model::Workload w;
-  w.name = "default";
-  (void)w.complete();
-  return w;
-}
-
 Diagnostic at_location(const detail::Location& at, std::string message, std::string hint = {}) {
   Diagnostic d;
   d.file = at.file;
@@ -358,8 +352,7 @@ std::optional<std::string> run_test_case(const RuleSet& rules, const RuleTestCas
     fired = !findings.empty();
     if (fired) seen = findings.front().message;
   } else {
-    model::Workload workload = test_case.workload.values.empty() ? default_workload() : test_case.workload;
-    auto ex = explain_impl(impl, test_case.facts, workload, rule);
+    auto ex = explain_impl(impl, test_case.facts, test_case.workload, rule);
     for (const auto& finding : ex.findings)
       if (finding.id == rule->summary.id) fired = true, seen = finding.message;
     for (const auto& [key, verdict] : ex.backends)
@@ -380,11 +373,11 @@ std::optional<std::string> run_test_case(const RuleSet& rules, const RuleTestCas
 std::vector<Diagnostic> lint(const std::vector<std::filesystem::path>& dirs) {
   std::vector<Diagnostic> diagnostics;
   auto files = detail::read_rule_files(dirs, diagnostics);
-  auto result = detail::load_files(files, std::move(diagnostics));
-  if (!result.rules) return std::move(result.diagnostics);
-  std::vector<Diagnostic> out;
-  const auto& impl = result.rules->impl();
-  for (const auto& rule : impl.rules) {
+  std::shared_ptr<const RuleSet::Impl> loaded = detail::load_impl(files, diagnostics);
+  // The rules that loaded are checked even when others did not: one run shows every problem.
+  RuleSet rule_set = RuleSet::from_impl(loaded);
+  std::vector<Diagnostic> out = std::move(diagnostics);
+  for (const auto& rule : loaded->rules) {
     const std::string& id = rule.summary.id;
     if (rule.summary.references.empty())
       out.push_back(at_location(rule.at, "rule " + id + " has no references",
@@ -397,11 +390,13 @@ std::vector<Diagnostic> lint(const std::vector<std::filesystem::path>& dirs) {
     if (rule.summary.fires_cases == 0) out.push_back(at_location(rule.at, "rule " + id + " has no 'fires' test case"));
     if (rule.summary.quiet_cases == 0) out.push_back(at_location(rule.at, "rule " + id + " has no 'quiet' test case"));
     for (const auto& test_case : rule.tests) {
-      if (auto failure = run_test_case(*result.rules, test_case)) {
+      if (auto failure = run_test_case(rule_set, test_case)) {
         Diagnostic d;
         d.file = test_case.file;
         d.line = test_case.line;
         d.column = test_case.column;
+        for (const auto& file : files)
+          if (file.name == test_case.file) d.source_line = file.line_text(test_case.line);
         std::string where = test_case.file + ":" + std::to_string(test_case.line) + ": ";
         d.message = failure->starts_with(where) ? failure->substr(where.size()) : *failure;
         out.push_back(std::move(d));

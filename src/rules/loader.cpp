@@ -70,6 +70,7 @@ Diagnostic SourceFile::at_offset(std::size_t offset, std::size_t length, std::st
   d.line = static_cast<int>(line);
   d.column = static_cast<int>(column);
   d.source_line = line_text(d.line);
+  if (d.source_line.size() > 400) d.source_line.clear(); // a caret under a huge line helps nobody
   std::size_t room = d.source_line.size() >= column ? d.source_line.size() - column + 1 : 1;
   d.length = static_cast<int>(std::clamp<std::size_t>(length, 1, std::max<std::size_t>(room, 1)));
   d.message = std::move(message);
@@ -500,6 +501,7 @@ public:
       }
     }
     c.facts.derive();
+    c.workload.name = "test case";
     if (auto r = c.workload.complete(); !r) {
       error(item, "test case workload: " + r.error().message);
       ok = false;
@@ -641,7 +643,7 @@ std::optional<RuleTestCase> load_case_node(const SourceFile& file, const YAML::N
   return loader.load_case(node);
 }
 
-LoadResult load_files(const std::vector<SourceFile>& files, std::vector<Diagnostic> diagnostics) {
+std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics) {
   auto impl = std::make_shared<RuleSet::Impl>();
   impl->selection = default_selection();
   Registry registry;
@@ -653,6 +655,11 @@ LoadResult load_files(const std::vector<SourceFile>& files, std::vector<Diagnost
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->relative < b->relative; });
   impl->digest = fnv1a_hex(sorted);
   if (impl->selection.orders.empty()) impl->selection.orders = default_selection().orders;
+  return impl;
+}
+
+LoadResult load_files(const std::vector<SourceFile>& files, std::vector<Diagnostic> diagnostics) {
+  auto impl = load_impl(files, diagnostics);
   LoadResult result;
   result.diagnostics = std::move(diagnostics);
   if (result.diagnostics.empty()) result.rules = RuleSet::from_impl(std::move(impl));

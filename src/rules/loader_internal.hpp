@@ -38,6 +38,8 @@ struct Registry {
 };
 
 std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>& dirs, std::vector<Diagnostic>& diagnostics);
+// Every rule that loaded without error, even when others did not (lint checks those too).
+std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics);
 LoadResult load_files(const std::vector<SourceFile>& files, std::vector<Diagnostic> diagnostics);
 // One flat fact map ({cudnn.version: 9.1.0, workload.cp_size: 2}) as a test case.
 std::optional<RuleTestCase> load_case_node(const SourceFile& file, const YAML::Node& node, std::vector<Diagnostic>& diagnostics);

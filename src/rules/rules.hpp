@@ -76,7 +76,7 @@ struct RuleTestCase {
   int line = 0;
   int column = 0;
   model::Facts facts;
-  model::Workload workload; // completed; defaults when the case names no workload.* key
+  model::Workload workload; // completed with TE's defaults (all defaults when the case names no workload.* key)
 };
 
 struct LoadResult;
