@@ -544,6 +544,11 @@ TEST(RulesExplain, AssumedTeAndOrderByVersion) {
   EXPECT_EQ(hopper.selected, "FusedAttention");
   EXPECT_TRUE(hopper.backends["flash_attention"].available);
   EXPECT_TRUE(hopper.backends["flash_attention"].reasons.empty());
+  // ... and only when the next backend of the order takes the workload.
+  auto no_fused = rules::explain(*loaded.rules, facts_of({"gpu.sm=90", "cudnn.version=8.6"}), workload_of({{"max_seqlen_q", "1024"}}));
+  EXPECT_FALSE(no_fused.backends["fused_attention"].available);
+  EXPECT_EQ(no_fused.selected, "FlashAttention");
+  EXPECT_TRUE(no_fused.backends["flash_attention"].reasons.empty());
   // Findings name their workload; reasons carry rendered messages.
   auto cp = rules::explain(*loaded.rules, facts_of({"gpu.sm=90", "cudnn.version=9.1"}),
                            workload_of({{"max_seqlen_q", "1024"}, {"cp_size", "2"}, {"cp_comm_type", "all_gather"}}));
