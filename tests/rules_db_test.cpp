@@ -82,6 +82,10 @@ std::vector<rules::ExplainCase> explain_cases() {
   std::vector<rules::Diagnostic> diagnostics;
   for (const auto& file : explain_files())
     for (auto& c : rules::load_explain_cases(file, diagnostics)) cases.push_back(std::move(c));
+  // Test names must be unique even when a file repeats a case name (ExplainCaseFilesLoad fails then).
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (cases[j].file == cases[i].file && cases[j].name == cases[i].name) cases[i].name += "_line" + std::to_string(cases[i].line);
   return cases;
 }
 
