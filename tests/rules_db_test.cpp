@@ -9,6 +9,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ostream>
+
+// gtest prints parameters in test listings: name the case instead of dumping its bytes.
+namespace rules {
+void PrintTo(const RuleTestCase& c, std::ostream* os) { *os << c.file << ":" << c.line; }
+void PrintTo(const ExplainCase& c, std::ostream* os) { *os << c.file << ":" << c.line; }
+} // namespace rules
 
 namespace {
 
