@@ -9,6 +9,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ostream>
+
+// gtest prints parameters in test listings: name the case instead of dumping its bytes.
+namespace rules {
+void PrintTo(const RuleTestCase& c, std::ostream* os) { *os << c.file << ":" << c.line; }
+void PrintTo(const ExplainCase& c, std::ostream* os) { *os << c.file << ":" << c.line; }
+} // namespace rules
 
 namespace {
 
@@ -82,6 +89,10 @@ std::vector<rules::ExplainCase> explain_cases() {
   std::vector<rules::Diagnostic> diagnostics;
   for (const auto& file : explain_files())
     for (auto& c : rules::load_explain_cases(file, diagnostics)) cases.push_back(std::move(c));
+  // Test names must be unique even when a file repeats a case name (ExplainCaseFilesLoad fails then).
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (cases[j].file == cases[i].file && cases[j].name == cases[i].name) cases[i].name += "_line" + std::to_string(cases[i].line);
   return cases;
 }
 

@@ -28,8 +28,13 @@ public:
         error(root, "an explain case file is a list of {name, facts, workload, expect}");
         return cases;
       }
-      for (const auto& item : root)
-        if (auto c = load(item)) cases.push_back(std::move(*c));
+      for (const auto& item : root) {
+        auto c = load(item);
+        if (!c) continue;
+        for (const auto& other : cases)
+          if (other.name == c->name) error(item, "a second case named '" + c->name + "'", "the first is at line " + std::to_string(other.line));
+        cases.push_back(std::move(*c));
+      }
     } catch (const YAML::Exception& e) {
       m_diagnostics.push_back(m_file.at_mark(e.mark.line, e.mark.column, "malformed YAML: " + e.msg));
     }

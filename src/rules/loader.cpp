@@ -468,7 +468,6 @@ private:
     }
   }
 
-public:
   // A flat map of facts and workload.* keys, typed like --set / --workload-set.
   std::optional<RuleTestCase> load_case(const Node& item) {
     if (!item.IsMap()) {
@@ -510,7 +509,6 @@ public:
     return c;
   }
 
-private:
   std::vector<std::string> name_list(const Node& node, std::string_view key, const std::string_view* allowed_begin,
                                      const std::string_view* allowed_end) {
     std::vector<std::string> out;
@@ -635,13 +633,6 @@ Selection default_selection() {
 }
 
 } // namespace
-
-std::optional<RuleTestCase> load_case_node(const SourceFile& file, const YAML::Node& node, std::vector<Diagnostic>& diagnostics) {
-  RuleSet::Impl scratch;
-  Registry registry;
-  FileLoader loader(file, scratch, diagnostics, registry);
-  return loader.load_case(node);
-}
 
 std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics) {
   auto impl = std::make_shared<RuleSet::Impl>();

@@ -1,15 +1,11 @@
-// What loader.cpp shares with the other yaml-cpp users of src/rules (the explain case files):
-// a rules file's text with its line table, and diagnostics pointing into it. Internal.
+// What loader.cpp shares with the rest of src/rules (the engine's lint, the explain case files):
+// a rules file's text with its line table, diagnostics pointing into it, and loading. Internal.
 #pragma once
 
 #include "rules/rules.hpp"
 #include "rules/ruleset_impl.hpp"
 
 #include <map>
-
-namespace YAML {
-class Node;
-}
 
 namespace rules::detail {
 
@@ -41,7 +37,5 @@ std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>
 // Every rule that loaded without error, even when others did not (lint checks those too).
 std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics);
 LoadResult load_files(const std::vector<SourceFile>& files, std::vector<Diagnostic> diagnostics);
-// One flat fact map ({cudnn.version: 9.1.0, workload.cp_size: 2}) as a test case.
-std::optional<RuleTestCase> load_case_node(const SourceFile& file, const YAML::Node& node, std::vector<Diagnostic>& diagnostics);
 
 } // namespace rules::detail

@@ -544,6 +544,11 @@ TEST(RulesExplain, AssumedTeAndOrderByVersion) {
   EXPECT_EQ(hopper.selected, "FusedAttention");
   EXPECT_TRUE(hopper.backends["flash_attention"].available);
   EXPECT_TRUE(hopper.backends["flash_attention"].reasons.empty());
+  // ... and only when the next backend of the order takes the workload.
+  auto no_fused = rules::explain(*loaded.rules, facts_of({"gpu.sm=90", "cudnn.version=8.6"}), workload_of({{"max_seqlen_q", "1024"}}));
+  EXPECT_FALSE(no_fused.backends["fused_attention"].available);
+  EXPECT_EQ(no_fused.selected, "FlashAttention");
+  EXPECT_TRUE(no_fused.backends["flash_attention"].reasons.empty());
   // Findings name their workload; reasons carry rendered messages.
   auto cp = rules::explain(*loaded.rules, facts_of({"gpu.sm=90", "cudnn.version=9.1"}),
                            workload_of({{"max_seqlen_q", "1024"}, {"cp_size", "2"}, {"cp_comm_type", "all_gather"}}));
@@ -551,6 +556,40 @@ TEST(RulesExplain, AssumedTeAndOrderByVersion) {
   EXPECT_EQ(cp.findings[0].workload, "test");
   EXPECT_EQ(cp.findings[0].message, "cuDNN 9.1 cannot run all_gather context parallelism (F16_arbitrary_seqlen).");
   EXPECT_EQ(cp.backends["flash_attention"].reasons.at(0).message, "FlashAttention disabled to give FusedAttention preference on Hopper.");
+}
+
+TEST(RulesExplain, CaseFileErrors) {
+  auto file = std::filesystem::temp_directory_path() / ("nvte-explain-" + std::to_string(::getpid()) + ".yaml");
+  ASSERT_TRUE(util::write_file_atomic(file,
+                                      "- name: a\n  facts: {gpu.smm: 90}\n  expect: {selected: FusedAttention}\n"
+                                      "- name: b\n  workload: {cp_size: two}\n"
+                                      "- name: c\n  expect: {backends: {flash: {available: false}}, colour: red}\n"
+                                      "- name: d\n- name: d\n")
+                  .ok());
+  std::vector<rules::Diagnostic> diagnostics;
+  auto cases = rules::load_explain_cases(file, diagnostics);
+  std::filesystem::remove(file);
+  std::string all = rules::render(diagnostics);
+  EXPECT_NE(all.find(":2:11: error: --set: unknown fact 'gpu.smm'"), std::string::npos) << all;
+  EXPECT_NE(all.find(":5:14: error: workload key cp_size"), std::string::npos) << all;
+  EXPECT_NE(all.find("unknown backend 'flash'"), std::string::npos) << all;
+  EXPECT_NE(all.find("unknown expect key 'colour'"), std::string::npos) << all;
+  EXPECT_NE(all.find(":9:3: error: a second case named 'd'"), std::string::npos) << all;
+  EXPECT_EQ(cases.size(), 2u); // the two d's
+}
+
+TEST(RulesExplain, PhasesStayApart) {
+  auto loaded = rules::RuleSet::load({k_testdata / "engine"});
+  ASSERT_TRUE(loaded.rules);
+  auto facts = facts_of({"gpu.sm=70", "cudnn.version=9.1", "gpu.name=V100"});
+  for (const auto& f : rules::evaluate_node(*loaded.rules, facts)) {
+    EXPECT_TRUE(f.id == "test-gpu-too-old" || f.id == "test-cudnn-old") << f.id;
+    EXPECT_TRUE(f.workload.empty());
+  }
+  auto ex = rules::explain(*loaded.rules, facts, workload_of({}));
+  for (const auto& f : ex.findings) EXPECT_EQ(f.id, "test-cp-all-gather");
+  EXPECT_EQ(ex.backends["flash_attention"].reasons.at(0).rule, "test-flash-needs-ampere");
+  EXPECT_EQ(ex.backends["flash_attention"].reasons.at(0).message, "FlashAttention needs SM 8.0 or newer; GPU 0 is SM 70.");
 }
 
 TEST(RulesExplain, RuleTestCasesOfTheTestData) {
