@@ -138,6 +138,11 @@ util::Result<void> Workload::complete() {
     if (!values.count("qkv_format")) values.insert_or_assign("qkv_format", Value(format));
   }
   assume("qkv_dtype", Value("bf16"));
+  // FP8 tensors imply FP8 attention; before the defaults would say otherwise.
+  if (get("qkv_dtype")->as_string() == "fp8") {
+    assume("fp8", Value(true));
+    assume("fp8_dpa", Value(true));
+  }
   for (const auto& spec : k_keys) {
     if (spec.default_text.empty() || values.count(spec.name)) continue;
     assume(spec.name, *Value::parse_as(spec.type, spec.default_text));
@@ -151,10 +156,6 @@ util::Result<void> Workload::complete() {
   assume("max_seqlen_kv", *get("max_seqlen_q"));
   assume("head_dim_v", *get("head_dim_qk"));
   assume("context_parallel", Value(get("cp_size")->as_int() > 1));
-  if (get("qkv_dtype")->as_string() == "fp8") {
-    assume("fp8", Value(true));
-    assume("fp8_dpa", Value(true));
-  }
   if (!values.count("window_size")) {
     std::string mask = get("attn_mask_type")->as_string();
     bool causal = mask.find("causal") != std::string::npos;

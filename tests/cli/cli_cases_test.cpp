@@ -125,11 +125,15 @@ TEST_P(CliCase, Runs) {
   const auto& r = *run;
   std::string context = "\n--- stdout ---\n" + r.out.substr(0, 4000) + "\n--- stderr ---\n" + r.err.substr(0, 4000);
   ASSERT_FALSE(r.timed_out) << context;
-  if (c.node["exit"]) EXPECT_EQ(r.exit_code.value_or(-1), c.node["exit"].as<int>()) << context;
+  if (c.node["exit"]) {
+    EXPECT_EQ(r.exit_code.value_or(-1), c.node["exit"].as<int>()) << context;
+  }
   for (const auto& s : c.node["stdout_contains"]) EXPECT_NE(r.out.find(expand(s.as<std::string>())), std::string::npos) << "stdout lacks '" << s.as<std::string>() << "'" << context;
   for (const auto& s : c.node["stdout_lacks"]) EXPECT_EQ(r.out.find(expand(s.as<std::string>())), std::string::npos) << "stdout has '" << s.as<std::string>() << "'" << context;
   for (const auto& s : c.node["stderr_contains"]) EXPECT_NE(r.err.find(expand(s.as<std::string>())), std::string::npos) << "stderr lacks '" << s.as<std::string>() << "'" << context;
-  if (c.node["stderr_lines"]) EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), c.node["stderr_lines"].as<int>()) << context;
+  if (c.node["stderr_lines"]) {
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), c.node["stderr_lines"].as<int>()) << context;
+  }
   if (c.node["json"]) {
     json doc = json::parse(r.out, nullptr, false);
     ASSERT_FALSE(doc.is_discarded()) << "stdout is not JSON" << context;
