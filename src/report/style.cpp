@@ -18,6 +18,14 @@ std::string Style::mark(model::Severity severity) const {
   return "?";
 }
 
+std::string render_fix(const model::Fix& fix, const Style& style, std::size_t indent) {
+  std::string pad(indent, ' ');
+  if (fix.command.empty()) return pad + "fix: " + wrap_text(fix.description, indent + 5) + "\n";
+  std::string out = pad + "fix: " + style.bold(fix.command) + "\n";
+  if (!fix.description.empty()) out += pad + "     " + wrap_text(fix.description, indent + 5) + "\n";
+  return out;
+}
+
 std::string wrap_text(std::string_view text, std::size_t indent, std::size_t width) {
   std::string out;
   std::string pad(indent, ' ');

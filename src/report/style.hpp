@@ -27,6 +27,10 @@ private:
   bool m_color;
 };
 
+// "fix: <command>" and its description under it; a fix without a command (a hardware change)
+// is its description alone.
+std::string render_fix(const model::Fix& fix, const Style& style, std::size_t indent);
+
 // Wraps text at width columns, indenting continuation lines by indent spaces.
 std::string wrap_text(std::string_view text, std::size_t indent, std::size_t width = 100);
 

@@ -106,10 +106,7 @@ void render_finding(std::string& out, const model::Finding& f, const Style& styl
     for (const auto& [name, value] : f.evidence) parts.push_back(name + " = " + value);
     out += "      " + style.dim("evidence: " + wrap_text(util::join(parts, ", "), 16)) + "\n";
   }
-  for (const auto& fix : f.fixes) {
-    out += "      fix: " + style.bold(fix.command) + "\n";
-    if (!fix.description.empty()) out += "           " + wrap_text(fix.description, 11) + "\n";
-  }
+  for (const auto& fix : f.fixes) out += render_fix(fix, style, 6);
   for (const auto& reference : f.references) out += "      " + style.dim("see: " + reference) + "\n";
 }
 

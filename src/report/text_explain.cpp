@@ -5,6 +5,8 @@
 
 #include "util/strings.hpp"
 
+#include <algorithm>
+
 namespace report {
 
 namespace {
@@ -44,8 +46,12 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
   std::string out;
   out += style.bold("Workload " + e.workload.name) + ": " + workload_line(e.workload) + "\n";
   if (!e.workload.assumed.empty()) {
+    // The shape-defining assumptions; -v lists every TE default that was filled in.
+    static const std::vector<std::string_view> k_shape = {"qkv_dtype", "qkv_format", "qkv_layout", "attn_mask_type",
+        "is_training", "batch_size", "max_seqlen_q", "max_seqlen_kv", "num_gqa_groups", "head_dim_v", "window_size"};
     std::vector<std::string> assumed;
     for (const auto& key : e.workload.assumed) {
+      if (!options.verbose && std::find(k_shape.begin(), k_shape.end(), key) == k_shape.end()) continue;
       const model::Value* v = e.workload.get(key);
       assumed.push_back(key + "=" + (v ? v->to_string() : "?"));
     }
@@ -65,10 +71,7 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
            (is_selected ? style.green("  ← selected") : "") + "\n";
     for (const auto& reason : verdict.reasons) {
       out += "      " + wrap_text(reason.message, 6) + "  " + style.dim("[" + reason.rule + "]") + "\n";
-      for (const auto& fix : reason.fixes) {
-        out += "      fix: " + style.bold(fix.command) + "\n";
-        if (!fix.description.empty()) out += "           " + wrap_text(fix.description, 11) + "\n";
-      }
+      for (const auto& fix : reason.fixes) out += render_fix(fix, style, 6);
     }
   }
   out += "\n";
@@ -80,7 +83,7 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
   for (const auto& f : e.findings) {
     out += "\n  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
     out += "      " + wrap_text(f.message, 6) + "\n";
-    for (const auto& fix : f.fixes) out += "      fix: " + style.bold(fix.command) + "\n";
+    for (const auto& fix : f.fixes) out += render_fix(fix, style, 6);
   }
   return out;
 }
