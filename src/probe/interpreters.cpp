@@ -152,6 +152,32 @@ void describe(const Host& host, Interpreter& it) {
   }
 }
 
+// pyenv puts shell-script shims on PATH (<PYENV_ROOT>/shims/python3) that run the selected
+// version's binary: PYENV_VERSION, else the first line(s) of <PYENV_ROOT>/version. The shim is
+// replaced by <PYENV_ROOT>/versions/<v>/bin/<name> of the first selected version that has it;
+// "system" and versions without that binary are passed over (the system python is on PATH anyway).
+std::optional<std::string> pyenv_target(const Host& host, const std::string& shim, std::vector<std::string>& problems) {
+  std::filesystem::path p(shim);
+  if (p.parent_path().filename() != "shims") return std::nullopt;
+  std::string root = p.parent_path().parent_path().string();
+  if (node_file_type(host.root, root + "/versions") != NodeFileType::directory) return std::nullopt;
+  std::string selected;
+  if (auto it = host.env.find("PYENV_VERSION"); it != host.env.end() && !it->second.empty()) {
+    selected = it->second;
+  } else if (auto text = util::read_file(host_path(host.root, root + "/version"), 4096)) {
+    for (auto line : util::split(*text, '\n')) {
+      if (!util::trim(line).empty()) selected += (selected.empty() ? "" : ":") + std::string(util::trim(line));
+    }
+  }
+  for (auto version : util::split(selected, ':')) {
+    if (version.empty() || version == "system") continue;
+    std::string target = root + "/versions/" + std::string(version) + "/bin/" + p.filename().string();
+    if (node_file_type(host.root, target) == NodeFileType::regular) return target;
+  }
+  if (p.filename() == "python3") problems.push_back("pyenv shim " + shim + ": no selected version (" + (selected.empty() ? "none" : selected) + ") provides it");
+  return std::string{};
+}
+
 } // namespace
 
 InterpreterScan find_interpreters(const Host& host) {
@@ -185,6 +211,10 @@ InterpreterScan find_interpreters(const Host& host) {
     if (node_file_type(host.root, path) != NodeFileType::regular) {
       if (origin == "option") scan.problems.push_back("--python " + path + ": not found on the node");
       continue;
+    }
+    if (auto target = pyenv_target(host, path, scan.problems)) {
+      if (target->empty()) continue;
+      path = *target;
     }
     Interpreter it;
     it.path = path;

@@ -157,7 +157,7 @@ void run_python_probe(const Host& host, model::Facts& facts) {
     std::string base = "python.interpreters[" + std::to_string(i) + "]";
     facts.set(base + ".path", it.path);
     if (it.version) facts.set(base + ".version", *it.version);
-    facts.set(base + ".site_packages", it.site_packages.empty() ? it.purelib : it.site_packages.front());
+    if (!it.site_packages.empty()) facts.set(base + ".site_packages", it.site_packages.front());
     std::set<std::string> seen; // a distribution in two site dirs: the first on sys.path wins
     for (const auto& site : it.site_packages) {
       SiteScan site_scan = scan_site_packages(host.root, site);
@@ -191,7 +191,7 @@ void run_python_probe(const Host& host, model::Facts& facts) {
   facts.set("python.executable", it.path);
   if (it.version) facts.set("python.version", *it.version);
   facts.set("python.prefix", it.prefix);
-  facts.set("python.site_packages", it.site_packages.empty() ? it.purelib : it.site_packages.front());
+  if (!it.purelib.empty()) facts.set("python.site_packages", it.site_packages.empty() ? it.purelib : it.site_packages.front());
   facts.set("python.env_kind", it.env_kind);
   record_packages(host, packages[*chosen], facts, problems);
 

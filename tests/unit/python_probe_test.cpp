@@ -1,3 +1,4 @@
+#include "model/fact_catalog.hpp"
 #include "probe/interpreters.hpp"
 #include "probe/node_probes.hpp"
 #include "support/node_fixture.hpp"
@@ -126,5 +127,48 @@ TEST(PythonProbe, BrokenDistInfoIsRecordedAndSkipped) {
   if (::geteuid() != 0) {
     EXPECT_NE(reason.find("nvidia_cudnn_cu12-9.0.0.312.dist-info"), std::string::npos) << reason;
     EXPECT_FALSE(facts.has("package.nvidia_cudnn_cu12.version"));
+  }
+}
+
+// pyenv's shims are shell scripts; the interpreter that runs is the selected version's.
+TEST(PythonProbe, PyenvShimsResolveToTheSelectedVersion) {
+  NodeFixture node("no-driver-node");
+  node.write("/root/.pyenv/shims/python3", "#!/usr/bin/env bash\nexec pyenv exec \"$program\" \"$@\"\n");
+  node.write("/root/.pyenv/shims/python3.9", "#!/usr/bin/env bash\n");
+  node.write("/root/.pyenv/version", "3.11.7\n");
+  node.write("/root/.pyenv/versions/3.11.7/bin/python3.11", "# interpreter");
+  node.symlink("/root/.pyenv/versions/3.11.7/bin/python3", "python3.11");
+  node.write("/root/.pyenv/versions/3.9.18/bin/python3.9", "# interpreter");
+  std::string site = "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages";
+  node.write(site + "/torch-2.5.1.dist-info/METADATA", "Name: torch\nVersion: 2.5.1+cu124\n");
+  node.write(site + "/torch/__init__.py", "");
+  Host host = node.host();
+  host.env["PATH"] = "/root/.pyenv/shims:/usr/bin";
+  model::Facts facts;
+  run_python_probe(host, facts);
+  EXPECT_EQ(str(facts, "python.executable"), "/root/.pyenv/versions/3.11.7/bin/python3");
+  EXPECT_EQ(str(facts, "python.version"), "3.11");
+  EXPECT_EQ(str(facts, "python.site_packages"), site);
+  EXPECT_EQ(str(facts, "torch.cuda_version"), "12.4");
+  // python3.9 is not provided by the selected 3.11.7: that shim would fail, so it is no interpreter.
+  EXPECT_EQ(facts.count("python.interpreters"), 2u);
+  host.env["PYENV_VERSION"] = "3.9.18";
+  model::Facts other;
+  run_python_probe(host, other);
+  EXPECT_EQ(str(other, "python.interpreters[0].path"), "/root/.pyenv/versions/3.9.18/bin/python3.9");
+}
+
+// Every fact the two probes write is a catalog name of the right type (so --facts replays it).
+TEST(PythonProbe, EveryFactIsInTheCatalog) {
+  for (const char* fixture : {"h100-node", "a100-node", "no-driver-node", "broken-node"}) {
+    NodeFixture node(fixture);
+    model::Facts facts;
+    run_python_probe(node.host(), facts);
+    run_libraries_probe(node.host(), facts);
+    for (const auto& [name, value] : facts.entries()) {
+      const model::FactSpec* spec = model::find_fact_spec(name);
+      ASSERT_NE(spec, nullptr) << fixture << ": " << name;
+      EXPECT_EQ(spec->type, value.type()) << fixture << ": " << name;
+    }
   }
 }
