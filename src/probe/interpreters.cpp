@@ -90,6 +90,26 @@ void describe(const Host& host, Interpreter& it) {
   } else {
     it.env_kind = "system";
   }
+  // pyenv (<root>/versions/3.11.7) and conda (conda-meta/python-3.11.5-h955ad1f_0.json) name
+  // the full version.
+  if (!it.version && std::filesystem::path(it.prefix).parent_path().filename() == "versions") {
+    auto parsed = model::Version::parse(std::filesystem::path(it.prefix).filename().string());
+    if (parsed && parsed->components().size() >= 3 && parsed->major() == 3) {
+      it.version = *parsed;
+      it.version_source = "pyenv";
+    }
+  }
+  if (!it.version && it.env_kind == "conda") {
+    for (const auto& name : node_list_directory(root, it.prefix + "/conda-meta")) {
+      if (!util::starts_with(name, "python-3.")) continue;
+      std::string_view rest = std::string_view(name).substr(7); // "3.11.5-h955ad1f_0.json"
+      if (auto parsed = model::Version::parse(rest.substr(0, rest.find('-')))) {
+        it.version = *parsed;
+        it.version_source = "conda-meta";
+        break;
+      }
+    }
+  }
   if (!it.version) {
     if (auto v = version_in_name(std::filesystem::path(it.path).filename().string()); !v.empty()) {
       it.version = major_minor(v);

@@ -4,10 +4,10 @@
 //   cuDNN
 //     v1.10        L48-78    wheel nvidia/cudnn/lib, CUDNN_HOME|CUDNN_PATH, CUDA_HOME|CUDA_PATH, dlopen
 //     v1.11-v2.3   L48-79    wheel first; CUDA_HOME|CUDA_PATH|/usr/local/cuda
-//     v2.4-v2.5    L254-279  (v2.4) CUDNN_*, CUDA_*|/usr/local/cuda, then the wheel, dlopen
+//     v2.4-v2.5    L255-279  (v2.4) CUDNN_*, CUDA_*|/usr/local/cuda, then the wheel, dlopen
 //     v2.6-v2.9    L226-262  (v2.6) + `ldconfig -p | grep libcudnn.so` before dlopen
 //     v2.10        L282-316  ldconfig line test is only "libcudnn" in line
-//     v2.11-v2.18  L301-352  (v2.11; v2.18 L303-354) _load_cuda_library: CUDNN_HOME, CUDNN_PATH,
+//     v2.11-v2.18  L257-352  (v2.11; v2.18 L259-354) _load_cuda_library: CUDNN_HOME, CUDNN_PATH,
 //                            CUDA_HOME, CUDA_PATH, /usr/local/cuda each, stubs skipped, then
 //                            dlopen("libcudnn.so"), then wheels nvidia/cu13/cudnn, nvidia/cu13/lib,
 //                            nvidia/cudnn, nvidia/cuda_cudnn
@@ -67,16 +67,16 @@ const std::vector<TeSearchRule>& rules() {
       {"cudnn", ">=1.11,<2.4", "v1.11 transformer_engine/common/__init__.py L48-79 (_load_cudnn; unchanged to v2.3)",
        {pip("nvidia/cudnn/lib", "libcudnn"), glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false),
         glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", false), dlopen("libcudnn.so")}},
-      {"cudnn", ">=2.4,<2.6", "v2.4 transformer_engine/common/__init__.py L254-279 (_load_cudnn)",
+      {"cudnn", ">=2.4,<2.6", "v2.4 transformer_engine/common/__init__.py L255-279 (_load_cudnn; v2.5 L226-250)",
        {glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false), glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", false),
         pip("nvidia/cudnn/lib", "lib"), dlopen("libcudnn.so")}},
-      {"cudnn", ">=2.6,<2.10", "v2.6 transformer_engine/common/__init__.py L226-262 (_load_cudnn)",
+      {"cudnn", ">=2.6,<2.10", "v2.6 transformer_engine/common/__init__.py L226-262 (_load_cudnn; v2.9 L282-318)",
        {glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false), glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", false),
         pip("nvidia/cudnn/lib", "lib"), ldconfig("libcudnn.so"), dlopen("libcudnn.so")}},
       {"cudnn", ">=2.10,<2.11", "v2.10 transformer_engine/common/__init__.py L282-316 (_load_cudnn)",
        {glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false), glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", false),
         pip("nvidia/cudnn/lib", "lib"), ldconfig("libcudnn"), dlopen("libcudnn.so")}},
-      {"cudnn", ">=2.11", "v2.11 transformer_engine/common/__init__.py L301-352 (_load_cuda_library; v2.18 L303-354)",
+      {"cudnn", ">=2.11", "v2.11 transformer_engine/common/__init__.py L257-352 (_load_cuda_library_from_python/_from_system/_load_cuda_library; v2.18 L259-354)",
        v211_steps("CUDNN", "cudnn")},
 
       {"nvrtc", ">=1.10,<1.11", "v1.10 transformer_engine/common/__init__.py L92-112 (_load_nvrtc)",
@@ -88,16 +88,16 @@ const std::vector<TeSearchRule>& rules() {
       {"nvrtc", ">=2.4,<2.6", "v2.4 transformer_engine/common/__init__.py L283-311 (_load_nvrtc)",
        {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), pip("nvidia/cuda_nvrtc/lib", "lib"),
         ldconfig("libnvrtc", {"stub", "libnvrtc-builtins"}), dlopen("libnvrtc.so")}},
-      {"nvrtc", ">=2.6,<2.10", "v2.6 transformer_engine/common/__init__.py L266-294 (_load_nvrtc)",
+      {"nvrtc", ">=2.6,<2.10", "v2.6 transformer_engine/common/__init__.py L266-294 (_load_nvrtc; v2.9 L322-350)",
        {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), pip("nvidia/cuda_nvrtc/lib", "lib"),
         ldconfig("libnvrtc.so"), dlopen("libnvrtc.so")}},
-      {"nvrtc", ">=2.10,<2.11", "v2.10 transformer_engine/common/__init__.py L320-348 (_load_nvrtc)",
+      {"nvrtc", ">=2.10,<2.11", "v2.10 transformer_engine/common/__init__.py L320-346 (_load_nvrtc)",
        {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), pip("nvidia/cuda_nvrtc/lib", "lib"),
         ldconfig("libnvrtc"), dlopen("libnvrtc.so")}},
-      {"nvrtc", ">=2.11", "v2.11 transformer_engine/common/__init__.py L301-352 (_load_cuda_library; v2.18 L303-354)",
+      {"nvrtc", ">=2.11", "v2.11 transformer_engine/common/__init__.py L257-352 (_load_cuda_library_from_python/_from_system/_load_cuda_library; v2.18 L259-354)",
        v211_steps("NVRTC", "nvrtc")},
 
-      {"curand", ">=2.11", "v2.11 transformer_engine/common/__init__.py L301-352 (_load_cuda_library)",
+      {"curand", ">=2.11", "v2.11 transformer_engine/common/__init__.py L257-352 (_load_cuda_library; v2.18 L259-354)",
        v211_steps("CURAND", "curand")},
 
       {"cudart", ">=2.4,<2.11", "v2.4 transformer_engine/common/__init__.py L324 (_load_nvidia_cuda_library(\"cuda_runtime\"); to v2.10 L391)",

@@ -147,7 +147,7 @@ TEST(PythonProbe, PyenvShimsResolveToTheSelectedVersion) {
   model::Facts facts;
   run_python_probe(host, facts);
   EXPECT_EQ(str(facts, "python.executable"), "/root/.pyenv/versions/3.11.7/bin/python3");
-  EXPECT_EQ(str(facts, "python.version"), "3.11");
+  EXPECT_EQ(str(facts, "python.version"), "3.11.7");
   EXPECT_EQ(str(facts, "python.site_packages"), site);
   EXPECT_EQ(str(facts, "torch.cuda_version"), "12.4");
   // python3.9 is not provided by the selected 3.11.7: that shim would fail, so it is no interpreter.
@@ -171,4 +171,22 @@ TEST(PythonProbe, EveryFactIsInTheCatalog) {
       EXPECT_EQ(spec->type, value.type()) << fixture << ": " << name;
     }
   }
+}
+
+TEST(PythonProbe, CondaEnvironment) {
+  NodeFixture node("no-driver-node");
+  node.write("/opt/conda/envs/te/bin/python3.11", "# interpreter");
+  node.symlink("/opt/conda/envs/te/bin/python3", "python3.11");
+  node.write("/opt/conda/envs/te/conda-meta/python-3.11.5-h955ad1f_0.json", "{}");
+  node.write("/opt/conda/envs/te/lib/python3.11/site-packages/transformer_engine-1.13.0.dist-info/METADATA",
+             "Name: transformer_engine\nVersion: 1.13.0\n");
+  Host host = node.host();
+  host.env["CONDA_PREFIX"] = "/opt/conda/envs/te";
+  model::Facts facts;
+  run_python_probe(host, facts);
+  EXPECT_EQ(str(facts, "python.executable"), "/opt/conda/envs/te/bin/python3");
+  EXPECT_EQ(str(facts, "python.env_kind"), "conda");
+  EXPECT_EQ(str(facts, "python.version"), "3.11.5");
+  EXPECT_EQ(str(facts, "te.version"), "1.13.0");
+  EXPECT_FALSE(facts.has("te.path")); // no transformer_engine/ package directory
 }
