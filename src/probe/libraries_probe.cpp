@@ -142,7 +142,11 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
   auto torch_dir = facts.get_string("torch.path");
   auto te_dir = facts.get_string("te.path");
   auto te_version = facts.get_version("te.version");
-  TeContext te_ctx{view, &host.env, facts.get_string("python.site_packages").value_or(""), cache_ptr};
+  TeContext te_ctx;
+  te_ctx.view = view;
+  te_ctx.env = &host.env;
+  te_ctx.purelib = facts.get_string("python.site_packages").value_or("");
+  te_ctx.cache = cache_ptr;
   std::optional<ElfDynamic> te_core;
   std::string te_core_path;
   if (te_dir) {

@@ -46,7 +46,10 @@ std::vector<SearchDir> library_search_dirs(const Host& host, const std::vector<I
   }
   for (const auto& prefix : conda_prefixes) add(dirs, seen, prefix + "/lib", "conda");
   auto roots = cuda_roots(host);
-  for (const auto& root : roots) add(dirs, seen, root + "/compat", "compat");
+  for (const auto& root : roots) {
+    add(dirs, seen, root + "/compat", "compat");
+    add(dirs, seen, root + "/compat/lib", "compat"); // NGC containers
+  }
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
     if (auto it = host.env.find(var); it != host.env.end() && !it->second.empty()) {
       add(dirs, seen, it->second + "/lib64", "cuda_home");

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sys/stat.h>
 
 namespace probe {
 
@@ -116,22 +117,45 @@ std::string env_value(const TeContext& ctx, std::string_view var) {
   return it == ctx.env->end() ? std::string{} : it->second;
 }
 
-// Python's glob(f"{dir}/**/{prefix}*", recursive=True), in its order: a directory's own matches,
-// then each subdirectory's, names sorted (the order of os.scandir is the filesystem's; sorting
-// makes ours deterministic).
-void walk(const std::filesystem::path& root, const std::string& dir, std::string_view prefix,
+// Every file under dir as Python's glob(f"{dir}/**/*", recursive=True) lists them, in its order:
+// a directory's own entries, then each subdirectory's; hidden names skipped, symlinked
+// directories followed (each real directory once). Names are sorted: os.scandir's order is the
+// filesystem's, sorting makes ours deterministic. Paths keep the names they were reached by.
+void walk(const std::filesystem::path& root, const std::string& named, const std::string& real,
           std::set<std::string>& visited, std::vector<std::string>& out) {
-  auto real = resolve_node_path(root, dir);
-  if (!real || !visited.insert(real->real.string()).second) return;
-  auto names = node_list_directory(root, dir);
-  std::vector<std::string> subdirs;
-  for (const auto& name : names) {
+  if (!visited.insert(real).second) return;
+  std::vector<std::pair<std::string, std::string>> subdirs;
+  for (const auto& name : node_list_directory(root, real)) {
     if (name.empty() || name[0] == '.') continue;
-    std::string path = dir + "/" + name;
-    if (util::starts_with(name, prefix)) out.push_back(path);
-    if (node_file_type(root, path) == NodeFileType::directory) subdirs.push_back(path);
+    std::string path = named + "/" + name;
+    std::string real_path = real + "/" + name;
+    struct stat st {};
+    if (::lstat(host_path(root, real_path).c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      auto target = resolve_node_path(root, real_path);
+      if (target && node_file_type(root, target->real) == NodeFileType::directory) {
+        subdirs.emplace_back(path, target->real.string());
+        continue;
+      }
+      out.push_back(path); // a file, or a dangling link: glob lists both
+    } else if (S_ISDIR(st.st_mode)) {
+      subdirs.emplace_back(path, real_path);
+    } else {
+      out.push_back(path);
+    }
   }
-  for (const auto& sub : subdirs) walk(root, sub, prefix, visited, out);
+  for (const auto& [sub_named, sub_real] : subdirs) walk(root, sub_named, sub_real, visited, out);
+}
+
+const std::vector<std::string>& all_files(const TeContext& ctx, const std::string& dir) {
+  auto it = ctx.walks.find(dir);
+  if (it != ctx.walks.end()) return it->second;
+  std::vector<std::string> files;
+  std::set<std::string> visited;
+  if (auto real = resolve_node_path(ctx.view.root, dir); real && node_file_type(ctx.view.root, real->real) == NodeFileType::directory) {
+    walk(ctx.view.root, dir, real->real.string(), visited, files);
+  }
+  return ctx.walks.emplace(dir, std::move(files)).first->second;
 }
 
 std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
@@ -167,8 +191,9 @@ std::optional<ConsumerChoice> run_glob(const TeContext& ctx, const TeStep& step,
   }
   std::string prefix = std::string(spec.stem) + ".so";
   std::vector<std::string> found;
-  std::set<std::string> visited;
-  walk(ctx.view.root, normalize_node_path(dir).string(), prefix, visited, found);
+  for (const auto& path : all_files(ctx, normalize_node_path(dir).string())) {
+    if (util::starts_with(file_name(path), prefix)) found.push_back(path);
+  }
   std::erase_if(found, [&](const std::string& p) {
     return (step.skip_stub && p.find("stub") != std::string::npos) || p.find("libnvrtc-builtins") != std::string::npos;
   });

@@ -58,6 +58,9 @@ struct TeContext {
   const std::map<std::string, std::string>* env = nullptr; // the job's environment
   std::string purelib;                                     // TE's interpreter's site-packages
   const LdCache* cache = nullptr;
+  // Recursive listings already made, by directory: one walk of /usr/local/cuda serves every
+  // library and every step.
+  mutable std::map<std::string, std::vector<std::string>> walks;
 };
 
 // What TE's own search picks for spec at te_version. `source` of the result tells which step
