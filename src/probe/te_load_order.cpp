@@ -212,7 +212,8 @@ std::optional<ConsumerChoice> run_glob(const TeContext& ctx, const TeStep& step,
                                               std::string(step.skip_stub ? ", stubs skipped" : "") + ")");
 }
 
-std::optional<ConsumerChoice> run_pip(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec, std::vector<std::string>& notes) {
+std::optional<ConsumerChoice> run_pip(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec,
+                                      std::vector<std::string>& notes, util::Result<ConsumerChoice>* failure) {
   if (ctx.purelib.empty()) return std::nullopt;
   std::string dir = ctx.purelib + "/" + std::string(step.dir);
   std::vector<std::string> ours;
@@ -233,6 +234,12 @@ std::optional<ConsumerChoice> run_pip(const TeContext& ctx, const TeStep& step, 
     return std::nullopt;
   }
   std::sort(ours.begin(), ours.end());
+  if (step.file_prefix == spec.stem && ours.size() > 1) {
+    // TE <= 2.3 globs only its own library here and asserts there is exactly one.
+    *failure = util::Error{util::ErrorKind::invalid, "TE asserts one " + std::string(spec.stem) + ".so.N in " + dir + " but finds " +
+                                                         std::to_string(ours.size()) + ": `import transformer_engine` raises AssertionError"};
+    return std::nullopt;
+  }
   return make_choice(ctx.view.root, dir + "/" + ours.back(), "pip wheel directory " + dir);
 }
 
@@ -310,7 +317,7 @@ util::Result<ConsumerChoice> te_search(const TeContext& ctx, const model::Versio
     std::optional<ConsumerChoice> choice;
     switch (step.kind) {
     case TeStepKind::glob: choice = run_glob(ctx, step, spec, notes, &failure); break;
-    case TeStepKind::pip: choice = run_pip(ctx, step, spec, notes); break;
+    case TeStepKind::pip: choice = run_pip(ctx, step, spec, notes, &failure); break;
     case TeStepKind::ldconfig: choice = run_ldconfig(ctx, step, spec, notes); break;
     case TeStepKind::dlopen: choice = run_dlopen(ctx, step, notes); break;
     }

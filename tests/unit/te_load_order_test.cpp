@@ -125,3 +125,15 @@ TEST(TeLoadOrder, ABrokenPickMakesTheImportFail) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("import transformer_engine"), std::string::npos);
 }
+
+TEST(TeLoadOrder, OldTeAssertsOneWheelCudnn) {
+  NodeFixture node("a100-node");
+  node.install(k_a100_site + "/nvidia/cudnn/lib/libcudnn.so.8", "cudnn8");
+  Search search(node, k_a100_site);
+  auto te23 = search("2.3.0", "cudnn");
+  ASSERT_FALSE(te23.ok());
+  EXPECT_EQ(te23.error().kind, util::ErrorKind::invalid);
+  EXPECT_NE(te23.error().message.find("AssertionError"), std::string::npos);
+  // TE 2.4+ loads every lib*.so.*[0-9] there: the newest libcudnn.so.N is the one reported.
+  EXPECT_EQ(search("2.5.0", "cudnn")->path, k_a100_site + "/nvidia/cudnn/lib/libcudnn.so.9");
+}
