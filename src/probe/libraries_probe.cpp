@@ -285,9 +285,14 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
 
     const util::Result<ConsumerChoice>* winner = nullptr;
     std::string loaded_by;
-    if (te_choice && *te_choice) winner = &*te_choice, loaded_by = "transformer_engine";
-    else if (torch_choice && *torch_choice) winner = &*torch_choice, loaded_by = "torch";
-    else if (loader_choice && *loader_choice) winner = &*loader_choice, loaded_by = "loader";
+    for (auto [choice, who] : {std::pair{&te_choice, "transformer_engine"}, std::pair{&torch_choice, "torch"},
+                               std::pair{&loader_choice, "loader"}}) {
+      if (*choice && **choice) {
+        winner = &**choice;
+        loaded_by = who;
+        break;
+      }
+    }
     if (winner) {
       facts.set(key + ".path", (*winner)->real);
       if (const LibraryCopy* c = copy_at(copies, (*winner)->real); c && c->version) facts.set(key + ".version", c->version->version);
