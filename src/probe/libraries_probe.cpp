@@ -131,12 +131,10 @@ std::string describe_version(const std::vector<LibraryCopy>& copies, const std::
 // holds); cuda.runtime_version: the CUDA a job runs, i.e. torch's build when torch is there, else
 // the cudart the loader would pick.
 void record_cuda_versions(const Host& host, model::Facts& facts) {
-  std::error_code ec;
-  auto toolkit = std::filesystem::canonical(util::under_root(host.root, "/usr/local/cuda"), ec);
-  if (!ec) {
-    std::string shown = toolkit.string();
-    if (host.root != "/" && shown.starts_with(host.root.string())) shown = shown.substr(host.root.string().size());
-    facts.set("cuda.toolkit_path", shown);
+  auto resolved = resolve_node_path(host.root, "/usr/local/cuda");
+  if (resolved) {
+    facts.set("cuda.toolkit_path", resolved->real.string());
+    auto toolkit = host_path(host.root, resolved->real);
     if (auto json = util::read_file(toolkit / "version.json", 1u << 20)) {
       // {"cuda" : {"name" : "CUDA SDK", "version" : "13.0.2"}, ...}: the first "version" after "cuda".
       auto at = json->find("\"cuda\"");
