@@ -46,14 +46,25 @@ public:
     return {};
   }
 
+  // Watches the targets of paths; keeps watches that are still wanted (removing one would
+  // queue an IN_IGNORED event that looks like a change).
   void arm(const std::vector<fs::path>& paths) {
-    for (const auto& [wd, _] : m_watches) ::inotify_rm_watch(m_fd.get(), wd);
-    m_watches.clear();
+    std::map<fs::path, bool> wanted;
     for (const auto& path : paths) {
       std::error_code ec;
       fs::path target = fs::is_directory(path, ec) ? path : path.parent_path();
       while (!target.empty() && !fs::exists(target, ec) && target != target.root_path()) target = target.parent_path();
-      if (target.empty()) continue;
+      if (!target.empty()) wanted[target] = true;
+    }
+    for (auto it = m_watches.begin(); it != m_watches.end();) {
+      if (wanted.erase(it->second)) {
+        ++it;
+      } else {
+        ::inotify_rm_watch(m_fd.get(), it->first);
+        it = m_watches.erase(it);
+      }
+    }
+    for (const auto& [target, _] : wanted) {
       int wd = ::inotify_add_watch(m_fd.get(), target.c_str(),
                                    IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_ATTRIB |
                                        IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
@@ -62,16 +73,22 @@ public:
     }
   }
 
-  // Drains pending events; true when any arrived.
+  // Drains pending events; true when any of them is a change (IN_IGNORED, the kernel's note
+  // that a watch went away, is not).
   bool drain() {
     alignas(inotify_event) char buffer[16 * 1024];
-    bool any = false;
+    bool changed = false;
     for (;;) {
       ssize_t n = ::read(m_fd.get(), buffer, sizeof buffer);
       if (n <= 0) break;
-      any = true;
+      for (ssize_t offset = 0; offset < n;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(buffer + offset);
+        if (event->mask & IN_IGNORED) m_watches.erase(event->wd);
+        else changed = true;
+        offset += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+      }
     }
-    return any;
+    return changed;
   }
 
   int fd() const { return m_fd.get(); }
