@@ -1,0 +1,38 @@
+// env: the environment a job would see, filtered to what decides which libraries load and
+// which attention backend TE picks. Values are recorded as they are; rules interpret them.
+#include "probe/node_probes.hpp"
+
+#include <array>
+#include <string_view>
+
+namespace probe {
+
+namespace {
+
+constexpr std::array<std::string_view, 4> k_prefixes = {"NVTE_", "NCCL_", "CUDA_", "CUDNN_"};
+constexpr std::array<std::string_view, 8> k_names = {
+    "LD_LIBRARY_PATH",        "LD_PRELOAD",  "PYTORCH_CUDA_ALLOC_CONF", "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES", "VIRTUAL_ENV", "CONDA_PREFIX",            "PATH"};
+
+bool wanted(std::string_view name) {
+  // A dot or bracket would split the fact name.
+  if (name.find_first_of(".[]") != std::string_view::npos) return false;
+  for (auto prefix : k_prefixes) {
+    if (name.starts_with(prefix)) return true;
+  }
+  for (auto exact : k_names) {
+    if (name == exact) return true;
+  }
+  return false;
+}
+
+} // namespace
+
+void run_env_probe(const Host& host, model::Facts& facts) {
+  for (const auto& [name, value] : host.env) {
+    if (wanted(name)) facts.set("env." + name, value);
+  }
+  record_status(facts, "env", "ok");
+}
+
+} // namespace probe

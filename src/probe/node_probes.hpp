@@ -1,0 +1,27 @@
+// The probes of the registry (probe.cpp lists them in order). Each reads the node through the
+// Host, writes what it learnt into facts and records probe.<name>.status; none throws.
+#pragma once
+
+#include "model/facts.hpp"
+#include "probe/probe.hpp"
+
+namespace probe {
+
+// env.NAME for the variables that decide what a job loads and selects (NVTE_*, NCCL_*, CUDA_*, ...).
+void run_env_probe(const Host& host, model::Facts& facts);
+// system.*: host name, os-release, kernel, architecture, container hints, glibc.
+void run_system_probe(const Host& host, model::Facts& facts);
+// driver.*: /proc/driver/nvidia (version, kernel module flavour, GPUs the driver bound); no
+// vendor library.
+void run_driver_probe(const Host& host, model::Facts& facts);
+// gpu[i].*: NVIDIA GPUs on the PCI bus (libpci on root/sys/bus/pci); works without a driver.
+void run_pci_probe(const Host& host, model::Facts& facts);
+// driver.* and gpu[i].* from NVML, in a child process bounded by Host::vendor_timeout.
+void run_nvml_probe(const Host& host, model::Facts& facts);
+// driver.libcuda_path and the CUDA version of the libcuda the loader picks (never cuInit).
+void run_cuda_driver_probe(const Host& host, model::Facts& facts);
+// Written elsewhere (libraries_probe.cpp, python_probe.cpp).
+void run_libraries_probe(const Host& host, model::Facts& facts);
+void run_python_probe(const Host& host, model::Facts& facts);
+
+} // namespace probe

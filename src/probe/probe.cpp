@@ -1,0 +1,75 @@
+// The probe registry and the loop that runs it. The table is the one place that says which
+// probes exist, what each is for and in which order they run: later probes read earlier facts
+// (pci names the GPUs the driver probe found, nvml refines them, libraries needs python.*).
+#include "probe/probe.hpp"
+
+#include "probe/node_probes.hpp"
+#include "util/logging.hpp"
+
+#include <algorithm>
+
+extern char** environ;
+
+namespace probe {
+
+namespace {
+
+constexpr ProbeSpec k_probes[] = {
+    {"env", "environment variables that steer TE, NCCL, CUDA and the loader", run_env_probe},
+    {"system", "host name, OS release, kernel, architecture, container, glibc", run_system_probe},
+    {"driver", "NVIDIA kernel driver from /proc/driver/nvidia (no vendor library)", run_driver_probe},
+    {"pci", "NVIDIA GPUs on the PCI bus (libpci; works without a driver)", run_pci_probe},
+    {"nvml", "driver and GPU details from NVML, in a bounded child process", run_nvml_probe},
+    {"cuda_driver", "the libcuda the loader picks and its CUDA version (no cuInit)", run_cuda_driver_probe},
+    {"python", "Python interpreters and installed packages, without starting Python", run_python_probe},
+    {"libraries", "every copy of cuDNN, NCCL, NVRTC, cudart and libcuda, and which one is loaded", run_libraries_probe},
+};
+
+} // namespace
+
+Host Host::current() {
+  Host host;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    std::string_view text(*entry);
+    auto eq = text.find('=');
+    if (eq == std::string_view::npos || eq == 0) continue;
+    host.env.emplace(std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)));
+  }
+  return host;
+}
+
+std::string Host::getenv(std::string_view name) const {
+  auto it = env.find(std::string(name));
+  return it == env.end() ? std::string() : it->second;
+}
+
+std::span<const ProbeSpec> probes() { return k_probes; }
+
+void record_status(model::Facts& facts, std::string_view probe, std::string_view status, std::string_view reason) {
+  std::string base = "probe." + std::string(probe);
+  facts.set(base + ".status", std::string(status));
+  if (reason.empty()) facts.erase(base + ".reason");
+  else facts.set(base + ".reason", std::string(reason));
+}
+
+model::Facts probe_node(const Host& host, std::span<const std::string> only) {
+  model::Facts facts;
+  for (const auto& spec : probes()) {
+    if (!only.empty() && std::find(only.begin(), only.end(), spec.name) == only.end()) continue;
+    std::string base = "probe." + std::string(spec.name);
+    auto start = std::chrono::steady_clock::now();
+    spec.run(host, facts);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    facts.set(base + ".seconds", seconds);
+    if (!facts.has(base + ".status")) record_status(facts, spec.name, "ok");
+    auto status = facts.get_string(base + ".status").value_or("ok");
+    if (status != "ok" && status != "skipped") {
+      util::log::info("probe " + std::string(spec.name) + ": " + status + ": " +
+                      facts.get_string(base + ".reason").value_or(""));
+    }
+  }
+  facts.derive();
+  return facts;
+}
+
+} // namespace probe
