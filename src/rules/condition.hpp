@@ -1,0 +1,118 @@
+// The condition language of `when:` (internal to src/rules): lexer, recursive-descent parser,
+// type checker and evaluator. A condition compiles to a flat vector of typed nodes whose fact
+// references are slot numbers into a SlotTable shared by the whole RuleSet, so evaluation reads
+// facts through a per-evaluation cache instead of looking names up in a map each time.
+#pragma once
+
+#include "model/value.hpp"
+#include "model/version.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rules::detail {
+
+// An error inside an expression or template: offset and length into its text.
+struct SourceError {
+  std::size_t offset = 0;
+  std::size_t length = 1;
+  std::string message;
+  std::string hint;
+};
+
+// ---- lexer (shared with the template parser) ----
+
+enum class TokenKind { name, number, string, lparen, rparen, lbracket, rbracket, comma, op, end, error };
+
+struct Token {
+  TokenKind kind = TokenKind::end;
+  std::string text; // name / number text, string contents, operator; error message for error
+  std::size_t offset = 0;
+  std::size_t length = 0;
+};
+
+// Splits text into tokens ending with one end (or error) token. Never fails otherwise.
+std::vector<Token> tokenize(std::string_view text);
+
+// ---- fact references ----
+
+// A name the rules read. Collection-relative names ("gpu.sm") are read per element.
+struct SlotSpec {
+  std::string name;       // "cudnn.version", "gpu[0].sm", or "gpu.sm" when collection >= 0
+  int collection = -1;    // index into SlotTable::collections(), or -1
+  std::string field;      // "sm" for collection-relative names
+  model::ValueType type = model::ValueType::string;
+};
+
+class SlotTable {
+public:
+  int intern(const SlotSpec& spec);
+  int intern_collection(std::string_view prefix);
+  const std::vector<SlotSpec>& slots() const { return m_slots; }
+  const std::vector<std::string>& collections() const { return m_collections; }
+
+private:
+  std::vector<SlotSpec> m_slots;
+  std::vector<std::string> m_collections;
+};
+
+// Resolves a fact name against the catalog (workload.* and explain.* included) into a slot spec;
+// fails with a did-you-mean hint for an unknown name.
+std::optional<SlotSpec> resolve_fact(std::string_view name, SlotTable& table, SourceError& error);
+// "gpu" for a known collection prefix, else nullopt.
+bool is_collection(std::string_view prefix);
+
+// ---- compiled conditions ----
+
+enum class NodeKind : std::uint8_t { constant, fact_true, has, env_is, compare, in_list, in_range, all, any, negate };
+enum class CmpOp : std::uint8_t { eq, ne, lt, le, gt, ge };
+
+struct Operand {
+  enum class Kind : std::uint8_t { fact, count, literal } kind = Kind::literal;
+  int index = -1; // slot (fact) or collection (count)
+  model::Value literal;
+};
+
+struct Node {
+  NodeKind kind = NodeKind::constant;
+  CmpOp op = CmpOp::eq;
+  bool flag = false; // constant's value; negated `not in`
+  Operand lhs;
+  Operand rhs;
+  std::vector<model::Value> list;
+  std::optional<model::VersionRange> range;
+  std::vector<int> children;
+};
+
+struct Condition {
+  std::vector<Node> nodes;
+  int root = -1;
+  int collection = -1;       // the collection it iterates, or -1
+  std::vector<int> slots;    // every slot it reads, in source order
+  bool reads_workload = false;
+  bool reads_explain = false;
+};
+
+// Parses and type-checks a condition; every error found is appended (syntax stops at the first).
+std::optional<Condition> compile_condition(std::string_view text, SlotTable& table, std::vector<SourceError>& errors);
+
+// What evaluation reads through; implemented by the engine's per-evaluation frame.
+class Reader {
+public:
+  virtual const model::Value* fact(int slot) = 0;
+  virtual std::size_t count(int collection) = 0;
+
+protected:
+  ~Reader() = default;
+};
+
+bool evaluate(const Condition& condition, Reader& reader);
+
+// Orders two values of comparable types (integers and numbers mix); nullopt otherwise.
+std::optional<int> compare_values(const model::Value& a, const model::Value& b);
+
+} // namespace rules::detail

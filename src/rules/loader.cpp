@@ -1,0 +1,714 @@
+// The YAML side of the rules database: finds the files, parses them with yaml-cpp (the only
+// place in src/rules that includes it), validates the schema of docs/rules-format.md, compiles
+// every condition and template, and turns each problem into a Diagnostic that points into the
+// file. Positions inside a scalar are found by walking the raw file text alongside the parsed
+// value from the scalar's Mark, which handles plain, quoted and block (`|`, `>`) scalars alike.
+#include "rules/loader_internal.hpp"
+
+#include "rules/ruleset_impl.hpp"
+#include "util/file.hpp"
+#include "util/strings.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <system_error>
+
+namespace rules {
+
+std::string Diagnostic::rendered() const {
+  std::string out = file;
+  if (line > 0) out += ":" + std::to_string(line) + ":" + std::to_string(std::max(column, 1));
+  out += ": error: " + message + "\n";
+  if (!source_line.empty() && line > 0) {
+    out += "  " + source_line + "\n  ";
+    for (int i = 1; i < column && static_cast<std::size_t>(i - 1) < source_line.size(); ++i)
+      out += source_line[static_cast<std::size_t>(i - 1)] == '\t' ? '\t' : ' ';
+    out += '^';
+    for (int i = 1; i < length; ++i) out += '~';
+    out += "\n";
+  }
+  if (!hint.empty()) out += "  hint: " + hint + "\n";
+  return out;
+}
+
+std::string render(const std::vector<Diagnostic>& diagnostics) {
+  std::string out;
+  for (const auto& d : diagnostics) out += d.rendered();
+  return out;
+}
+
+namespace detail {
+
+SourceFile::SourceFile(std::string display_name, std::string relative_name, std::string content)
+    : name(std::move(display_name)), relative(std::move(relative_name)), text(std::move(content)) {
+  line_starts.push_back(0);
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n') line_starts.push_back(i + 1);
+}
+
+std::string SourceFile::line_text(int line) const {
+  if (line < 1 || static_cast<std::size_t>(line) > line_starts.size()) return {};
+  std::size_t begin = line_starts[static_cast<std::size_t>(line - 1)];
+  std::size_t end = text.find('\n', begin);
+  std::string s = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  if (!s.empty() && s.back() == '\r') s.pop_back();
+  return s;
+}
+
+Diagnostic SourceFile::at_offset(std::size_t offset, std::size_t length, std::string message, std::string hint) const {
+  offset = std::min(offset, text.size());
+  auto it = std::upper_bound(line_starts.begin(), line_starts.end(), offset);
+  std::size_t line = static_cast<std::size_t>(it - line_starts.begin());
+  std::size_t column = offset - line_starts[line - 1] + 1;
+  Diagnostic d;
+  d.file = name;
+  d.line = static_cast<int>(line);
+  d.column = static_cast<int>(column);
+  d.source_line = line_text(d.line);
+  if (d.source_line.size() > 400) d.source_line.clear(); // a caret under a huge line helps nobody
+  std::size_t room = d.source_line.size() >= column ? d.source_line.size() - column + 1 : 1;
+  d.length = static_cast<int>(std::clamp<std::size_t>(length, 1, std::max<std::size_t>(room, 1)));
+  d.message = std::move(message);
+  d.hint = std::move(hint);
+  return d;
+}
+
+Diagnostic SourceFile::at_mark(int mark_line, int mark_column, std::string message, std::string hint) const {
+  if (mark_line < 0) {
+    Diagnostic d;
+    d.file = name;
+    d.message = std::move(message);
+    d.hint = std::move(hint);
+    return d;
+  }
+  return at_offset(mark_offset(mark_line, mark_column), 1, std::move(message), std::move(hint));
+}
+
+std::size_t SourceFile::mark_offset(int mark_line, int mark_column) const {
+  if (mark_line < 0 || static_cast<std::size_t>(mark_line) >= line_starts.size()) return text.size();
+  return std::min(line_starts[static_cast<std::size_t>(mark_line)] + static_cast<std::size_t>(std::max(mark_column, 0)), text.size());
+}
+
+std::size_t SourceFile::value_offset(std::size_t start, std::string_view value, std::size_t offset) const {
+  std::size_t r = std::min(start, text.size());
+  // Block scalars start after their header line; quoted ones after the quote.
+  if (r < text.size() && (text[r] == '|' || text[r] == '>')) {
+    auto newline = text.find('\n', r);
+    r = newline == std::string::npos ? text.size() : newline + 1;
+  } else if (r < text.size() && (text[r] == '"' || text[r] == '\'')) {
+    ++r;
+  }
+  auto skippable = [](char c) { return std::isspace(static_cast<unsigned char>(c)) || c == '\\' || c == '"' || c == '\''; };
+  auto find = [&](char c) {
+    // The raw position of the value character c: equal, or a line break folded into a space.
+    for (std::size_t probe = r; probe < text.size() && probe - r < 512; ++probe) {
+      if (text[probe] == c || (c == ' ' && text[probe] == '\n')) return probe;
+      if (!skippable(text[probe])) break;
+    }
+    return std::string::npos;
+  };
+  offset = std::min(offset, value.size());
+  for (std::size_t k = 0; k < offset; ++k) {
+    std::size_t at = find(value[k]);
+    if (at == std::string::npos) return std::min(r, text.size());
+    r = at + 1;
+  }
+  if (offset < value.size()) {
+    std::size_t at = find(value[offset]);
+    if (at != std::string::npos) r = at;
+  }
+  return std::min(r, text.size());
+}
+
+namespace {
+
+using YAML::Node;
+
+constexpr std::string_view k_rule_keys[] = {"id", "title", "severity", "area", "applies_to", "when", "backend", "effect",
+                                            "message", "fixes", "references", "tags", "tests"};
+constexpr std::string_view k_fix_kinds[] = {"pip", "env", "config", "hardware", "upgrade"};
+constexpr std::string_view k_backends[] = {"flash_attention", "fused_attention", "unfused_attention"};
+constexpr std::string_view k_sub_backends[] = {"F16_max512_seqlen", "F16_arbitrary_seqlen", "FP8"};
+constexpr std::string_view k_selection_backends[] = {"FlashAttention", "FusedAttention", "UnfusedDotProductAttention"};
+const std::pair<std::string_view, std::string_view> k_applies_to[] = {
+    {"te", "te.version"},     {"cudnn", "cudnn.version"}, {"torch", "torch.version"},
+    {"cuda", "cuda.runtime_version"}, {"driver", "driver.version"}, {"nccl", "nccl.version"},
+    {"flash_attn", "flash_attn.version"}};
+
+template <std::size_t N> bool one_of(std::string_view value, const std::string_view (&set)[N]) {
+  return std::find(std::begin(set), std::end(set), value) != std::end(set);
+}
+template <std::size_t N> std::string list_of(const std::string_view (&set)[N]) {
+  std::vector<std::string> names(std::begin(set), std::end(set));
+  return util::join(names, ", ");
+}
+
+bool valid_id(std::string_view id) {
+  if (id.empty() || id.front() == '-' || id.back() == '-' || id.size() > 100) return false;
+  char previous = 0;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    if (!ok || (c == '-' && previous == '-')) return false;
+    previous = c;
+  }
+  return true;
+}
+
+std::string yaml_error_message(const std::string& msg) {
+  std::string m = msg;
+  if (!m.empty()) m[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(m[0])));
+  return "malformed YAML: " + m;
+}
+
+class FileLoader {
+public:
+  FileLoader(const SourceFile& file, RuleSet::Impl& impl, std::vector<Diagnostic>& diagnostics, Registry& registry)
+      : m_file(file), m_impl(impl), m_diagnostics(diagnostics), m_registry(registry) {}
+
+  void run() {
+    Node root;
+    try {
+      root = YAML::Load(m_file.text);
+    } catch (const YAML::Exception& e) {
+      m_diagnostics.push_back(m_file.at_mark(e.mark.line, e.mark.column, yaml_error_message(e.msg)));
+      return;
+    }
+    try {
+      walk(root);
+    } catch (const YAML::Exception& e) {
+      m_diagnostics.push_back(m_file.at_mark(e.mark.line, e.mark.column, yaml_error_message(e.msg)));
+    }
+  }
+
+private:
+  void error(const Node& node, std::string message, std::string hint = {}) {
+    m_diagnostics.push_back(m_file.at_mark(node.Mark().line, node.Mark().column, std::move(message), std::move(hint)));
+  }
+
+  Location location(const Node& node) const {
+    Diagnostic d = m_file.at_mark(node.Mark().line, node.Mark().column, "");
+    return {d.file, d.line, d.column, d.source_line};
+  }
+
+  // The scalar at node, or nullopt with a diagnostic naming key.
+  std::optional<std::string> scalar(const Node& node, std::string_view key) {
+    if (!node.IsScalar()) {
+      error(node, "'" + std::string(key) + "' must be a single value");
+      return std::nullopt;
+    }
+    return node.Scalar();
+  }
+
+  std::vector<std::string> string_list(const Node& node, std::string_view key, std::vector<Location>* where = nullptr) {
+    std::vector<std::string> out;
+    if (!node.IsSequence()) {
+      error(node, "'" + std::string(key) + "' must be a list");
+      return out;
+    }
+    for (const auto& item : node) {
+      if (auto s = scalar(item, key)) {
+        out.push_back(*s);
+        if (where) where->push_back(location(item));
+      }
+    }
+    return out;
+  }
+
+  // Appends expression/template errors as diagnostics inside the scalar at node.
+  void source_errors(const Node& node, const std::string& value, const std::vector<SourceError>& errors) {
+    std::size_t start = m_file.mark_offset(node.Mark().line, node.Mark().column);
+    for (const auto& e : errors) {
+      std::size_t begin = m_file.value_offset(start, value, e.offset);
+      std::size_t end = m_file.value_offset(start, value, std::min(e.offset + e.length, value.size()));
+      std::size_t length = end > begin ? end - begin : e.length;
+      m_diagnostics.push_back(m_file.at_offset(begin, length, e.message, e.hint));
+    }
+  }
+
+  void walk(const Node& root) {
+    if (root.IsNull()) return; // an empty file holds no rules
+    if (!root.IsMap()) {
+      error(root, "a rules file is a mapping with 'rules:' and optionally 'selection:'");
+      return;
+    }
+    for (const auto& entry : root) {
+      std::string key = entry.first.Scalar();
+      if (key == "rules") {
+        if (!entry.second.IsSequence()) {
+          if (!entry.second.IsNull()) error(entry.second, "'rules' must be a list of rules");
+          continue;
+        }
+        for (const auto& rule : entry.second) load_rule(rule);
+      } else if (key == "selection") {
+        load_selection(entry.first, entry.second);
+      } else {
+        error(entry.first, "unknown top-level key '" + key + "'", "a rules file has 'rules:' and 'selection:'");
+      }
+    }
+  }
+
+  void load_rule(const Node& node) {
+    if (!node.IsMap()) {
+      error(node, "a rule must be a mapping (id:, title:, severity:, when:, message:, ...)");
+      return;
+    }
+    Rule rule;
+    rule.at = location(node);
+    rule.summary.file = m_file.name;
+    rule.summary.line = rule.at.line;
+    std::size_t before = m_diagnostics.size();
+    std::map<std::string, Node> fields;
+    for (const auto& entry : node) {
+      std::string key = entry.first.Scalar();
+      if (!one_of(key, k_rule_keys)) {
+        std::string hint;
+        for (auto known : k_rule_keys)
+          if (util::edit_distance(key, known) <= 2) hint = "did you mean '" + std::string(known) + "'?";
+        error(entry.first, "unknown rule key '" + key + "'", hint.empty() ? "keys: " + list_of(k_rule_keys) : hint);
+        continue;
+      }
+      if (fields.count(key)) error(entry.first, "duplicate key '" + key + "'");
+      fields[key] = entry.second;
+    }
+    for (std::string_view required : {"id", "title", "severity", "when", "message"}) {
+      if (!fields.count(std::string(required))) error(node, "rule without '" + std::string(required) + "'");
+    }
+
+    if (auto it = fields.find("id"); it != fields.end()) {
+      if (auto id = scalar(it->second, "id")) {
+        rule.summary.id = *id;
+        rule.at = location(it->second);
+        rule.summary.line = rule.at.line;
+        if (!valid_id(*id)) {
+          error(it->second, "invalid rule id '" + *id + "'", "lowercase letters and digits in words joined by '-': cudnn-too-old");
+        } else if (auto seen = m_registry.ids.find(*id); seen != m_registry.ids.end()) {
+          error(it->second, "duplicate rule id '" + *id + "'",
+                "first defined at " + seen->second.file + ":" + std::to_string(seen->second.line));
+        } else {
+          m_registry.ids.emplace(*id, rule.at);
+        }
+      }
+    }
+    if (auto it = fields.find("title"); it != fields.end())
+      if (auto s = scalar(it->second, "title")) rule.summary.title = *s;
+    if (auto it = fields.find("severity"); it != fields.end()) {
+      if (auto s = scalar(it->second, "severity")) {
+        if (auto severity = model::parse_severity(*s)) rule.summary.severity = *severity;
+        else error(it->second, "unknown severity '" + *s + "'", "error, warning or info");
+      }
+    }
+    rule.summary.area = std::filesystem::path(m_file.relative).stem().string();
+    if (auto it = fields.find("area"); it != fields.end())
+      if (auto s = scalar(it->second, "area")) rule.summary.area = *s;
+
+    if (auto it = fields.find("applies_to"); it != fields.end()) load_applies_to(it->second, rule);
+
+    if (auto it = fields.find("when"); it != fields.end()) {
+      if (auto text = scalar(it->second, "when")) {
+        rule.summary.when = *text;
+        std::vector<SourceError> errors;
+        auto condition = compile_condition(*text, m_impl.slots, errors);
+        source_errors(it->second, *text, errors);
+        if (condition) rule.when = std::move(*condition);
+      }
+    }
+    if (auto it = fields.find("backend"); it != fields.end()) {
+      if (auto s = scalar(it->second, "backend")) {
+        rule.summary.backend = *s;
+        auto dot = s->find('.');
+        std::string backend = s->substr(0, dot);
+        std::string sub = dot == std::string::npos ? "" : s->substr(dot + 1);
+        if (!one_of(backend, k_backends) || (dot != std::string::npos && (backend != "fused_attention" || !one_of(sub, k_sub_backends))))
+          error(it->second, "unknown backend '" + *s + "'",
+                "one of " + list_of(k_backends) + ", fused_attention.<" + list_of(k_sub_backends) + ">");
+        rule.backend = backend;
+        rule.sub_backend = sub;
+      }
+    }
+    if (auto it = fields.find("effect"); it != fields.end()) {
+      if (auto s = scalar(it->second, "effect")) {
+        rule.summary.effect = *s;
+        if (*s != "unavailable" && *s != "deprioritized") error(it->second, "unknown effect '" + *s + "'", "unavailable or deprioritized");
+        else if (rule.backend.empty()) error(it->second, "'effect' only applies to rules with 'backend:'");
+        else if (*s == "deprioritized" && !rule.sub_backend.empty()) error(it->second, "a sub-backend cannot be deprioritized, only made unavailable");
+        rule.deprioritized = *s == "deprioritized";
+      }
+    } else if (!rule.backend.empty()) {
+      rule.summary.effect = "unavailable";
+    }
+
+    bool templates_read_workload = false;
+    bool templates_read_explain = false;
+    auto compile = [&](const Node& at, const std::string& text) -> Template {
+      std::vector<SourceError> errors;
+      auto t = compile_template(text, m_impl.slots, errors);
+      source_errors(at, text, errors);
+      if (!t) return {};
+      templates_read_workload |= t->reads_workload;
+      templates_read_explain |= t->reads_explain;
+      return std::move(*t);
+    };
+    if (auto it = fields.find("message"); it != fields.end()) {
+      if (auto s = scalar(it->second, "message")) {
+        rule.summary.message = *s;
+        rule.message = compile(it->second, *s);
+      }
+    }
+    if (auto it = fields.find("fixes"); it != fields.end()) {
+      if (!it->second.IsSequence()) error(it->second, "'fixes' must be a list of {kind, command, description}");
+      else
+        for (const auto& fix : it->second) {
+          if (!fix.IsMap()) {
+            error(fix, "a fix is a mapping {kind, command, description}");
+            continue;
+          }
+          CompiledFix compiled;
+          model::Fix raw;
+          for (const auto& entry : fix) {
+            std::string key = entry.first.Scalar();
+            auto value = scalar(entry.second, key);
+            if (!value) continue;
+            if (key == "kind") {
+              raw.kind = *value;
+              if (!one_of(*value, k_fix_kinds)) error(entry.second, "unknown fix kind '" + *value + "'", list_of(k_fix_kinds));
+            } else if (key == "command") {
+              raw.command = *value;
+              compiled.command = compile(entry.second, *value);
+            } else if (key == "description") {
+              raw.description = *value;
+            } else {
+              error(entry.first, "unknown fix key '" + key + "'", "kind, command, description");
+            }
+          }
+          if (raw.kind.empty()) error(fix, "fix without 'kind'");
+          if (raw.command.empty() && raw.description.empty()) error(fix, "fix without 'command' or 'description'");
+          compiled.kind = raw.kind;
+          compiled.description = raw.description;
+          rule.fixes.push_back(std::move(compiled));
+          rule.summary.fixes.push_back(std::move(raw));
+        }
+    }
+    if (auto it = fields.find("references"); it != fields.end())
+      rule.summary.references = string_list(it->second, "references", &rule.reference_at);
+    if (auto it = fields.find("tags"); it != fields.end()) rule.summary.tags = string_list(it->second, "tags");
+
+    // Which phase the rule belongs to.
+    if (!rule.backend.empty()) {
+      rule.kind = RuleKind::backend;
+      if (rule.when.reads_explain || templates_read_explain)
+        error(fields.count("when") ? fields["when"] : node, "a backend filter cannot read explain.* (it runs before the selection)");
+    } else if (rule.when.reads_workload || rule.when.reads_explain || templates_read_workload || templates_read_explain) {
+      rule.kind = RuleKind::workload;
+    }
+    rule.summary.kind = rule.kind == RuleKind::backend ? "backend" : rule.kind == RuleKind::workload ? "workload" : "node";
+
+    if (auto it = fields.find("tests"); it != fields.end()) load_tests(it->second, rule);
+    rule.summary.fires_cases = static_cast<std::size_t>(std::count_if(rule.tests.begin(), rule.tests.end(), [](const auto& t) { return t.fires; }));
+    rule.summary.quiet_cases = rule.tests.size() - rule.summary.fires_cases;
+
+    if (m_diagnostics.size() == before) m_impl.rules.push_back(std::move(rule));
+  }
+
+  void load_applies_to(const Node& node, Rule& rule) {
+    if (!node.IsMap()) {
+      error(node, "'applies_to' must be a mapping such as {te: \">=1.10,<2.1\"}");
+      return;
+    }
+    for (const auto& entry : node) {
+      std::string key = entry.first.Scalar();
+      const auto* known = std::find_if(std::begin(k_applies_to), std::end(k_applies_to), [&](const auto& p) { return p.first == key; });
+      if (known == std::end(k_applies_to)) {
+        error(entry.first, "unknown applies_to key '" + key + "'", "te, cudnn, torch, cuda, driver, nccl, flash_attn");
+        continue;
+      }
+      auto text = scalar(entry.second, key);
+      if (!text) continue;
+      auto range = model::VersionRange::parse(*text);
+      if (!range) {
+        error(entry.second, range.error().message);
+        continue;
+      }
+      SourceError unused;
+      auto spec = resolve_fact(known->second, m_impl.slots, unused);
+      rule.applies_to.push_back({key, m_impl.slots.intern(*spec), std::move(*range)});
+      rule.summary.applies_to.emplace_back(key, *text);
+    }
+  }
+
+  void load_tests(const Node& node, Rule& rule) {
+    if (!node.IsMap()) {
+      error(node, "'tests' must be a mapping with 'fires:' and 'quiet:' lists");
+      return;
+    }
+    for (const auto& entry : node) {
+      std::string key = entry.first.Scalar();
+      if (key != "fires" && key != "quiet") {
+        error(entry.first, "unknown tests key '" + key + "'", "fires, quiet");
+        continue;
+      }
+      if (!entry.second.IsSequence()) {
+        error(entry.second, "'" + key + "' must be a list of fact maps");
+        continue;
+      }
+      std::size_t index = 0;
+      for (const auto& item : entry.second) {
+        if (auto c = load_case(item)) {
+          c->rule_id = rule.summary.id;
+          c->fires = key == "fires";
+          c->index = index;
+          rule.tests.push_back(std::move(*c));
+        }
+        ++index;
+      }
+    }
+  }
+
+public:
+  // A flat map of facts and workload.* keys, typed like --set / --workload-set.
+  std::optional<RuleTestCase> load_case(const Node& item) {
+    if (!item.IsMap()) {
+      error(item, "a test case is a flat mapping of fact names to values");
+      return std::nullopt;
+    }
+    RuleTestCase c;
+    Location at = location(item);
+    c.file = at.file;
+    c.line = at.line;
+    c.column = at.column;
+    bool ok = true;
+    for (const auto& entry : item) {
+      std::string key = entry.first.Scalar();
+      auto value = scalar(entry.second, key);
+      if (!value) {
+        ok = false;
+        continue;
+      }
+      if (key.starts_with("workload.")) {
+        if (auto r = c.workload.set_text(key.substr(9), *value); !r) {
+          error(entry.first, r.error().message);
+          ok = false;
+        }
+      } else if (auto r = c.facts.apply_override(key + "=" + *value); !r) {
+        std::string message = r.error().message;
+        if (message.starts_with("--set")) message = "test case" + message.substr(5);
+        error(entry.first, message);
+        ok = false;
+      }
+    }
+    c.facts.derive();
+    c.workload.name = "test case";
+    if (auto r = c.workload.complete(); !r) {
+      error(item, "test case workload: " + r.error().message);
+      ok = false;
+    }
+    if (!ok) return std::nullopt;
+    return c;
+  }
+
+private:
+  std::vector<std::string> name_list(const Node& node, std::string_view key, const std::string_view* allowed_begin,
+                                     const std::string_view* allowed_end) {
+    std::vector<std::string> out;
+    if (!node.IsSequence()) {
+      error(node, "'" + std::string(key) + "' must be a list");
+      return out;
+    }
+    for (const auto& item : node) {
+      auto s = scalar(item, key);
+      if (!s) continue;
+      if (std::find(allowed_begin, allowed_end, *s) == allowed_end) {
+        std::vector<std::string> names(allowed_begin, allowed_end);
+        error(item, "unknown name '" + *s + "' in " + std::string(key), "one of " + util::join(names, ", "));
+        continue;
+      }
+      out.push_back(*s);
+    }
+    return out;
+  }
+
+  void load_selection(const Node& key_node, const Node& node) {
+    if (m_registry.selection_at) {
+      error(key_node, "a second 'selection:' block",
+            "the first is at " + m_registry.selection_at->file + ":" + std::to_string(m_registry.selection_at->line));
+      return;
+    }
+    m_registry.selection_at = location(key_node);
+    if (!node.IsMap()) {
+      error(node, "'selection' must be a mapping with default_te_version and orders");
+      return;
+    }
+    Selection selection;
+    for (const auto& entry : node) {
+      std::string key = entry.first.Scalar();
+      if (key == "default_te_version") {
+        auto s = scalar(entry.second, key);
+        if (!s) continue;
+        auto v = model::Version::parse(*s);
+        if (!v) error(entry.second, v.error().message);
+        else {
+          selection.default_te_version = v->to_string();
+          m_impl.default_te_version = *v;
+        }
+      } else if (key == "orders") {
+        if (!entry.second.IsSequence()) {
+          error(entry.second, "'orders' must be a list");
+          continue;
+        }
+        for (const auto& order_node : entry.second) {
+          if (!order_node.IsMap()) {
+            error(order_node, "an order is a mapping {te, backends, fused_sub_backends}");
+            continue;
+          }
+          SelectionOrder order;
+          for (const auto& field : order_node) {
+            std::string name = field.first.Scalar();
+            if (name == "te") {
+              if (auto s = scalar(field.second, name)) {
+                auto range = model::VersionRange::parse(*s);
+                if (!range) error(field.second, range.error().message);
+                else order.te = std::move(*range);
+              }
+            } else if (name == "backends") {
+              order.backends = name_list(field.second, name, std::begin(k_selection_backends), std::end(k_selection_backends));
+            } else if (name == "fused_sub_backends") {
+              if (!field.second.IsMap()) {
+                error(field.second, "'fused_sub_backends' maps a dtype (fp8, default, bf16, ...) to a list of sub-backends");
+                continue;
+              }
+              for (const auto& sub : field.second) {
+                std::string dtype = sub.first.Scalar();
+                if (dtype != "default" && dtype != "fp8" && dtype != "bf16" && dtype != "fp16" && dtype != "fp32")
+                  error(sub.first, "unknown dtype key '" + dtype + "'", "default, fp8, bf16, fp16, fp32");
+                order.fused_sub_backends.emplace_back(dtype, name_list(sub.second, dtype, std::begin(k_sub_backends), std::end(k_sub_backends)));
+              }
+            } else {
+              error(field.first, "unknown order key '" + name + "'", "te, backends, fused_sub_backends");
+            }
+          }
+          if (order.backends.empty()) error(order_node, "an order without 'backends'");
+          selection.orders.push_back(std::move(order));
+        }
+      } else {
+        error(entry.first, "unknown selection key '" + key + "'", "default_te_version, orders");
+      }
+    }
+    m_impl.selection = std::move(selection);
+  }
+
+  const SourceFile& m_file;
+  RuleSet::Impl& m_impl;
+  std::vector<Diagnostic>& m_diagnostics;
+  Registry& m_registry;
+};
+
+std::string fnv1a_hex(const std::vector<const SourceFile*>& files) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  auto feed = [&](std::string_view bytes) {
+    for (unsigned char c : bytes) {
+      hash ^= c;
+      hash *= 0x100000001b3ULL;
+    }
+  };
+  for (const auto* file : files) {
+    feed(file->relative);
+    feed(std::string_view("\0", 1));
+    feed(file->text);
+    feed(std::string_view("\0", 1));
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+Selection default_selection() {
+  Selection s;
+  SelectionOrder order;
+  order.backends = {"FlashAttention", "FusedAttention", "UnfusedDotProductAttention"};
+  order.fused_sub_backends = {{"fp8", {"FP8"}}, {"default", {"F16_arbitrary_seqlen", "F16_max512_seqlen"}}};
+  s.orders.push_back(std::move(order));
+  return s;
+}
+
+} // namespace
+
+std::optional<RuleTestCase> load_case_node(const SourceFile& file, const YAML::Node& node, std::vector<Diagnostic>& diagnostics) {
+  RuleSet::Impl scratch;
+  Registry registry;
+  FileLoader loader(file, scratch, diagnostics, registry);
+  return loader.load_case(node);
+}
+
+std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics) {
+  auto impl = std::make_shared<RuleSet::Impl>();
+  impl->selection = default_selection();
+  Registry registry;
+  std::vector<const SourceFile*> sorted;
+  for (const auto& file : files) {
+    FileLoader(file, *impl, diagnostics, registry).run();
+    sorted.push_back(&file);
+  }
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->relative < b->relative; });
+  impl->digest = fnv1a_hex(sorted);
+  if (impl->selection.orders.empty()) impl->selection.orders = default_selection().orders;
+  return impl;
+}
+
+LoadResult load_files(const std::vector<SourceFile>& files, std::vector<Diagnostic> diagnostics) {
+  auto impl = load_impl(files, diagnostics);
+  LoadResult result;
+  result.diagnostics = std::move(diagnostics);
+  if (result.diagnostics.empty()) result.rules = RuleSet::from_impl(std::move(impl));
+  return result;
+}
+
+std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>& dirs, std::vector<Diagnostic>& diagnostics) {
+  std::vector<SourceFile> files;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      diagnostics.push_back({dir.string(), 0, 0, 1, "cannot read rules directory: " + (ec ? ec.message() : std::string("not a directory")), {}, {}});
+      continue;
+    }
+    std::vector<std::string> relative;
+    std::filesystem::recursive_directory_iterator it(dir, std::filesystem::directory_options::skip_permission_denied, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      std::error_code type_ec;
+      if (it->path().extension() == ".yaml" && it->is_regular_file(type_ec))
+        relative.push_back(std::filesystem::relative(it->path(), dir, type_ec).generic_string());
+    }
+    if (ec) diagnostics.push_back({dir.string(), 0, 0, 1, "cannot list rules directory: " + ec.message(), {}, {}});
+    std::sort(relative.begin(), relative.end());
+    for (const auto& rel : relative) {
+      auto path = dir / rel;
+      auto text = util::read_file(path, 8u << 20);
+      if (!text) {
+        diagnostics.push_back({path.string(), 0, 0, 1, text.error().message, {}, {}});
+        continue;
+      }
+      files.emplace_back(path.string(), rel, std::move(*text));
+    }
+  }
+  return files;
+}
+
+} // namespace detail
+
+LoadResult RuleSet::load(const std::vector<std::filesystem::path>& dirs) {
+  std::vector<Diagnostic> diagnostics;
+  auto files = detail::read_rule_files(dirs, diagnostics);
+  return detail::load_files(files, std::move(diagnostics));
+}
+
+LoadResult RuleSet::load_text(std::string_view text, std::string file) {
+  std::vector<detail::SourceFile> files;
+  std::string relative = std::filesystem::path(file).filename().string();
+  files.emplace_back(std::move(file), std::move(relative), std::string(text));
+  return detail::load_files(files, {});
+}
+
+} // namespace rules

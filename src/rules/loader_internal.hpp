@@ -1,0 +1,47 @@
+// What loader.cpp shares with the other yaml-cpp users of src/rules (the explain case files):
+// a rules file's text with its line table, and diagnostics pointing into it. Internal.
+#pragma once
+
+#include "rules/rules.hpp"
+#include "rules/ruleset_impl.hpp"
+
+#include <map>
+
+namespace YAML {
+class Node;
+}
+
+namespace rules::detail {
+
+struct SourceFile {
+  SourceFile(std::string display_name, std::string relative_name, std::string content);
+
+  std::string name;     // as shown in diagnostics (the path as given)
+  std::string relative; // relative to its rules directory (digest, area)
+  std::string text;
+  std::vector<std::size_t> line_starts;
+
+  std::string line_text(int line) const;
+  // A diagnostic at a byte offset of the file.
+  Diagnostic at_offset(std::size_t offset, std::size_t length, std::string message, std::string hint = {}) const;
+  // A diagnostic at a yaml-cpp mark (0-based line and column; line < 0: no position).
+  Diagnostic at_mark(int mark_line, int mark_column, std::string message, std::string hint = {}) const;
+  std::size_t mark_offset(int mark_line, int mark_column) const;
+  // The file offset of character `offset` of a scalar's parsed value whose node starts at start.
+  std::size_t value_offset(std::size_t start, std::string_view value, std::size_t offset) const;
+};
+
+// What the files of one load share: ids seen and where the selection block is.
+struct Registry {
+  std::map<std::string, Location> ids;
+  std::optional<Location> selection_at;
+};
+
+std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>& dirs, std::vector<Diagnostic>& diagnostics);
+// Every rule that loaded without error, even when others did not (lint checks those too).
+std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics);
+LoadResult load_files(const std::vector<SourceFile>& files, std::vector<Diagnostic> diagnostics);
+// One flat fact map ({cudnn.version: 9.1.0, workload.cp_size: 2}) as a test case.
+std::optional<RuleTestCase> load_case_node(const SourceFile& file, const YAML::Node& node, std::vector<Diagnostic>& diagnostics);
+
+} // namespace rules::detail

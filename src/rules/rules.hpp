@@ -1,0 +1,130 @@
+// The rules engine: loads the YAML rules database (docs/rules-format.md), type-checks every
+// condition and template against the fact catalog at load time, and evaluates the rules against a
+// node's facts (node findings) or against a node and an attention workload (TE's backend
+// selection plus workload findings). A RuleSet only exists when loading found no error, so the
+// engine never runs on a broken database; lint() reports every problem in one run.
+#pragma once
+
+#include "model/facts.hpp"
+#include "model/finding.hpp"
+#include "model/workload.hpp"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rules {
+
+// One problem in a rules file, pointing into the file (line and column 1-based; 0 = unknown).
+struct Diagnostic {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  int length = 1;          // characters to underline from column
+  std::string message;
+  std::string hint;        // "did you mean cudnn.version?", may be empty
+  std::string source_line; // the file's line, for the caret
+
+  // "file:line:column: error: message", the source line, a caret line and the hint.
+  std::string rendered() const;
+};
+
+// All diagnostics rendered one after another (for a one-line-reason exit the caller takes the first).
+std::string render(const std::vector<Diagnostic>& diagnostics);
+
+// A rule as written, for `rules list` / `rules show` and for the tests.
+struct RuleSummary {
+  std::string id;
+  std::string title;
+  model::Severity severity = model::Severity::info;
+  std::string area;
+  std::string file;
+  int line = 0;
+  std::string when;
+  std::string backend; // empty for non-filter rules
+  std::string effect;  // unavailable | deprioritized (backend rules only)
+  std::string kind;    // node | workload | backend
+  std::vector<std::pair<std::string, std::string>> applies_to;
+  std::string message; // the template as written
+  std::vector<model::Fix> fixes; // command templates as written
+  std::vector<std::string> references;
+  std::vector<std::string> tags;
+  std::size_t fires_cases = 0;
+  std::size_t quiet_cases = 0;
+};
+
+// TE's backend preference for a TE version (the `selection:` block, or the built-in default).
+struct SelectionOrder {
+  std::optional<model::VersionRange> te; // nullopt = every version
+  std::vector<std::string> backends;     // FlashAttention, FusedAttention, UnfusedDotProductAttention
+  std::vector<std::pair<std::string, std::vector<std::string>>> fused_sub_backends; // dtype key -> order
+};
+struct Selection {
+  std::string default_te_version; // assumed when te.version is absent; may be empty
+  std::vector<SelectionOrder> orders;
+};
+
+// One `tests:` case of a rule: node facts and, when it names workload.* keys, a workload.
+struct RuleTestCase {
+  std::string rule_id;
+  bool fires = true; // fires: the rule must fire; quiet: it must not
+  std::size_t index = 0;
+  std::string file;
+  int line = 0;
+  int column = 0;
+  model::Facts facts;
+  model::Workload workload; // completed with TE's defaults (all defaults when the case names no workload.* key)
+};
+
+struct LoadResult;
+
+class RuleSet {
+public:
+  // Loads every *.yaml under each directory (recursive, sorted by path). Never throws; any
+  // malformed file, schema error, type error or duplicate id becomes a diagnostic and no RuleSet.
+  static LoadResult load(const std::vector<std::filesystem::path>& dirs);
+  // The same from one in-memory document (tests, fuzzing); file names the diagnostics.
+  static LoadResult load_text(std::string_view text, std::string file);
+
+  std::vector<RuleSummary> rule_summaries() const;
+  std::size_t size() const;
+  // FNV-1a 64 (16 hex digits) over the sorted relative file names and their bytes.
+  const std::string& digest() const;
+  const Selection& selection() const;
+  // Every rule's fires/quiet cases, in file order.
+  std::vector<RuleTestCase> test_cases() const;
+
+  // For src/rules itself: the compiled form.
+  struct Impl;
+  const Impl& impl() const { return *m_impl; }
+  static RuleSet from_impl(std::shared_ptr<const Impl> impl) { return RuleSet(std::move(impl)); }
+
+private:
+  explicit RuleSet(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
+  std::shared_ptr<const Impl> m_impl;
+};
+
+struct LoadResult {
+  std::optional<RuleSet> rules;        // present only when diagnostics is empty
+  std::vector<Diagnostic> diagnostics; // every load-time error
+};
+
+// Node findings: every node rule (no workload.*/explain.* names, no backend:) whose applies_to
+// holds and whose condition is true; per-GPU / per-copy rules give one finding per element.
+std::vector<model::Finding> evaluate_node(const RuleSet& rules, const model::Facts& facts);
+
+// TE's attention-backend selection for one completed workload on a node, with the reasons each
+// backend is out, followed by the workload rules' findings (Finding::workload set).
+model::Explanation explain(const RuleSet& rules, const model::Facts& node_facts, const model::Workload& workload);
+
+// Whether one test case passes; nullopt when it does, else why not (what fired or did not).
+std::optional<std::string> run_test_case(const RuleSet& rules, const RuleTestCase& test_case);
+
+// Every problem of the database in one run: load errors, then (when it loads) rules without
+// references or without fires/quiet cases, references that are not URLs, and failing cases.
+std::vector<Diagnostic> lint(const std::vector<std::filesystem::path>& dirs);
+
+} // namespace rules

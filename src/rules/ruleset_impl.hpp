@@ -1,0 +1,55 @@
+// The compiled form of a rules database, shared by the loader (which builds it) and the engine
+// (which evaluates it). Internal to src/rules.
+#pragma once
+
+#include "rules/condition.hpp"
+#include "rules/rules.hpp"
+#include "rules/templates.hpp"
+
+namespace rules::detail {
+
+enum class RuleKind { node, workload, backend };
+
+struct CompiledFix {
+  std::string kind;
+  Template command;
+  std::string description;
+};
+
+struct AppliesTo {
+  std::string key;  // te, cudnn, ...
+  int slot = -1;    // the version fact it reads
+  model::VersionRange range;
+};
+
+struct Location {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string source_line;
+};
+
+struct Rule {
+  RuleSummary summary;
+  RuleKind kind = RuleKind::node;
+  Condition when;
+  Template message;
+  std::vector<CompiledFix> fixes;
+  std::vector<AppliesTo> applies_to;
+  std::string backend;     // flash_attention | fused_attention | unfused_attention
+  std::string sub_backend; // for fused_attention.<sub>
+  bool deprioritized = false;
+  std::vector<RuleTestCase> tests;
+  Location at;                             // the rule's `id:`
+  std::vector<Location> reference_at;      // each reference
+};
+
+} // namespace rules::detail
+
+struct rules::RuleSet::Impl {
+  detail::SlotTable slots;
+  std::vector<detail::Rule> rules;
+  Selection selection;
+  std::optional<model::Version> default_te_version;
+  std::string digest;
+};
