@@ -6,7 +6,8 @@
 // Backend selection models TE's get_attention_backend(): every filter rule whose condition holds
 // takes its backend (or FusedAttention sub-backend) out with its message as the reason;
 // FusedAttention survives when one of its sub-backends for the workload's dtype survives;
-// `deprioritized` filters apply only to the backend that would otherwise be selected; the first
+// `deprioritized` filters apply only to the backend that would otherwise be selected, when the next
+// backend of the order is available (TE's "FlashAttention yields to FusedAttention"); the first
 // available backend of the selection order wins.
 #include "rules/loader_internal.hpp"
 #include "rules/ruleset_impl.hpp"
@@ -269,11 +270,15 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     verdict.reasons = std::move(out.reasons);
     ex.backends[key] = std::move(verdict);
   }
-  for (const auto& name : order.backends) {
+  for (std::size_t i = 0; i < order.backends.size(); ++i) {
+    const std::string& name = order.backends[i];
     std::string key = backend_key(name);
     model::BackendVerdict& verdict = ex.backends[key];
     if (!verdict.available) continue;
-    if (!backends[key].deprioritized.empty()) {
+    // TE yields for performance only to the next backend of the order (FlashAttention to
+    // FusedAttention on Hopper+), and only when that one takes the workload.
+    bool next_available = i + 1 < order.backends.size() && ex.backends[backend_key(order.backends[i + 1])].available;
+    if (!backends[key].deprioritized.empty() && next_available) {
       verdict.available = false;
       for (auto& reason : backends[key].deprioritized) verdict.reasons.push_back(std::move(reason));
       continue;
