@@ -1,6 +1,5 @@
 // The probes of the registry (probe.cpp lists them in order). Each reads the node through the
 // Host, writes what it learnt into facts and records probe.<name>.status; none throws.
-// The probes of the registry, one function each (see probe.hpp for the contract).
 #pragma once
 
 #include "model/facts.hpp"
@@ -24,10 +23,5 @@ void run_cuda_driver_probe(const Host& host, model::Facts& facts);
 // Written elsewhere (libraries_probe.cpp, python_probe.cpp).
 void run_libraries_probe(const Host& host, model::Facts& facts);
 void run_python_probe(const Host& host, model::Facts& facts);
-// Python interpreters, venvs / conda envs and their packages, from files only (never runs Python).
-void run_python_probe(const probe::Host& host, model::Facts& facts);
-// Every copy of cuDNN / NCCL / NVRTC / cudart / libcuda, their versions, and the copy torch and
-// TE would really load. Reads python.* facts, so it runs after the python probe.
-void run_libraries_probe(const probe::Host& host, model::Facts& facts);
 
 } // namespace probe
