@@ -269,6 +269,10 @@ util::Result<RunLock> RunLock::acquire(const fs::path& file, Wait wait) {
   return RunLock(std::move(fd));
 }
 
+RunLock::~RunLock() {
+  if (m_fd) (void)::ftruncate(m_fd.get(), 0);
+}
+
 double unix_now() {
   auto now = std::chrono::system_clock::now().time_since_epoch();
   return std::chrono::duration<double>(now).count();

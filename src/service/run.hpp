@@ -86,6 +86,9 @@ public:
   enum class Wait { yes, no };
   // Wait::no: a busy lock is an error (ErrorKind::timeout) naming the file and the holder's pid.
   static util::Result<RunLock> acquire(const std::filesystem::path& file, Wait wait);
+  RunLock(RunLock&&) = default;
+  RunLock& operator=(RunLock&&) = default;
+  ~RunLock(); // empties the pid (a later holder's message must not name a finished run), unlocks
 
 private:
   explicit RunLock(util::Fd fd) : m_fd(std::move(fd)) {}

@@ -48,6 +48,8 @@ inline SchemaCheck check_report_schema(const std::string& json_text) {
 #define EXPECT_VALID_REPORT_JSON(text)                                                             \
   do {                                                                                             \
     auto _check = test_support::check_report_schema(text);                                         \
-    if (!_check.available) GTEST_SKIP() << "python3-jsonschema is not installed";                  \
+    if (!_check.available) {                                                                       \
+      GTEST_SKIP() << "python3-jsonschema is not installed";                                       \
+    }                                                                                              \
     EXPECT_TRUE(_check.valid) << _check.errors;                                                    \
   } while (false)
