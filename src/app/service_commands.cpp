@@ -61,10 +61,10 @@ std::string rfc3339(double unix_seconds) {
   return text;
 }
 
-void write_or_fatal(const fs::path& path, std::string_view content) {
+void write_or_fatal(const fs::path& path, std::string_view content, util::Sync sync = util::Sync::yes) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  auto written = util::write_file_atomic(path, content);
+  auto written = util::write_file_atomic(path, content, 0644, sync);
   if (!written) throw util::Fatal{written.error().message};
 }
 
@@ -138,7 +138,9 @@ int run_run(const Options& given) {
   if (!decision.full) {
     if (config.outputs.prometheus) {
       if (auto text = util::read_file(*config.outputs.prometheus)) {
-        write_or_fatal(*config.outputs.prometheus, service::refresh_metric(*text, report::k_last_run_metric, now));
+        // No fsync: a lost timestamp is rewritten by the next run, and the sync would be most of
+        // this path's wall time on a busy disk.
+        write_or_fatal(*config.outputs.prometheus, service::refresh_metric(*text, report::k_last_run_metric, now), util::Sync::no);
       } else {
         decision = {true, "the Prometheus textfile is missing"};
       }

@@ -8,6 +8,7 @@
 // appears.
 #include "service/daemon.hpp"
 
+#include "util/dl.hpp"
 #include "util/fd.hpp"
 #include "util/file.hpp"
 #include "util/logging.hpp"
@@ -16,6 +17,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <poll.h>
@@ -30,9 +32,33 @@ using std::chrono::milliseconds;
 
 namespace {
 
+// libsystemd's two entry points, dlopen'd when the daemon starts so that the short-lived
+// commands (`run` every few minutes) do not pay for loading it and its dependencies.
+struct SdApi {
+  util::DlLibrary library;
+  decltype(&sd_notify) notify = nullptr;
+  decltype(&sd_watchdog_enabled) watchdog_enabled = nullptr;
+};
+
+const SdApi& sd_api() {
+  static const SdApi api = [] {
+    SdApi loaded;
+    auto library = util::DlLibrary::open("libsystemd.so.0");
+    if (!library) {
+      if (std::getenv("NOTIFY_SOCKET")) util::log::warning("daemon: cannot tell systemd it is ready: " + library.error().message);
+      return loaded;
+    }
+    loaded.library = std::move(*library);
+    loaded.notify = util::function_cast<decltype(&sd_notify)>(loaded.library.symbol_or_null("sd_notify"));
+    loaded.watchdog_enabled = util::function_cast<decltype(&sd_watchdog_enabled)>(loaded.library.symbol_or_null("sd_watchdog_enabled"));
+    return loaded;
+  }();
+  return api;
+}
+
 void notify(const std::string& state) {
-  // A no-op returning 0 when NOTIFY_SOCKET is unset.
-  if (sd_notify(0, state.c_str()) < 0) util::log::debug("sd_notify failed: " + state);
+  // sd_notify is a no-op returning 0 when NOTIFY_SOCKET is unset.
+  if (sd_api().notify && sd_api().notify(0, state.c_str()) < 0) util::log::debug("sd_notify failed: " + state);
 }
 
 class Watcher {
@@ -145,7 +171,7 @@ int run_daemon(DaemonSettings settings, const DaemonHooks& hooks) {
   watcher.arm(settings.watch);
 
   std::optional<milliseconds> watchdog;
-  if (std::uint64_t usec = 0; sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
+  if (std::uint64_t usec = 0; sd_api().watchdog_enabled && sd_api().watchdog_enabled(0, &usec) > 0 && usec > 0) {
     watchdog = milliseconds(static_cast<long long>(usec / 2000));
   }
 

@@ -1,5 +1,8 @@
-// The only libcurl user. One easy handle per request, owned by a unique_ptr; the header list
-// likewise. TLS verification is on and never turned off; the token travels only in the
+// The only libcurl user. libcurl is dlopen'd on the first push, not linked: linked, its ~30
+// dependent libraries cost every `nvte-doctor` process about 6 ms of start-up, three times the
+// work of an unchanged `run` (docs/service.md). <curl/curl.h> gives the types and constants;
+// the few entry points are looked up once. One easy handle per request, owned by a unique_ptr;
+// the header list likewise. TLS verification is on and never turned off; the token travels only in the
 // Authorization header, which libcurl does not log (verbose mode is never enabled here), and a
 // token is refused over plain http to anything but a loopback address.
 //
@@ -7,6 +10,7 @@
 // that would not sort after the newest existing one is bumped past it.
 #include "service/push.hpp"
 
+#include "util/dl.hpp"
 #include "util/file.hpp"
 #include "util/logging.hpp"
 #include "util/strings.hpp"
@@ -16,7 +20,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <sys/stat.h>
 #include <thread>
@@ -28,19 +31,66 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// libcurl's entry points, resolved once per process.
+struct CurlApi {
+  util::DlLibrary library;
+  decltype(&curl_global_init) global_init = nullptr;
+  decltype(&curl_easy_init) easy_init = nullptr;
+  decltype(&curl_easy_setopt) easy_setopt = nullptr;
+  decltype(&curl_easy_perform) easy_perform = nullptr;
+  decltype(&curl_easy_getinfo) easy_getinfo = nullptr;
+  decltype(&curl_easy_cleanup) easy_cleanup = nullptr;
+  decltype(&curl_easy_strerror) easy_strerror = nullptr;
+  decltype(&curl_slist_append) slist_append = nullptr;
+  decltype(&curl_slist_free_all) slist_free_all = nullptr;
+};
+
+util::Result<CurlApi> load_curl() {
+  util::Result<util::DlLibrary> opened = util::make_error(util::ErrorKind::not_installed, "");
+  std::string tried;
+  for (const char* soname : {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl-nss.so.4"}) {
+    opened = util::DlLibrary::open(soname);
+    if (opened) break;
+    tried += std::string(tried.empty() ? "" : "; ") + opened.error().message;
+  }
+  if (!opened) return util::make_error(util::ErrorKind::not_installed, "push needs libcurl (Debian: libcurl4): " + tried);
+  CurlApi api;
+  api.library = std::move(*opened);
+  auto bind = [&](auto& fn, const char* name) -> util::Result<void> {
+    void* address = NVTE_TRY(api.library.symbol(name));
+    fn = util::function_cast<std::remove_reference_t<decltype(fn)>>(address);
+    return {};
+  };
+  NVTE_TRY_VOID(bind(api.global_init, "curl_global_init"));
+  NVTE_TRY_VOID(bind(api.easy_init, "curl_easy_init"));
+  NVTE_TRY_VOID(bind(api.easy_setopt, "curl_easy_setopt"));
+  NVTE_TRY_VOID(bind(api.easy_perform, "curl_easy_perform"));
+  NVTE_TRY_VOID(bind(api.easy_getinfo, "curl_easy_getinfo"));
+  NVTE_TRY_VOID(bind(api.easy_cleanup, "curl_easy_cleanup"));
+  NVTE_TRY_VOID(bind(api.easy_strerror, "curl_easy_strerror"));
+  NVTE_TRY_VOID(bind(api.slist_append, "curl_slist_append"));
+  NVTE_TRY_VOID(bind(api.slist_free_all, "curl_slist_free_all"));
+  if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    return util::make_error(util::ErrorKind::io, "curl_global_init failed in " + api.library.loaded_path());
+  }
+  return api;
+}
+
+// The process's libcurl, loaded on first use (never unloaded: curl_global_cleanup is not safe
+// to call while other threads may use it).
+const util::Result<CurlApi>& curl_api() {
+  static const util::Result<CurlApi> api = load_curl();
+  return api;
+}
+
 struct CurlDeleter {
-  void operator()(CURL* curl) const { curl_easy_cleanup(curl); }
+  void operator()(CURL* curl) const { curl_api()->easy_cleanup(curl); }
 };
 struct SlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+  void operator()(curl_slist* list) const { curl_api()->slist_free_all(list); }
 };
 using CurlHandle = std::unique_ptr<CURL, CurlDeleter>;
 using CurlList = std::unique_ptr<curl_slist, SlistDeleter>;
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 bool is_spool_name(const std::string& name) { return name.size() > 5 && util::ends_with(name, ".json") && name[0] != '.'; }
 
@@ -148,12 +198,14 @@ util::Result<void> post_report(const PushConfig& config, const std::string& toke
     return util::make_error(util::ErrorKind::invalid, "refusing to send the push token over plain http to " +
                                                           url_host(config.url) + "; use an https:// url");
   }
-  global_init();
-  CurlHandle curl(curl_easy_init());
+  const auto& loaded = curl_api();
+  if (!loaded) return loaded.error();
+  const CurlApi& api = *loaded;
+  CurlHandle curl(api.easy_init());
   if (!curl) return util::make_error(util::ErrorKind::io, "curl_easy_init failed");
   CurlList headers;
   auto append = [&](const std::string& header) {
-    curl_slist* next = curl_slist_append(headers.get(), header.c_str());
+    curl_slist* next = api.slist_append(headers.get(), header.c_str());
     if (next) {
       (void)headers.release();
       headers.reset(next);
@@ -166,30 +218,30 @@ util::Result<void> post_report(const PushConfig& config, const std::string& toke
 
   char error_buffer[CURL_ERROR_SIZE] = {};
   CURL* h = curl.get();
-  curl_easy_setopt(h, CURLOPT_URL, config.url.c_str());
-  curl_easy_setopt(h, CURLOPT_POST, 1L);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config.connect_timeout.count()));
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(config.timeout.count()));
-  curl_easy_setopt(h, CURLOPT_USERAGENT, "nvte-doctor");
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard_body);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
+  api.easy_setopt(h, CURLOPT_URL, config.url.c_str());
+  api.easy_setopt(h, CURLOPT_POST, 1L);
+  api.easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
+  api.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  api.easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+  api.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+  api.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+  api.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  api.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  api.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  api.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config.connect_timeout.count()));
+  api.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(config.timeout.count()));
+  api.easy_setopt(h, CURLOPT_USERAGENT, "nvte-doctor");
+  api.easy_setopt(h, CURLOPT_WRITEFUNCTION, discard_body);
+  api.easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
 
-  CURLcode rc = curl_easy_perform(h);
+  CURLcode rc = api.easy_perform(h);
   if (rc != CURLE_OK) {
-    std::string detail = error_buffer[0] ? error_buffer : curl_easy_strerror(rc);
+    std::string detail = error_buffer[0] ? error_buffer : api.easy_strerror(rc);
     auto kind = rc == CURLE_OPERATION_TIMEDOUT ? util::ErrorKind::timeout : util::ErrorKind::io;
     return util::make_error(kind, "push to " + config.url + " failed: " + detail);
   }
   long status = 0;
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  api.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   if (status < 200 || status > 299) {
     return util::make_error(util::ErrorKind::io, "push to " + config.url + " failed: HTTP " + std::to_string(status));
   }
