@@ -75,7 +75,8 @@ std::string render_nfd(const model::Report& report, const std::string& expires_a
   line(out, "errors", std::to_string(report.summary.errors));
   line(out, "warnings", std::to_string(report.summary.warnings));
   line(out, "driver", fact(f, "driver.version"));
-  line(out, "cuda", fact(f, "driver.cuda_version"));
+  line(out, "driver-cuda", fact(f, "driver.cuda_version"));
+  line(out, "cuda", fact(f, "cuda.runtime_version"));
   line(out, "cudnn", fact(f, "cudnn.version"));
   line(out, "nccl", fact(f, "nccl.version"));
   line(out, "torch", fact(f, "torch.version"));

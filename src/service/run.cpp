@@ -122,7 +122,8 @@ Fingerprint compute_fingerprint(const FingerprintInputs& in) {
   }
 
   for (const auto& [name, value] : in.environment) {
-    if (is_relevant_environment(name)) add("env:" + name, value);
+    // Hashed: state.json names what changed without keeping the values.
+    if (is_relevant_environment(name)) add("env:" + name, util::hex64(util::fnv1a64(value)));
   }
   for (const auto& dir : in.rules_dirs) {
     std::error_code ec;

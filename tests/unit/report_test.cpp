@@ -101,6 +101,7 @@ TEST(Nfd, LabelsAreValid) {
   std::string text = report::render_nfd(report, "2026-11-22T05:00:00Z");
   EXPECT_THAT(text, HasSubstr("nvte-doctor.status=CRITICAL\n"));
   EXPECT_THAT(text, HasSubstr("nvte-doctor.cudnn=9.19.0\n"));
+  EXPECT_THAT(text, HasSubstr("nvte-doctor.driver-cuda=13.0\n"));
   EXPECT_THAT(text, HasSubstr("nvte-doctor.te=2.3.0_cu124\n"));
   EXPECT_THAT(text, HasSubstr("nvte-doctor.workload.llama-7b=FusedAttention\n"));
   EXPECT_THAT(text, HasSubstr("# +expiry-time=2026-11-22T05:00:00Z\n"));

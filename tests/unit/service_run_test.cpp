@@ -105,7 +105,9 @@ TEST_F(Fingerprint, SeesRelevantEnvironmentOnly) {
   EXPECT_NE(compute().digest, before.digest);
   env.erase("NVTE_FLASH_ATTN");
   env["LD_LIBRARY_PATH"] = "/opt/cudnn/lib";
-  EXPECT_NE(compute().digest, before.digest);
+  auto after_change = compute();
+  EXPECT_NE(after_change.digest, before.digest);
+  for (const auto& line : after_change.inputs) EXPECT_EQ(line.find("/opt/cudnn/lib"), std::string::npos) << "values are hashed: " << line;
 }
 
 TEST_F(Fingerprint, SeesRulesAndWorkloads) {
