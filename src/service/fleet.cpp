@@ -175,9 +175,11 @@ std::string render_fleet_text(const FleetSummary& s) {
   if (!s.findings.empty()) {
     out += "\nFindings:\n";
     for (const auto& f : s.findings) {
-      out += "  " + f.severity + "  " + f.id + "  on " + std::to_string(f.nodes.size()) + " node" +
+      std::string severity = f.severity;
+      severity.resize(std::max<std::size_t>(severity.size(), 7), ' ');
+      out += "  " + severity + "  " + f.id + "  on " + std::to_string(f.nodes.size()) + " node" +
              (f.nodes.size() == 1 ? "" : "s") + ": " + util::join(f.nodes, ", ") + "\n";
-      if (!f.title.empty()) out += "           " + f.title + "\n";
+      if (!f.title.empty()) out += "             " + f.title + "\n";
     }
   }
   if (!s.workloads.empty()) {

@@ -67,7 +67,7 @@ TEST(Fleet, Summarises) {
   std::string text = service::render_fleet_text(s);
   EXPECT_THAT(text, HasSubstr("Nodes: 3"));
   EXPECT_THAT(text, HasSubstr("1 stale"));
-  EXPECT_THAT(text, HasSubstr("error  workload-no-attention-backend  on 2 nodes: gpu-a, gpu-c"));
+  EXPECT_THAT(text, HasSubstr("error    workload-no-attention-backend  on 2 nodes: gpu-a, gpu-c"));
   EXPECT_THAT(text, HasSubstr("no backend: gpu-a, gpu-c"));
   EXPECT_THAT(text, HasSubstr("Stale reports:\n  gpu-c"));
 
