@@ -2,7 +2,7 @@
 # Shell completions (packaging/completions): the bash completion is sourced and driven through
 # COMP_WORDS/COMP_CWORD for a few prefixes (subcommands, nested subcommands, options, option
 # values in both spellings, rule ids, files, directories). The zsh completion, when zsh is
-# installed, is loaded with _arguments/_describe stubbed to show the specs it builds.
+# installed, completes for real in an interactive zsh driven through a pseudo-terminal.
 # Usage: completion_test.sh BINARY SOURCE_DIR
 set -uo pipefail
 binary=$1 source_dir=$2
@@ -53,21 +53,22 @@ expect "nvte-doctor rules show attention-no-backend" attention-no-backend
 expect "nvte-doctor rules lint tests/fixtures/snap" = tests/fixtures/snapshots
 
 if command -v zsh >/dev/null; then
-  out=$(BINARY="$binary" zsh -f -c '
-    source packaging/completions/_nvte-doctor
-    _arguments() { print -r -- "${(j:\n:)@}"; return 1 }
-    _describe() { print -r -- "DESCRIBE ${(P)3}" }
-    t() { words=("$BINARY" "$@"); CURRENT=${#words}; state=; _nvte-doctor }
-    print "== top"; t ""
-    print "== check"; t check --fo
-    print "== show"; t rules show ""' 2>&1)
-  zexpect() { if grep -qF -- "$1" <<< "$out"; then echo "ok   zsh: $1"; else echo "FAIL zsh: no '$1' in: $out" | head -c 2000; echo; failures=$((failures + 1)); fi; }
-  zexpect "--format[Output format\: text or json]:value:(text json)"
-  zexpect "--facts[Replay a saved facts snapshot (probe --format json) instead of probing]:file:_files"
-  zexpect "--rules[Rules directory (repeatable; default\: the installed rules)]:directory:_files -/"
-  zexpect "*::command:->sub"
-  zexpect "1:rule id:($first_id "
   zsh -n packaging/completions/_nvte-doctor || { echo "FAIL: zsh -n"; failures=$((failures + 1)); }
+  # Real completion in an interactive zsh (compinit, fpath) driven through a pseudo-terminal.
+  bindir=$(mktemp -d); trap 'rm -rf "$bindir"' EXIT
+  ln -s "$binary" "$bindir/nvte-doctor"
+  prefixes=("nvte-doctor rules sh" "nvte-doctor pro" "nvte-doctor check --fo" "nvte-doctor check --format js"
+            "nvte-doctor --format json rules lis" "nvte-doctor rules show nvrtc-missing-w"
+            "nvte-doctor explain --hf-config tests/fixtures/hf/deeps" "nvte-doctor rules lint tests/fixtures/snap")
+  expected=("nvte-doctor rules show " "nvte-doctor probe " "nvte-doctor check --format " "nvte-doctor check --format json "
+            "nvte-doctor --format json rules list " "nvte-doctor rules show nvrtc-missing-with-te "
+            "nvte-doctor explain --hf-config tests/fixtures/hf/deepseek-v3/" "nvte-doctor rules lint tests/fixtures/snapshots/")
+  zsh -f "$source_dir/tests/packaging/zsh_completion.zsh" "$source_dir/packaging/completions" "$bindir" "$bindir/out" "${prefixes[@]}"
+  mapfile -t got < <(tail -n +2 "$bindir/out" 2>/dev/null)
+  for i in "${!prefixes[@]}"; do
+    if [[ "${got[i]-}" == "${expected[i]}" ]]; then echo "ok   zsh: '${prefixes[i]}' -> '${expected[i]}'"
+    else echo "FAIL zsh: '${prefixes[i]}' -> '${got[i]-<nothing>}', want '${expected[i]}'"; failures=$((failures + 1)); fi
+  done
 else
   echo "zsh not installed: zsh completion not exercised"
 fi
