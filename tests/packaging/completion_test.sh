@@ -37,7 +37,7 @@ expect "nvte-doctor " check probe explain rules
 expect "nvte-doctor rules " = list show lint
 expect "nvte-doctor rules l" = list lint
 expect "nvte-doctor check --fo" = --format
-expect "nvte-doctor check --format " = text json
+expect "nvte-doctor check --format " = text json prometheus nfd
 expect "nvte-doctor check --format = j" = json
 expect "nvte-doctor --format json rules li" = list lint
 expect "nvte-doctor explain --sw" = --sweep
