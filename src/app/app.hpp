@@ -12,5 +12,8 @@ int run_explain(const Options& options); // nvte-doctor explain
 int run_rules_list(const Options& options);
 int run_rules_show(const Options& options);
 int run_rules_lint(const Options& options);
+int run_selftest(const Options& options); // nvte-doctor selftest
+// The hidden `selftest-child CHECK JSON` the self-test re-executes (selftest/selftest.hpp).
+int run_selftest_child(int argc, char** argv);
 
 } // namespace app

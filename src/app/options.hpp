@@ -27,6 +27,8 @@ struct Options {
   int verbosity = 0;                               // -v count
   std::string rule_id;                             // rules show ID
   std::vector<std::filesystem::path> lint_dirs;    // rules lint [DIR...]
+  bool selftest = false;                           // check --selftest: run the self-test and fold it in
+  double selftest_timeout = 120;                   // selftest --timeout S: per check, in seconds
 };
 
 } // namespace app
