@@ -81,7 +81,7 @@ std::string render_text(const selftest::Results& results, const std::vector<mode
     if (r.contains("max_abs_err")) out += "  max_abs_err=" + std::to_string(r["max_abs_err"].get<double>());
     if (r.contains("execute_ms")) out += "  " + std::to_string(r["execute_ms"].get<double>()) + " ms";
     if (r.contains("tflops")) out += " (" + std::to_string(r["tflops"].get<double>()) + " TFLOP/s)";
-    if (r.contains("bus_bandwidth_gbps") && r.value("gpus", 0) > 1) out += "  busbw=" + std::to_string(r["bus_bandwidth_gbps"].get<double>()) + " GB/s";
+    if (r.contains("bus_bandwidth_gbps") && r.contains("gpus") && r["gpus"].get<int>() > 1) out += "  busbw=" + std::to_string(r["bus_bandwidth_gbps"].get<double>()) + " GB/s";
     if (r.contains("backend")) out += "  TE chose " + r["backend"].get<std::string>();
     out += "\n";
     if (!o.error.empty() && (o.status != "skipped" || verbose)) {

@@ -114,7 +114,8 @@ CheckOutcome run_python_tier(const std::string& interpreter, const std::string& 
   // The script prints one JSON object as its last line of stdout.
   auto lines = util::split(util::trim(ran->out), '\n');
   Json result = lines.empty() ? Json() : Json::parse(lines.back(), nullptr, false);
-  if (!ran->succeeded() || result.is_discarded() || !result.is_object() || !result.contains("status")) {
+  if (!ran->succeeded() || result.is_discarded() || !result.is_object() || !result.contains("status") ||
+      !result["status"].is_string()) {
     auto err = util::split(util::trim(ran->err), '\n');
     outcome.status = "error";
     outcome.error = interpreter + " " + script + " " + ran->describe() + (err.empty() ? "" : ": " + std::string(err.back()));
@@ -155,7 +156,7 @@ Results run_all(const Plan& plan) {
     CheckOutcome te = gpu ? run_check(plan.runner, "te_selector", te_args, label)
                           : CheckOutcome{"te_selector", label, "skipped", "no GPU", 0, Json()};
     if (te.status == "ok" && i < plan.predicted.size()) {
-      std::string got = te.result.value("backend", "");
+      std::string got = te.result.contains("backend") ? te.result["backend"].get<std::string>() : "";
       te.result["predicted"] = plan.predicted[i];
       te.result["agrees"] = got == plan.predicted[i];
       if (got != plan.predicted[i]) {
@@ -188,8 +189,8 @@ void add_facts(const Results& results, model::Facts& facts) {
         ++failed;
         if (!first_bad) first_bad = o;
       }
-      if (o->result.contains("max_abs_err")) max_abs = std::max(max_abs, o->result["max_abs_err"].get<double>());
-      if (o->result.contains("max_rel_err")) max_rel = std::max(max_rel, o->result["max_rel_err"].get<double>());
+      if (o->result.contains("max_abs_err") && o->result["max_abs_err"].is_number()) max_abs = std::max(max_abs, o->result["max_abs_err"].get<double>());
+      if (o->result.contains("max_rel_err") && o->result["max_rel_err"].is_number()) max_rel = std::max(max_rel, o->result["max_rel_err"].get<double>());
     }
     const CheckOutcome& shown = first_bad ? *first_bad : *outcomes.front();
     facts.set(prefix + "status", all_skipped ? "skipped" : first_bad ? first_bad->status : "ok");
@@ -200,7 +201,9 @@ void add_facts(const Results& results, model::Facts& facts) {
     facts.set(prefix + "failed", failed);
     if (first_bad) {
       facts.set(prefix + "failed_case", first_bad->label);
-      facts.set(prefix + "stage", first_bad->result.value("stage", first_bad->status == "error" ? "child" : "unknown"));
+      const Json& r = first_bad->result;
+      bool has_stage = r.is_object() && r.contains("stage") && r["stage"].is_string();
+      facts.set(prefix + "stage", has_stage ? r["stage"].get<std::string>() : first_bad->status == "error" ? "child" : "unknown");
     }
     if (max_abs >= 0) facts.set(prefix + "max_abs_err", max_abs);
     if (max_rel >= 0) facts.set(prefix + "max_rel_err", max_rel);
@@ -209,7 +212,7 @@ void add_facts(const Results& results, model::Facts& facts) {
     if (r.contains("cuda_major") && r["cuda_major"].is_number_integer()) facts.set(prefix + "cuda_major", r["cuda_major"].get<std::int64_t>());
     if (r.contains("driver_cuda_major") && r["driver_cuda_major"].is_number_integer())
       facts.set(prefix + "driver_cuda_major", r["driver_cuda_major"].get<std::int64_t>());
-    if (r.contains("bus_bandwidth_gbps")) facts.set(prefix + "bus_bandwidth_gbps", r["bus_bandwidth_gbps"].get<double>());
+    if (r.contains("bus_bandwidth_gbps") && r["bus_bandwidth_gbps"].is_number()) facts.set(prefix + "bus_bandwidth_gbps", r["bus_bandwidth_gbps"].get<double>());
     if (r.contains("gpus") && r["gpus"].is_number_integer()) facts.set(prefix + "gpus", r["gpus"].get<std::int64_t>());
     if (r.contains("backend") && r["backend"].is_string()) facts.set(prefix + "backend", r["backend"].get<std::string>());
     if (r.contains("predicted") && r["predicted"].is_string()) facts.set(prefix + "predicted", r["predicted"].get<std::string>());
