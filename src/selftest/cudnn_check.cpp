@@ -88,7 +88,10 @@ Json check_cudnn_sdpa(const Json& args) {
   if (!error.empty()) return with_info(failed_result(error, "execute"));
 
   float scale = shape->scale();
-  float neg_inf = -std::numeric_limits<float>::infinity();
+  // The masked score: -inf, except that cuDNN before 9.10 wants the lowest finite float there
+  // (cudnn-frontend's attn_score_modifiers.h, get_negative_inf_value).
+  std::size_t version = cudnn->api().cudnnGetVersion ? cudnn->api().cudnnGetVersion() : 0;
+  float neg_inf = version < 91000 ? std::numeric_limits<float>::lowest() : -std::numeric_limits<float>::infinity();
   std::vector<std::int64_t> uids = {k_uid_q, k_uid_k, k_uid_v, k_uid_o, k_uid_stats, k_uid_scale};
   auto at = [&](const TensorView& v) {
     return static_cast<void*>(static_cast<char*>(device[static_cast<std::size_t>(v.buffer)]->pointer()) + v.offset * 2);
