@@ -76,7 +76,7 @@ run_interleaved() {
 }
 
 run_python() {
-  step python-tier 600 "$BIN" selftest "${COMMON[@]}" -v --format json --timeout 150 --python "$PY" \
+  step python-tier 600 "$BIN" selftest "${COMMON[@]}" -v --format json --timeout 120 --python "$PY" \
     --workload-set qkv_format=bshd --workload-set batch_size=2 --workload-set max_seqlen_q=1024 \
     --sweep head_dim_qk=64,128,192,256 --sweep attn_mask_type=no_mask,causal --sweep num_gqa_groups=16,4
   step python-script-direct 300 "$PY" src/selftest/selftest.py \

@@ -29,10 +29,17 @@ Json check_cudnn_sdpa(const Json& args) {
   std::vector<std::string> candidates;
   if (args.contains("path") && args["path"].is_string()) candidates.push_back(args["path"].get<std::string>());
   for (const auto& name : gpuapi::k_cudnn_sonames) candidates.push_back(name);
+  // cuDNN's runtime-compiled engines dlopen libnvrtc by SONAME: load the copy TE would use first
+  // so that is the one they get (TE itself preloads it when imported).
+  util::DlLibrary nvrtc;
+  if (args.contains("nvrtc_path") && args["nvrtc_path"].is_string()) {
+    if (auto loaded = util::DlLibrary::open(args["nvrtc_path"].get<std::string>())) nvrtc = std::move(*loaded);
+  }
   auto cudnn = gpuapi::Cudnn::load(candidates);
   if (!cudnn) return failed_result(cudnn.error().message, "load");
   Json info = Json::object();
   info["path"] = cudnn->path();
+  if (nvrtc) info["nvrtc_path"] = nvrtc.loaded_path();
   if (cudnn->api().cudnnGetVersion) info["version"] = cudnn->api().cudnnGetVersion();
   info["label"] = shape->label();
   auto with_info = [&](Json result) {

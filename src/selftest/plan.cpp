@@ -145,7 +145,9 @@ Results run_all(const Plan& plan) {
     }
     std::string label = w.name;
     if (auto shape = parse_shape(*args)) label = shape->label();
-    out.push_back(run_check(plan.runner, "cudnn_sdpa", with_path(*args, cudnn_path), label));
+    Json cudnn_args = with_path(*args, cudnn_path);
+    if (auto nvrtc = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}); !nvrtc.empty()) cudnn_args["nvrtc_path"] = nvrtc;
+    out.push_back(run_check(plan.runner, "cudnn_sdpa", cudnn_args, label));
     if (te_library.empty()) continue;
     Json te_args = *args;
     te_args["library"] = te_library;
