@@ -24,6 +24,7 @@ PY=/opt/torch/.venv/bin/python3
 [[ -x $PY ]] || PY=$(command -v python3 || echo python3)
 # The cuDNN copy torch loads (the venv's wheel) for the GPU test; the doctor finds its own.
 VENV_CUDNN=$(ls /opt/torch/.venv/lib/python3*/site-packages/nvidia/cudnn/lib/libcudnn.so.9 2>/dev/null | head -1)
+VENV_NVRTC=$(ls /opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13 2>/dev/null | head -1)
 COMMON=(--rules rules)
 
 step() { # step NAME TIMEOUT_S COMMAND...
@@ -50,6 +51,9 @@ run_basic() {
   step explain-sweep 120 "$BIN" explain "${COMMON[@]}" --sweep head_dim_qk=64,128,192,256 --sweep qkv_dtype=bf16,fp16
   step selftest-default 600 "$BIN" selftest "${COMMON[@]}" -v --python "$PY"
   step selftest-default-json 600 "$BIN" selftest "${COMMON[@]}" --format json --python "$PY"
+  [[ -n $VENV_CUDNN ]] && step selftest-venv-cudnn 600 "$BIN" selftest "${COMMON[@]}" -v --python '' \
+    --set cudnn.path="$VENV_CUDNN" ${VENV_NVRTC:+--set nvrtc.path="$VENV_NVRTC"} \
+    --workload-set qkv_format=bshd --workload-set num_gqa_groups=4 --sweep head_dim_qk=64,128,192,256 --sweep attn_mask_type=no_mask,causal
   step check-selftest-json 600 "$BIN" check "${COMMON[@]}" --selftest --format json --python "$PY" \
     --workload-set qkv_format=bshd --workload-set attn_mask_type=causal --workload-set max_seqlen_q=1024
 }
