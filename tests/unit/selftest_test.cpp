@@ -277,3 +277,34 @@ TEST(SdpaArgs, UnsupportedMaskAndDtypeAreNamed) {
 }
 
 } // namespace
+
+namespace {
+
+gpuapi::TeFusedAttnQuery fake_te_query() {
+  gpuapi::TeFusedAttnQuery q;
+  q.bf16 = true, q.qkv_layout = 9, q.attn_mask_type = 2, q.num_heads = 16, q.num_gqa_groups = 4;
+  q.max_seqlen_q = 512, q.max_seqlen_kv = 1024, q.head_dim_qk = 192, q.head_dim_v = 128, q.window_left = -1, q.window_right = 0;
+  return q;
+}
+
+TEST(TeSelector, ArgumentsLandInTheRightPositionsForEachRelease) {
+  for (auto [library, major, minor] : {std::tuple{FAKE_TE_A, 2, 3}, {FAKE_TE_C, 2, 8}, {FAKE_TE_F, 2, 18}}) {
+    auto te = util::DlLibrary::open(library);
+    ASSERT_TRUE(te) << te.error().message;
+    auto backend = gpuapi::te_get_fused_attn_backend(*te, major, minor, fake_te_query());
+    ASSERT_TRUE(backend) << backend.error().message;
+    EXPECT_EQ(*backend, 1) << "TE " << major << "." << minor;
+    auto changed = fake_te_query();
+    changed.head_dim_v = 64; // one argument off: the fake answers 0
+    EXPECT_EQ(*gpuapi::te_get_fused_attn_backend(*te, major, minor, changed), 0) << "TE " << major << "." << minor;
+  }
+  // The v2.4 renumbering of NVTEDType: a v2.3 library called as if it were v2.4 sees bf16 as 6.
+  auto old = util::DlLibrary::open(FAKE_TE_A);
+  ASSERT_TRUE(old);
+  EXPECT_EQ(*gpuapi::te_get_fused_attn_backend(*old, 2, 4, fake_te_query()), 0);
+  auto refused = gpuapi::te_get_fused_attn_backend(*old, 3, 0, fake_te_query());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, util::ErrorKind::unsupported);
+}
+
+} // namespace
