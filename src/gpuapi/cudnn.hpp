@@ -40,6 +40,7 @@ inline constexpr int k_matmul_descriptor = 18;
 inline constexpr int k_operation_matmul_descriptor = 19;
 inline constexpr int k_reduction_descriptor = 21;
 inline constexpr int k_operation_reduction_descriptor = 22;
+inline constexpr int k_operation_reshape_descriptor = 31;
 // cudnnBackendAttributeType_t
 inline constexpr int k_type_handle = 0;
 inline constexpr int k_type_data_type = 1;
@@ -67,6 +68,7 @@ inline constexpr int k_pw_log = 14;
 inline constexpr int k_pw_cmp_ge = 303;
 inline constexpr int k_pw_gen_index = 501;
 inline constexpr int k_pw_binary_select = 601;
+inline constexpr int k_pw_identity = 21;
 // cudnnReduceTensorOp_t
 inline constexpr int k_reduce_add = 0;
 inline constexpr int k_reduce_max = 3;
@@ -110,6 +112,8 @@ inline constexpr int k_attr_reduction_comp_type = 1601;
 inline constexpr int k_attr_operation_reduction_xdesc = 1610;
 inline constexpr int k_attr_operation_reduction_ydesc = 1611;
 inline constexpr int k_attr_operation_reduction_desc = 1612;
+inline constexpr int k_attr_operation_reshape_xdesc = 2200;
+inline constexpr int k_attr_operation_reshape_ydesc = 2201;
 } // namespace cudnn
 
 #define NVTE_CUDNN_ENTRY_POINTS(X)                                                                       \

@@ -8,6 +8,7 @@ namespace selftest {
 Json check_driver(const Json& args);     // cuInit, devices, a context per GPU
 Json check_nvrtc(const Json& args);      // args: {path}
 Json check_cudnn_sdpa(const Json& args); // args: sdpa_args() + {path}
+Json check_cudnn_sdpa_bwd(const Json& args); // the forward, then the backward graph; same args
 Json check_nccl(const Json& args);       // args: {path, bytes}
 Json check_te_selector(const Json& args); // args: sdpa_args() + {library, te_version}
 

@@ -153,7 +153,93 @@ Json check_cudnn_sdpa(const Json& args) {
     return with_info(failed_result("cuDNN's output differs from the fp32 reference beyond atol=rtol=" + std::to_string(cmp.atol) +
                                        " (worst: " + cmp.worst + ")",
                                    "numerics"));
+  bool backward = args.contains("backward") && args["backward"].is_boolean() && args["backward"].get<bool>();
+  if (!backward) return with_info(ok_result());
+
+  // Backward: the forward's O and statistics, a reproducible dO, the gradients against the host.
+  info["forward_max_abs_err"] = cmp.max_abs_err;
+  info.erase("max_abs_err");
+  info.erase("max_rel_err");
+  SdpaGradLayout grads_layout = make_grad_layout(*shape, *layout);
+  SdpaGraph bwd(*cudnn);
+  if (auto built = bwd.build_backward_operations(*shape, *layout, grads_layout); !built)
+    return with_info(failed_result(built.error().message, "graph"));
+  info["operations"] = bwd.operation_count();
+  auto bwd_plan_start = std::chrono::steady_clock::now();
+  auto bwd_workspace_size = bwd.build_plan(handle);
+  info["plan_seconds"] = since(bwd_plan_start);
+  info["engine_configs_tried"] = bwd.engine_configs_tried();
+  if (!bwd_workspace_size) return with_info(failed_result(bwd_workspace_size.error().message, "plan"));
+
+  std::vector<std::vector<std::uint16_t>> grads;
+  std::vector<std::unique_ptr<DeviceBuffer>> grad_device;
+  std::uint64_t state = 0x2545f4914f6cdd1dull;
+  for (std::size_t i = 0; i < grads_layout.buffer_elements.size(); ++i) {
+    grads.emplace_back(static_cast<std::size_t>(grads_layout.buffer_elements[i]), std::uint16_t{0});
+    if (i == 0) {
+      for (auto& x : grads[0]) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        float value = static_cast<float>((state >> 40) & 0xffffffu) / 8388608.0f - 1.0f;
+        x = shape->bf16 ? to_bfloat16(value) : to_half(value);
+      }
+    }
+    grad_device.push_back(std::make_unique<DeviceBuffer>(s, grads[i].size() * 2, error));
+    if (error.empty() && i == 0) error = s.check(s.api().cuMemcpyHtoD_v2(grad_device[0]->get(), grads[0].data(), grads[0].size() * 2), "cuMemcpyHtoD");
+    if (!error.empty()) return with_info(failed_result(error, "execute"));
+  }
+  DeviceBuffer softmax_sum(s, static_cast<std::size_t>(shape->batch * shape->heads * shape->seq_q) * sizeof(float), error);
+  DeviceBuffer dq_accum(s, static_cast<std::size_t>(shape->batch * shape->heads * shape->seq_q * shape->dim_qk) * sizeof(float), error);
+  DeviceBuffer bwd_workspace(s, static_cast<std::size_t>(std::max<std::int64_t>(*bwd_workspace_size, 256)), error);
+  if (!error.empty()) return with_info(failed_result(error, "execute"));
+  // cuDNN accumulates dQ into the float buffer: it starts at zero.
+  error = s.check(s.api().cuMemsetD32_v2(dq_accum.get(), 0, static_cast<std::size_t>(shape->batch * shape->heads * shape->seq_q * shape->dim_qk)), "cuMemsetD32");
+  if (!error.empty()) return with_info(failed_result(error, "execute"));
+  float one = 1.0f;
+  std::vector<std::int64_t> bwd_uids = {k_uid_q, k_uid_k, k_uid_v, k_uid_o, k_uid_stats, k_uid_scale, k_uid_one,
+                                        k_uid_do, k_uid_dq, k_uid_dk, k_uid_dv, k_uid_softmax_sum, k_uid_dq_accum};
+  std::vector<void*> bwd_pointers = {at(layout->q), at(layout->k), at(layout->v), at(layout->o), stats.pointer(), &scale, &one,
+                                     grad_device[0]->pointer(), grad_device[1]->pointer(), grad_device[2]->pointer(),
+                                     grad_device[3]->pointer(), softmax_sum.pointer(), dq_accum.pointer()};
+  if (shape->causal) {
+    bwd_uids.push_back(k_uid_neg_inf);
+    bwd_pointers.push_back(&neg_inf);
+  }
+  gpuapi::CudnnDescriptor bwd_pack = nullptr;
+  if (auto rc = api.cudnnBackendCreateDescriptor(c::k_variant_pack_descriptor, &bwd_pack); rc != 0) return fail_pack(rc, "variant pack");
+  PackGuard bwd_pack_guard{*cudnn, bwd_pack};
+  void* bwd_workspace_pointer = bwd_workspace.pointer();
+  if (auto rc = api.cudnnBackendSetAttribute(bwd_pack, c::k_attr_variant_pack_unique_ids, c::k_type_int64, static_cast<std::int64_t>(bwd_uids.size()), bwd_uids.data()); rc != 0)
+    return fail_pack(rc, "variant pack ids");
+  if (auto rc = api.cudnnBackendSetAttribute(bwd_pack, c::k_attr_variant_pack_data_pointers, c::k_type_void_ptr, static_cast<std::int64_t>(bwd_pointers.size()), bwd_pointers.data()); rc != 0)
+    return fail_pack(rc, "variant pack pointers");
+  if (auto rc = api.cudnnBackendSetAttribute(bwd_pack, c::k_attr_variant_pack_workspace, c::k_type_void_ptr, 1, &bwd_workspace_pointer); rc != 0)
+    return fail_pack(rc, "variant pack workspace");
+  if (auto rc = api.cudnnBackendFinalize(bwd_pack); rc != 0) return fail_pack(rc, "variant pack");
+  auto bwd_start = std::chrono::steady_clock::now();
+  if (auto rc = api.cudnnBackendExecute(handle, bwd.plan(), bwd_pack); rc != 0) return fail_pack(rc, "cudnnBackendExecute (backward)");
+  if (error = s.check(s.api().cuCtxSynchronize(), "cuCtxSynchronize after the backward"); !error.empty())
+    return with_info(failed_result(error, "execute"));
+  info["execute_ms"] = since(bwd_start) * 1e3;
+  info["tflops"] = info["execute_ms"].get<double>() > 0 ? 2.5 * flops / (info["execute_ms"].get<double>() / 1e3) / 1e12 : 0.0;
+  for (std::size_t i = 1; i < grads.size(); ++i) {
+    error = s.check(s.api().cuMemcpyDtoH_v2(grads[i].data(), grad_device[i]->get(), grads[i].size() * 2), "cuMemcpyDtoH");
+    if (!error.empty()) return with_info(failed_result(error, "execute"));
+  }
+  GradComparison gc = compare_gradients(*shape, *layout, inputs, grads_layout.d_o, grads_layout.dq, grads_layout.dk, grads_layout.dv, grads);
+  info["max_abs_err"] = gc.max_abs_err;
+  info["max_rel_err"] = gc.max_rel_err;
+  info["tolerance"] = gc.tolerance;
+  if (!gc.ok)
+    return with_info(failed_result("cuDNN's gradients differ from the fp32 reference: relative error " + std::to_string(gc.max_rel_err) +
+                                       " > " + std::to_string(gc.tolerance) + " (worst: " + gc.worst + ")",
+                                   "numerics"));
   return with_info(ok_result());
+}
+
+Json check_cudnn_sdpa_bwd(const Json& args) {
+  Json with = args;
+  with["backward"] = true;
+  return check_cudnn_sdpa(with);
 }
 
 } // namespace selftest

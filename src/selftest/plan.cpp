@@ -16,6 +16,7 @@ namespace {
 
 const CheckEntry k_checks[] = {
     {"driver", check_driver},   {"nvrtc", check_nvrtc},           {"cudnn_sdpa", check_cudnn_sdpa},
+    {"cudnn_sdpa_bwd", check_cudnn_sdpa_bwd},
     {"nccl", check_nccl},       {"te_selector", check_te_selector},
 };
 
@@ -148,6 +149,7 @@ Results run_all(const Plan& plan) {
     Json cudnn_args = with_path(*args, cudnn_path);
     if (auto nvrtc = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}); !nvrtc.empty()) cudnn_args["nvrtc_path"] = nvrtc;
     out.push_back(run_check(plan.runner, "cudnn_sdpa", cudnn_args, label));
+    if (out.back().status == "ok") out.push_back(run_check(plan.runner, "cudnn_sdpa_bwd", cudnn_args, label));
     if (te_library.empty()) continue;
     Json te_args = *args;
     te_args["library"] = te_library;

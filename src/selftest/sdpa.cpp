@@ -213,4 +213,84 @@ Comparison compare_output(const SdpaShape& shape, const SdpaLayout& layout,
   return c;
 }
 
+GradComparison compare_gradients(const SdpaShape& s, const SdpaLayout& l, const std::vector<std::vector<std::uint16_t>>& in,
+                                 const TensorView& d_o, const TensorView& dq, const TensorView& dk, const TensorView& dv,
+                                 const std::vector<std::vector<std::uint16_t>>& grads) {
+  GradComparison c;
+  c.tolerance = s.bf16 ? 5e-2 : 1e-2;
+  const std::int64_t group = s.heads / s.kv_heads, Sq = s.seq_q, Skv = s.seq_kv, D = s.dim_qk, Dv = s.dim_v;
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs = {{0, 0}, {s.batch - 1, s.kv_heads - 1}};
+  if (pairs[0] == pairs[1] || group > 1) pairs.pop_back(); // a GQA group is already `group` heads of work
+  auto at = [&](const std::vector<std::vector<std::uint16_t>>& bufs, const TensorView& v, std::int64_t b, std::int64_t h,
+                std::int64_t i, std::int64_t d) { return load(s, bufs, v, b, h, i, d); };
+  double worst_rel[3] = {0, 0, 0}, largest[3] = {0, 0, 0}, max_diff[3] = {0, 0, 0};
+  const char* names[3] = {"dQ", "dK", "dV"};
+  auto note = [&](int which, double want, double got, const std::string& where) {
+    largest[which] = std::max(largest[which], std::fabs(want));
+    double diff = std::isfinite(got) ? std::fabs(got - want) : std::numeric_limits<double>::infinity();
+    if (diff > max_diff[which]) {
+      max_diff[which] = diff;
+      if (diff >= c.max_abs_err) {
+        c.max_abs_err = diff;
+        c.worst = std::string(names[which]) + " " + where + ": got " + std::to_string(got) + ", want " + std::to_string(want);
+      }
+    }
+  };
+  for (auto [b, g] : pairs) {
+    std::vector<double> dk_ref(static_cast<std::size_t>(Skv * D), 0.0), dv_ref(static_cast<std::size_t>(Skv * Dv), 0.0);
+    for (std::int64_t h = g * group; h < (g + 1) * group; ++h) {
+      std::vector<double> p(static_cast<std::size_t>(Sq * Skv));
+      auto o = reference_head(s, l, in, b, h);
+      for (std::int64_t i = 0; i < Sq; ++i) {
+        double top = -std::numeric_limits<double>::infinity();
+        for (std::int64_t j = 0; j < Skv; ++j) {
+          double dot = 0;
+          for (std::int64_t d = 0; d < D; ++d) dot += at(in, l.q, b, h, i, d) * at(in, l.k, b, g, j, d);
+          double v = s.causal && j > i ? -std::numeric_limits<double>::infinity() : dot * s.scale();
+          p[static_cast<std::size_t>(i * Skv + j)] = v;
+          top = std::max(top, v);
+        }
+        double sum = 0;
+        for (std::int64_t j = 0; j < Skv; ++j) {
+          double& x = p[static_cast<std::size_t>(i * Skv + j)];
+          x = std::isinf(x) ? 0.0 : std::exp(x - top);
+          sum += x;
+        }
+        for (std::int64_t j = 0; j < Skv; ++j) p[static_cast<std::size_t>(i * Skv + j)] /= sum;
+      }
+      for (std::int64_t i = 0; i < Sq; ++i) {
+        double row = 0;
+        for (std::int64_t d = 0; d < Dv; ++d) row += at(grads, d_o, b, h, i, d) * o[static_cast<std::size_t>(i * Dv + d)];
+        std::vector<double> dq_row(static_cast<std::size_t>(D), 0.0);
+        for (std::int64_t j = 0; j < Skv; ++j) {
+          double pij = p[static_cast<std::size_t>(i * Skv + j)];
+          if (pij == 0) continue;
+          double dp = 0;
+          for (std::int64_t d = 0; d < Dv; ++d) dp += at(grads, d_o, b, h, i, d) * at(in, l.v, b, g, j, d);
+          double ds = pij * (dp - row) * s.scale();
+          for (std::int64_t d = 0; d < D; ++d) {
+            dq_row[static_cast<std::size_t>(d)] += ds * at(in, l.k, b, g, j, d);
+            dk_ref[static_cast<std::size_t>(j * D + d)] += ds * at(in, l.q, b, h, i, d);
+          }
+          for (std::int64_t d = 0; d < Dv; ++d) dv_ref[static_cast<std::size_t>(j * Dv + d)] += pij * at(grads, d_o, b, h, i, d);
+        }
+        for (std::int64_t d = 0; d < D; ++d)
+          note(0, dq_row[static_cast<std::size_t>(d)], at(grads, dq, b, h, i, d),
+               "b" + std::to_string(b) + " h" + std::to_string(h) + " s" + std::to_string(i) + " d" + std::to_string(d));
+      }
+    }
+    for (std::int64_t j = 0; j < Skv; ++j) {
+      std::string where = "b" + std::to_string(b) + " g" + std::to_string(g) + " s" + std::to_string(j);
+      for (std::int64_t d = 0; d < D; ++d) note(1, dk_ref[static_cast<std::size_t>(j * D + d)], at(grads, dk, b, g, j, d), where + " d" + std::to_string(d));
+      for (std::int64_t d = 0; d < Dv; ++d) note(2, dv_ref[static_cast<std::size_t>(j * Dv + d)], at(grads, dv, b, g, j, d), where + " d" + std::to_string(d));
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    worst_rel[k] = max_diff[k] / std::max(largest[k], 1e-6);
+    c.max_rel_err = std::max(c.max_rel_err, worst_rel[k]);
+  }
+  c.ok = c.max_rel_err <= c.tolerance;
+  return c;
+}
+
 } // namespace selftest

@@ -66,4 +66,19 @@ struct Comparison {
 Comparison compare_output(const SdpaShape& shape, const SdpaLayout& layout,
                           const std::vector<std::vector<std::uint16_t>>& buffers, const std::vector<std::uint16_t>& o);
 
+// The backward on the host for the (batch, kv-group) pairs compare_output samples: every query
+// head of the group, given dO (same views as the gradients); errors are normalised by the
+// largest reference value of each gradient. Views of dO/dQ/dK/dV index grads (buffers 0..3).
+struct GradComparison {
+  double max_abs_err = 0; // over dQ, dK, dV
+  double max_rel_err = 0; // the largest of max |diff| / max |reference| per gradient
+  double tolerance = 0;   // on max_rel_err: 2x the forward's
+  bool ok = true;
+  std::string worst;
+};
+GradComparison compare_gradients(const SdpaShape& shape, const SdpaLayout& layout,
+                                 const std::vector<std::vector<std::uint16_t>>& buffers, const TensorView& d_o,
+                                 const TensorView& dq, const TensorView& dk, const TensorView& dv,
+                                 const std::vector<std::vector<std::uint16_t>>& grads);
+
 } // namespace selftest

@@ -96,11 +96,139 @@ util::Result<void> SdpaGraph::matmul(CudnnDescriptor a, CudnnDescriptor b, Cudnn
   return {};
 }
 
-util::Result<void> SdpaGraph::build_operations(const SdpaShape& s, const SdpaLayout& l) {
+util::Result<void> SdpaGraph::reshape(CudnnDescriptor x, CudnnDescriptor y) {
+  CudnnDescriptor op = NVTE_TRY(create(c::k_operation_reshape_descriptor));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_reshape_xdesc, c::k_type_backend_descriptor, 1, &x));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_reshape_ydesc, c::k_type_backend_descriptor, 1, &y));
+  NVTE_TRY_VOID(finalize(op, "reshape operation"));
+  m_operations.push_back(op);
+  return {};
+}
+
+util::Result<void> SdpaGraph::check_api() const {
   const auto& api = m_cudnn.api();
   if (!api.cudnnBackendCreateDescriptor || !api.cudnnBackendSetAttribute || !api.cudnnBackendFinalize ||
       !api.cudnnBackendDestroyDescriptor || !api.cudnnBackendGetAttribute)
     return util::make_error(util::ErrorKind::symbol_missing, m_cudnn.path() + " lacks the backend API: " + util::join(m_cudnn.missing(), ", "));
+  return {};
+}
+
+SdpaGradLayout make_grad_layout(const SdpaShape& s, const SdpaLayout& l) {
+  SdpaGradLayout g;
+  bool bs = l.o.strides[0] > l.o.strides[2]; // O is [b, s, h, d] rather than [s, b, h, d]
+  auto view = [&](std::int64_t heads, std::int64_t seq, std::int64_t dim, int buffer) {
+    TensorView v;
+    v.buffer = buffer;
+    v.dims = {s.batch, heads, seq, dim};
+    v.strides = bs ? std::array<std::int64_t, 4>{seq * heads * dim, dim, heads * dim, 1}
+                   : std::array<std::int64_t, 4>{heads * dim, dim, s.batch * heads * dim, 1};
+    g.buffer_elements.push_back(s.batch * heads * seq * dim);
+    return v;
+  };
+  g.d_o = view(s.heads, s.seq_q, s.dim_v, 0);
+  g.dq = view(s.heads, s.seq_q, s.dim_qk, 1);
+  g.dk = view(s.kv_heads, s.seq_kv, s.dim_qk, 2);
+  g.dv = view(s.kv_heads, s.seq_kv, s.dim_v, 3);
+  return g;
+}
+
+util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, const SdpaLayout& l, const SdpaGradLayout& gl) {
+  NVTE_TRY_VOID(check_api());
+  const int io = s.bf16 ? c::k_data_bfloat16 : c::k_data_half;
+  const int f32 = c::k_data_float;
+  const std::int64_t B = s.batch, H = s.heads, Sq = s.seq_q, Skv = s.seq_kv, D = s.dim_qk, Dv = s.dim_v;
+  const std::array<std::int64_t, 4> score_dims{B, H, Sq, Skv}, score_strides{H * Sq * Skv, Sq * Skv, Skv, 1};
+  // The transposed view of a [b, h, s_q, s_kv] score tensor: [b, h, s_kv, s_q].
+  const std::array<std::int64_t, 4> t_dims{B, H, Skv, Sq}, t_strides{H * Sq * Skv, Sq * Skv, 1, Skv};
+  const std::array<std::int64_t, 4> row_dims{B, H, Sq, 1}, row_strides{H * Sq, Sq, 1, 1};
+  const std::array<std::int64_t, 4> one{1, 1, 1, 1};
+  auto virtual_tensor = [&](int dtype, const std::array<std::int64_t, 4>& dims, const std::array<std::int64_t, 4>& strides) {
+    return tensor(m_next_virtual++, dtype, dims, strides, true);
+  };
+  auto swap = [](std::array<std::int64_t, 4> a) { return std::array<std::int64_t, 4>{a[0], a[1], a[3], a[2]}; };
+
+  auto q = NVTE_TRY(tensor(k_uid_q, io, l.q.dims, l.q.strides, false));
+  auto kt = NVTE_TRY(tensor(k_uid_k, io, swap(l.k.dims), swap(l.k.strides), false));
+  auto vt = NVTE_TRY(tensor(k_uid_v, io, swap(l.v.dims), swap(l.v.strides), false));
+  auto o = NVTE_TRY(tensor(k_uid_o, io, l.o.dims, l.o.strides, false));
+  auto d_o = NVTE_TRY(tensor(k_uid_do, io, gl.d_o.dims, gl.d_o.strides, false));
+  auto stats = NVTE_TRY(tensor(k_uid_stats, f32, row_dims, row_strides, false));
+  auto scale = NVTE_TRY(tensor(k_uid_scale, f32, one, one, false, true));
+  auto unit = NVTE_TRY(tensor(k_uid_one, f32, one, one, false, true));
+  auto dq = NVTE_TRY(tensor(k_uid_dq, io, gl.dq.dims, gl.dq.strides, false));
+  auto dk = NVTE_TRY(tensor(k_uid_dk, io, gl.dk.dims, gl.dk.strides, false));
+  auto dv = NVTE_TRY(tensor(k_uid_dv, io, gl.dv.dims, gl.dv.strides, false));
+
+  // softmax_sum = rowsum(dO * O), in a float workspace tensor.
+  auto product = NVTE_TRY(virtual_tensor(f32, {B, H, Sq, Dv}, {H * Sq * Dv, Sq * Dv, Dv, 1}));
+  NVTE_TRY(pointwise(c::k_pw_mul, f32, d_o, o, product));
+  auto row_sum = NVTE_TRY(virtual_tensor(f32, row_dims, row_strides));
+  NVTE_TRY_VOID(reduction(c::k_reduce_add, product, row_sum));
+  auto softmax_sum = NVTE_TRY(tensor(k_uid_softmax_sum, f32, row_dims, row_strides, false));
+  NVTE_TRY(pointwise(c::k_pw_mul, f32, row_sum, unit, softmax_sum));
+
+  // P = exp(scale * Q K^T (masked) - stats).
+  auto scores = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY_VOID(matmul(q, kt, scores));
+  auto scaled = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_mul, f32, scores, scale, scaled));
+  auto masked = scaled;
+  if (s.causal) {
+    auto neg_inf = NVTE_TRY(tensor(k_uid_neg_inf, f32, one, one, false, true));
+    auto rows = NVTE_TRY(virtual_tensor(c::k_data_int32, score_dims, score_strides));
+    auto cols = NVTE_TRY(virtual_tensor(c::k_data_int32, score_dims, score_strides));
+    NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, rows, nullptr, 2));
+    NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, cols, nullptr, 3));
+    auto keep = NVTE_TRY(virtual_tensor(c::k_data_boolean, score_dims, score_strides));
+    NVTE_TRY(pointwise(c::k_pw_cmp_ge, c::k_data_boolean, rows, cols, keep));
+    masked = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+    NVTE_TRY(pointwise(c::k_pw_binary_select, f32, scaled, neg_inf, masked, keep));
+  }
+  auto shifted = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_sub, f32, masked, stats, shifted));
+  auto p = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_exp, f32, shifted, nullptr, p));
+
+  // dV = P^T dO (per query head, then summed over each GQA group).
+  auto pt = NVTE_TRY(virtual_tensor(io, t_dims, t_strides));
+  NVTE_TRY_VOID(reshape(p, pt));
+  if (H == s.kv_heads) {
+    NVTE_TRY_VOID(matmul(pt, d_o, dv));
+  } else {
+    auto dv_full = NVTE_TRY(virtual_tensor(f32, {B, H, Skv, Dv}, {H * Skv * Dv, Skv * Dv, Dv, 1}));
+    NVTE_TRY_VOID(matmul(pt, d_o, dv_full));
+    NVTE_TRY_VOID(reduction(c::k_reduce_add, dv_full, dv));
+  }
+  // dS = P (dO V^T - softmax_sum) scale.
+  auto dp = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY_VOID(matmul(d_o, vt, dp));
+  auto dp_centered = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_sub, f32, dp, softmax_sum, dp_centered));
+  auto ds_unscaled = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_mul, f32, dp_centered, p, ds_unscaled));
+  auto ds = NVTE_TRY(virtual_tensor(io, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_mul, f32, ds_unscaled, scale, ds));
+  // dK = dS^T Q.
+  auto dst = NVTE_TRY(virtual_tensor(io, t_dims, t_strides));
+  NVTE_TRY_VOID(reshape(ds, dst));
+  if (H == s.kv_heads) {
+    NVTE_TRY_VOID(matmul(dst, q, dk));
+  } else {
+    auto dk_full = NVTE_TRY(virtual_tensor(f32, {B, H, Skv, D}, {H * Skv * D, Skv * D, D, 1}));
+    NVTE_TRY_VOID(matmul(dst, q, dk_full));
+    NVTE_TRY_VOID(reduction(c::k_reduce_add, dk_full, dk));
+  }
+  // dQ = dS K, through a float accumulator.
+  auto k = NVTE_TRY(virtual_tensor(io, l.k.dims, l.k.strides));
+  NVTE_TRY_VOID(reshape(kt, k));
+  auto dq_accum = NVTE_TRY(tensor(k_uid_dq_accum, f32, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, false));
+  NVTE_TRY_VOID(matmul(ds, k, dq_accum));
+  NVTE_TRY(pointwise(c::k_pw_identity, f32, dq_accum, nullptr, dq));
+  return {};
+}
+
+util::Result<void> SdpaGraph::build_operations(const SdpaShape& s, const SdpaLayout& l) {
+  NVTE_TRY_VOID(check_api());
   const int io = s.bf16 ? c::k_data_bfloat16 : c::k_data_half;
   const int f32 = c::k_data_float;
   const std::int64_t B = s.batch, H = s.heads, Sq = s.seq_q, Skv = s.seq_kv;

@@ -18,7 +18,16 @@ namespace selftest {
 
 // Unique ids of the graph's real tensors (the variant pack binds pointers to them).
 inline constexpr std::int64_t k_uid_q = 1, k_uid_k = 2, k_uid_v = 3, k_uid_o = 4, k_uid_stats = 5, k_uid_scale = 6,
-                              k_uid_neg_inf = 7;
+                              k_uid_neg_inf = 7, k_uid_do = 8, k_uid_dq = 9, k_uid_dk = 10, k_uid_dv = 11,
+                              k_uid_softmax_sum = 12, k_uid_dq_accum = 13, k_uid_one = 14;
+
+// Where the backward graph's gradients go: dO, dQ, dK, dV as separate tensors in the format of
+// O (bshd or sbhd), whatever the input layout.
+struct SdpaGradLayout {
+  TensorView d_o, dq, dk, dv;
+  std::vector<std::int64_t> buffer_elements; // dO, dQ, dK, dV
+};
+SdpaGradLayout make_grad_layout(const SdpaShape& shape, const SdpaLayout& layout);
 
 // Owns the descriptors of one graph.
 class SdpaGraph {
@@ -31,6 +40,11 @@ public:
   // Creates and finalizes every tensor and operation descriptor of the forward graph (no
   // handle, no GPU needed). The error is cuDNN's text for the first call that failed.
   util::Result<void> build_operations(const SdpaShape& shape, const SdpaLayout& layout);
+  // The backward graph (the composite cudnn-frontend's sdpa backward node lowers to): softmax
+  // sum rowsum(dO * O) into a float workspace; S = scale * Q K^T, mask, P = exp(S - stats);
+  // dV = P^T dO; dP = dO V^T; dS = P (dP - sum) scale; dK = dS^T Q; dQ = dS K through a float
+  // accumulator and an identity; with GQA, dK/dV per query head reduced over each group.
+  util::Result<void> build_backward_operations(const SdpaShape& shape, const SdpaLayout& layout, const SdpaGradLayout& grads);
   // The operation graph (needs a handle, so a GPU), the heuristics' engine configs, and the
   // first execution plan that finalizes. Returns the workspace size.
   util::Result<std::int64_t> build_plan(gpuapi::CudnnHandle handle);
@@ -49,6 +63,8 @@ private:
                                                   std::int64_t axis = -1);
   util::Result<void> reduction(int op, gpuapi::CudnnDescriptor x, gpuapi::CudnnDescriptor y);
   util::Result<void> matmul(gpuapi::CudnnDescriptor a, gpuapi::CudnnDescriptor b, gpuapi::CudnnDescriptor c);
+  util::Result<void> reshape(gpuapi::CudnnDescriptor x, gpuapi::CudnnDescriptor y);
+  util::Result<void> check_api() const;
 
   const gpuapi::Cudnn& m_cudnn;
   std::vector<gpuapi::CudnnDescriptor> m_owned;      // destroyed in reverse order

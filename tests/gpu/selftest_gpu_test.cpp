@@ -1,7 +1,8 @@
 // GPU test (ctest label "gpu"): the self-test's checks on a real GPU, through the same child
 // protocol as `nvte-doctor selftest` (this binary is its own child). Exits 77 (skipped) when
 // there is no GPU, 1 when a check fails, 0 otherwise. Cases: bf16/fp16, causal/no mask, head
-// dims 64 and 128, GQA, bshd / sbhd / interleaved sbh3d; NVRTC compile + launch; NCCL.
+// dims 64 and 128, GQA, bshd / sbhd / interleaved sbh3d, forward and backward; NVRTC compile +
+// launch; NCCL.
 #include "selftest/selftest.hpp"
 
 #include <cstdio>
@@ -32,9 +33,10 @@ int main(int argc, char** argv) {
         Json args{{"dtype", dtype}, {"layout", layout}, {"batch", 2}, {"heads", heads}, {"kv_heads", kv_heads},
                   {"seq_q", 256}, {"seq_kv", 256}, {"dim_qk", dim}, {"dim_v", dim}, {"causal", causal}};
         if (cudnn) args["path"] = cudnn;
-        report(selftest::run_check(runner, "cudnn_sdpa", args, std::string(dtype) + " " + layout + " d" + std::to_string(dim) +
-                                                                   " h" + std::to_string(heads) + "/" + std::to_string(kv_heads) +
-                                                                   (causal ? " causal" : "")));
+        std::string label = std::string(dtype) + " " + layout + " d" + std::to_string(dim) + " h" + std::to_string(heads) + "/" +
+                            std::to_string(kv_heads) + (causal ? " causal" : "");
+        report(selftest::run_check(runner, "cudnn_sdpa", args, label));
+        report(selftest::run_check(runner, "cudnn_sdpa_bwd", args, label));
       }
     }
   }

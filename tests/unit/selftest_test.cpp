@@ -308,3 +308,25 @@ TEST(TeSelector, ArgumentsLandInTheRightPositionsForEachRelease) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(CudnnGraph, BackwardOperationsFinalizeWithoutAGpu) {
+  std::string path = toolkit_library("libcudnn.so.9");
+  if (path.empty()) GTEST_SKIP() << "no cuDNN 9 in the CUDA toolkit on this machine";
+  auto cudnn = gpuapi::Cudnn::load(std::vector<std::string>{path});
+  ASSERT_TRUE(cudnn) << cudnn.error().message;
+  for (auto [layout, causal, kv_heads, count] : {std::tuple{"bshd_bshd_bshd", true, 4, 24u}, {"sbhd_sbhd_sbhd", false, 16, 18u},
+                                                 {"sbh3d", true, 16, 22u}}) {
+    selftest::SdpaShape s;
+    s.layout = layout, s.causal = causal, s.heads = 16, s.kv_heads = kv_heads;
+    auto l = selftest::make_layout(s);
+    ASSERT_TRUE(l);
+    selftest::SdpaGraph graph(*cudnn);
+    auto built = graph.build_backward_operations(s, *l, selftest::make_grad_layout(s, *l));
+    EXPECT_TRUE(built) << s.label() << ": " << (built ? "" : built.error().message);
+    EXPECT_EQ(graph.operation_count(), count) << s.label();
+  }
+}
+
+} // namespace
