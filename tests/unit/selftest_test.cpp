@@ -330,3 +330,23 @@ TEST(CudnnGraph, BackwardOperationsFinalizeWithoutAGpu) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Sdpa, GradientComparisonRejectsZeroGradients) {
+  selftest::SdpaShape s;
+  s.batch = 1, s.heads = 4, s.kv_heads = 2, s.seq_q = s.seq_kv = 16, s.dim_qk = s.dim_v = 8, s.causal = true;
+  auto l = selftest::make_layout(s);
+  ASSERT_TRUE(l);
+  auto inputs = selftest::make_inputs(s, *l);
+  auto g = selftest::make_grad_layout(s, *l);
+  std::vector<std::vector<std::uint16_t>> grads;
+  for (auto n : g.buffer_elements) grads.emplace_back(static_cast<std::size_t>(n), std::uint16_t{0});
+  for (std::size_t i = 0; i < grads[0].size(); ++i) grads[0][i] = selftest::to_bfloat16(i % 2 ? 0.5f : -0.25f); // dO
+  auto c = selftest::compare_gradients(s, *l, inputs, g.d_o, g.dq, g.dk, g.dv, grads);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NEAR(c.max_rel_err, 1.0, 1e-9); // every gradient is off by its own size
+  EXPECT_FALSE(c.worst.empty());
+}
+
+} // namespace
