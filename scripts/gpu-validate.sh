@@ -1,49 +1,122 @@
 #!/usr/bin/env bash
-# GPU-node validation, run on the device machine from the repo root with the carried binary
-# (scripts/gpu-carry.sh builds it into .gpu-carry/). Every step is guarded: one failure never
-# stops the rest. All logs go under $OUT/validate and are packed into $OUT/validate.tar.gz.
+# GPU validation of nvte-doctor, run by the lead on the GPU node from the repository root with
+# the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
+# NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
+#
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest]   (default: all)
+#
+# Every step is guarded (a timeout, its exit code recorded) and never stops the others. Logs
+# go to $OUT/gpu-validate/ (or ./gpu-validate-out/), one per step with the command line, exit
+# code and wall time, and are packed into $OUT/gpu-validate.tar.gz with summary.txt next to it.
+# The self-test matrix: head_dim 64/128/192/256 x causal/no_mask x bf16/fp16 x GQA 16/4 x
+# bshd/sbhd, plus the interleaved layouts (sbh3d without GQA, sbhd_sbh2d / bshd_bsh2d with it).
 set -u
-OUT=${OUT:-/tmp/nvte-validate}
-BIN=${NVTE_DOCTOR_BIN:-$PWD/.gpu-carry/nvte-doctor}
-LOG=$OUT/validate
-mkdir -p "$LOG"
-export NVTE_DOCTOR_RULES=$PWD/rules
+cd "$(dirname "$0")/.."
+STAGE=${1:-all}
+BIN=${NVTE_DOCTOR:-.gpu-carry/nvte-doctor}
+[[ -x $BIN ]] || BIN=build/nvte-doctor
+OUTDIR=${OUT:-$PWD/gpu-validate-out}
+LOGS=$OUTDIR/gpu-validate
+mkdir -p "$LOGS"
+SUMMARY=$OUTDIR/summary.txt
+export NVTE_DOCTOR_SELFTEST_PY=$PWD/src/selftest/selftest.py
+PY=/opt/torch/.venv/bin/python3
+[[ -x $PY ]] || PY=$(command -v python3 || echo python3)
+# The cuDNN copy torch loads (the venv's wheel) for the GPU test; the doctor finds its own.
+VENV_CUDNN=$(ls /opt/torch/.venv/lib/python3*/site-packages/nvidia/cudnn/lib/libcudnn.so.9 2>/dev/null | head -1)
+VENV_NVRTC=$(ls /opt/torch/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13 2>/dev/null | head -1)
+COMMON=(--rules rules)
 
-step() { # step NAME CMD... : runs CMD, keeps stdout/stderr, exit code and wall time
-  local name=$1; shift
-  local start end rc
+step() { # step NAME TIMEOUT_S COMMAND...
+  local name=$1 limit=$2; shift 2
+  local log=$LOGS/$name.log start end rc
   start=$(date +%s.%N)
-  "$@" >"$LOG/$name.out" 2>"$LOG/$name.err"; rc=$?
+  { echo "\$ $*"; echo "# $(date -u +%FT%TZ) on $(hostname)"; } >"$log"
+  timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1
+  rc=$?
   end=$(date +%s.%N)
-  printf '%-34s rc=%-3s %8.3f s\n' "$name" "$rc" "$(awk "BEGIN{print $end - $start}")" | tee -a "$LOG/summary.txt"
+  printf '%-34s rc=%-4s %8.2f s\n' "$name" "$rc" "$(awk -v a="$start" -v b="$end" 'BEGIN{print b-a}')" | tee -a "$SUMMARY"
+  echo "# exit $rc" >>"$log"
+  return 0
 }
 
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "host: $(hostname)  kernel: $(uname -r)"
-  nvidia-smi --query-gpu=index,name,pci.device_id,pci.bus_id,driver_version,compute_cap,memory.total,mig.mode.current --format=csv 2>&1
-  echo "python3: $(command -v python3)"
-  ls -la /usr/lib/x86_64-linux-gnu/ | grep -E 'libcudnn.so|libnccl.so' 2>&1
-} >"$LOG/node.txt" 2>&1
-
-section=${1:-all}
-if [[ $section == all || $section == probe ]]; then
-  step probe-text          "$BIN" probe --no-color
-  step probe-json          "$BIN" probe --format json
-  step probe-verbose       "$BIN" probe --no-color -v
-  step check-text          "$BIN" check --no-color -v
-  step check-json          "$BIN" check --format json
-  step explain-llama       "$BIN" explain --no-color --hf-config tests/fixtures/hf/llama-3-8b/config.json
-  step explain-deepseek    "$BIN" explain --no-color --hf-config tests/fixtures/hf/deepseek-v3/config.json
-  step explain-sweep       "$BIN" explain --no-color --workload-set qkv_format=bshd --sweep head_dim_qk=64,128,192,256 --sweep attn_mask_type=no_mask,causal
-  # The ground truth the probe must match: what torch itself loads.
-  step torch-truth python3 -c 'import torch, ctypes, os
+run_basic() {
+  step env 60 bash -c 'date -u; uname -a; nvidia-smi; nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv; ls -l /usr/lib/x86_64-linux-gnu/libcudnn.so* /usr/lib/x86_64-linux-gnu/libnccl.so* 2>&1; echo LD_LIBRARY_PATH=$LD_LIBRARY_PATH'
+  step probe 120 "$BIN" probe
+  # The ground truth the probe must match: the copies torch itself maps.
+  step torch-truth 120 "$PY" -c 'import torch
 print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "nccl", torch.cuda.nccl.version())
-maps=open("/proc/self/maps").read().split("\n")
-print("\n".join(sorted({l.split()[-1] for l in maps if "libcudnn.so" in l or "libnccl.so" in l or "libnvrtc" in l})))'
-  for i in 1 2 3 4 5; do step "probe-time-$i" "$BIN" probe --format json; done
-  for i in 1 2 3; do step "nvidia-smi-query-$i" nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv; done
-fi
+print("\n".join(sorted({l.split()[-1] for l in open("/proc/self/maps") if any(k in l for k in ("libcudnn.so", "libnccl.so", "libnvrtc"))})))'
+  for i in 1 2 3 4 5; do step "probe-time-$i" 60 "$BIN" probe --format json; done
+  for i in 1 2 3; do step "nvidia-smi-query-$i" 60 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv; done
+  step probe-json 120 "$BIN" probe --format json
+  step check 180 "$BIN" check "${COMMON[@]}"
+  step check-json 180 "$BIN" check "${COMMON[@]}" --format json
+  step explain 120 "$BIN" explain "${COMMON[@]}" --workload-set qkv_format=bshd --workload-set head_dim_qk=192 \
+    --workload-set num_gqa_groups=4 --workload-set attn_mask_type=causal --workload-set max_seqlen_q=4096
+  step explain-sweep 120 "$BIN" explain "${COMMON[@]}" --sweep head_dim_qk=64,128,192,256 --sweep qkv_dtype=bf16,fp16
+  step selftest-default 600 "$BIN" selftest "${COMMON[@]}" -v --python "$PY"
+  step selftest-default-json 600 "$BIN" selftest "${COMMON[@]}" --format json --python "$PY"
+  [[ -n $VENV_CUDNN ]] && step selftest-venv-cudnn 600 "$BIN" selftest "${COMMON[@]}" -v --python '' \
+    --set cudnn.path="$VENV_CUDNN" ${VENV_NVRTC:+--set nvrtc.path="$VENV_NVRTC"} \
+    --workload-set qkv_format=bshd --workload-set num_gqa_groups=4 --sweep head_dim_qk=64,128,192,256 --sweep attn_mask_type=no_mask,causal
+  step check-selftest-json 600 "$BIN" check "${COMMON[@]}" --selftest --format json --python "$PY" \
+    --workload-set qkv_format=bshd --workload-set attn_mask_type=causal --workload-set max_seqlen_q=1024
+}
 
-tar -C "$OUT" -czf "$OUT/validate.tar.gz" validate
-cat "$LOG/summary.txt"
+MATRIX=(--workload-set batch_size=2 --workload-set num_heads=16 --workload-set max_seqlen_q=512
+        --sweep head_dim_qk=64,128,192,256 --sweep attn_mask_type=no_mask,causal --sweep qkv_dtype=bf16,fp16)
+
+run_matrix() {
+  for layout in bshd_bshd_bshd sbhd_sbhd_sbhd; do
+    step "matrix-$layout" 600 "$BIN" selftest "${COMMON[@]}" -v --timeout 120 --python '' "${MATRIX[@]}" \
+      --workload-set qkv_layout=$layout --sweep num_gqa_groups=16,4
+    step "matrix-$layout-json" 600 "$BIN" selftest "${COMMON[@]}" --format json --timeout 120 --python '' "${MATRIX[@]}" \
+      --workload-set qkv_layout=$layout --sweep num_gqa_groups=16,4
+  done
+}
+
+run_interleaved() {
+  step matrix-sbh3d 600 "$BIN" selftest "${COMMON[@]}" -v --timeout 120 --python '' "${MATRIX[@]}" \
+    --workload-set qkv_layout=sbh3d --workload-set num_gqa_groups=16
+  step matrix-sbhd_sbh2d 600 "$BIN" selftest "${COMMON[@]}" -v --timeout 120 --python '' "${MATRIX[@]}" \
+    --workload-set qkv_layout=sbhd_sbh2d --workload-set num_gqa_groups=4
+  step matrix-bshd_bsh2d 600 "$BIN" selftest "${COMMON[@]}" -v --timeout 120 --python '' "${MATRIX[@]}" \
+    --workload-set qkv_layout=bshd_bsh2d --workload-set num_gqa_groups=4
+}
+
+run_python() {
+  step python-tier 600 "$BIN" selftest "${COMMON[@]}" -v --format json --timeout 120 --python "$PY" \
+    --workload-set qkv_format=bshd --workload-set batch_size=2 --workload-set max_seqlen_q=1024 \
+    --sweep head_dim_qk=64,128,192,256 --sweep attn_mask_type=no_mask,causal --sweep num_gqa_groups=16,4
+  step python-script-direct 300 "$PY" src/selftest/selftest.py \
+    '{"workloads": [{"dtype": "fp16", "layout": "sbhd_sbhd_sbhd", "batch": 2, "heads": 16, "kv_heads": 4, "seq_q": 1024, "seq_kv": 1024, "dim_qk": 128, "dim_v": 128, "causal": true}]}'
+}
+
+run_nccl() {
+  step nccl 300 "$BIN" selftest "${COMMON[@]}" -v --python '' --workload-set qkv_format=bshd
+  step nccl-debug 300 env NCCL_DEBUG=INFO "$BIN" selftest "${COMMON[@]}" --format json --python '' --workload-set qkv_format=bshd
+}
+
+run_gputest() {
+  local t=.gpu-carry/selftest_gpu_test
+  [[ -x $t ]] || t=build/tests/selftest_gpu_test
+  step gputest-system-cudnn 600 "$t"
+  [[ -n $VENV_CUDNN ]] && step gputest-venv-cudnn 600 env NVTE_TEST_CUDNN_PATH="$VENV_CUDNN" "$t"
+  return 0
+}
+
+echo "# nvte-doctor GPU validation, stage $STAGE, $(date -u +%FT%TZ), binary $BIN" >>"$SUMMARY"
+case $STAGE in
+  basic) run_basic ;;
+  matrix) run_matrix ;;
+  interleaved) run_interleaved ;;
+  python) run_python ;;
+  nccl) run_nccl ;;
+  gputest) run_gputest ;;
+  all) run_basic; run_gputest; run_nccl; run_matrix; run_interleaved; run_python ;;
+  *) echo "unknown stage $STAGE" >&2 ;;
+esac
+tar -czf "$OUTDIR/gpu-validate.tar.gz" -C "$OUTDIR" gpu-validate summary.txt 2>/dev/null
+rm -rf "$LOGS"
+cat "$SUMMARY"

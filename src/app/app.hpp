@@ -15,5 +15,8 @@ int run_rules_lint(const Options& options);
 int run_run(const Options& options);    // nvte-doctor run (the timer's entry point)
 int run_daemon(const Options& options); // nvte-doctor daemon
 int run_fleet(const Options& options);  // nvte-doctor fleet REPORT...|DIR
+int run_selftest(const Options& options); // nvte-doctor selftest
+// The hidden `selftest-child CHECK JSON` the self-test re-executes (selftest/selftest.hpp).
+int run_selftest_child(int argc, char** argv);
 
 } // namespace app

@@ -4,6 +4,7 @@
 #include "app/app.hpp"
 #include "app/context.hpp"
 #include "app/rules_loading.hpp"
+#include "app/selftest_command.hpp"
 #include "app/workloads.hpp"
 #include "app/service_glue.hpp"
 #include "report/render.hpp"
@@ -45,6 +46,7 @@ model::Report build_report(const Options& options) {
   report.rules_digest = rules.digest();
   report.host = facts.get_string("system.hostname").value_or(host_name());
   report.generated_at = now_rfc3339();
+  if (options.selftest) report.selftest_json = run_selftest_step(options, facts, rules, workloads);
   report.findings = rules::evaluate_node(rules, facts);
   for (const auto& w : workloads) {
     model::Explanation e = rules::explain(rules, facts, w);

@@ -32,6 +32,8 @@ struct Options {
   bool wait = false;                               // run --wait: wait for a running run instead of exit 3
   std::vector<std::filesystem::path> fleet_inputs; // fleet REPORT...|DIR
   std::string max_age;                             // fleet --max-age DURATION (default 1d)
+  bool selftest = false;                           // check --selftest: run the self-test and fold it in
+  double selftest_timeout = 120;                   // selftest --timeout S: per check, in seconds
 };
 
 } // namespace app

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <unistd.h>
 
 #ifndef NVTE_VERSION
@@ -61,6 +62,9 @@ bool want_color(bool no_color) {
 } // namespace
 
 int main(int argc, char** argv) {
+  // The self-test's child (selftest/selftest.hpp): not a user command, not in --help.
+  if (argc >= 2 && std::string_view(argv[1]) == "selftest-child") return app::run_selftest_child(argc, argv);
+
   app::Options options;
   std::string format = "text";
   bool no_color = false;
@@ -88,6 +92,17 @@ int main(int argc, char** argv) {
   add_rules_option(*explain, options);
   add_workload_options(*explain, options);
   explain->add_option("--sweep", options.sweeps, "Sweep a workload key over values, e.g. --sweep head_dim_qk=64,128,192 (repeatable)");
+
+  auto* selftest = cli.add_subcommand("selftest", "Run real kernels on this node: CUDA driver, NVRTC, cuDNN fused attention at the\n"
+                                                  "workload's shapes, NCCL all-reduce, TE's own selector, the Python tier");
+  add_common(*selftest, options, format);
+  add_rules_option(*selftest, options);
+  add_workload_options(*selftest, options);
+  selftest->add_option("--timeout", options.selftest_timeout, "Seconds each check may run before its process group is killed (default 120)")
+      ->check(CLI::PositiveNumber);
+  selftest->add_option("--sweep", options.sweeps, "Run over workload values, e.g. --sweep head_dim_qk=64,128,192,256 (repeatable)");
+  check->add_flag("--selftest", options.selftest, "Also run the self-test and fold its results into the report");
+  check->add_option("--timeout", options.selftest_timeout, "With --selftest: seconds per check (default 120)")->check(CLI::PositiveNumber);
 
   auto* rules = cli.add_subcommand("rules", "List, show or lint the rules database");
   rules->require_subcommand(1);
@@ -123,7 +138,7 @@ int main(int argc, char** argv) {
   fleet->add_option("--output,-o", options.output, "Write the summary to FILE (atomically) instead of stdout");
   fleet->add_option("--max-age", options.max_age, "Reports older than this are stale (default 1d; e.g. 30m, 2h)");
 
-  for (auto* sub : {check, probe, explain, rules, rules_list, rules_show, rules_lint, run, daemon, fleet}) sub->fallthrough();
+  for (auto* sub : {check, probe, explain, selftest, rules, rules_list, rules_show, rules_lint, run, daemon, fleet}) sub->fallthrough();
 
   // The default command takes the same options at top level: `nvte-doctor --format json`.
   add_common(cli, options, format);
@@ -157,6 +172,7 @@ int main(int argc, char** argv) {
   try {
     if (probe->parsed()) return app::run_probe(options);
     if (explain->parsed()) return app::run_explain(options);
+    if (selftest->parsed()) return app::run_selftest(options);
     if (rules_list->parsed()) return app::run_rules_list(options);
     if (rules_show->parsed()) return app::run_rules_show(options);
     if (rules_lint->parsed()) return app::run_rules_lint(options);

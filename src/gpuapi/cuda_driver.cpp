@@ -12,4 +12,15 @@ util::Result<CudaDriver> CudaDriver::load(std::span<const std::string> candidate
   return driver;
 }
 
+std::string CudaDriver::describe(CuResult code) const {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (m_api.cuGetErrorName) m_api.cuGetErrorName(code, &name);
+  if (m_api.cuGetErrorString) m_api.cuGetErrorString(code, &text);
+  std::string out = name ? name : "CUDA error";
+  out += " (" + std::to_string(code) + ")";
+  if (text) out += std::string(": ") + text;
+  return out;
+}
+
 } // namespace gpuapi

@@ -1,0 +1,180 @@
+// `selftest`: real kernels and TE's real selector on this node (src/selftest), their results
+// as facts, the rules over them, and a report of each check.
+#include "app/app.hpp"
+#include "app/context.hpp"
+#include "app/rules_loading.hpp"
+#include "app/selftest_command.hpp"
+#include "app/workloads.hpp"
+#include "report/render.hpp"
+#include "selftest/selftest.hpp"
+#include "util/strings.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+namespace app {
+
+namespace {
+
+// The Python tier's script: $NVTE_DOCTOR_SELFTEST_PY, next to the binary, the installed data
+// directory, the source tree.
+std::string find_python_script() {
+  if (const char* env = std::getenv("NVTE_DOCTOR_SELFTEST_PY"); env && *env) return env;
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::vector<std::filesystem::path> candidates;
+  if (!ec) {
+    candidates.push_back(exe.parent_path() / "selftest.py");
+    candidates.push_back(exe.parent_path().parent_path() / "share/nvte-doctor/selftest.py");
+  }
+  candidates.push_back(std::filesystem::path(NVTE_DATADIR) / "selftest.py");
+  candidates.push_back(std::filesystem::path(NVTE_SOURCE_DIR) / "src/selftest/selftest.py");
+  for (const auto& c : candidates) {
+    if (std::filesystem::exists(c, ec)) return c.string();
+  }
+  return {};
+}
+
+// --sweep KEY=V1,V2 (repeatable) as the cartesian product of settings.
+std::vector<std::vector<std::string>> sweep_settings(const std::vector<std::string>& specs) {
+  std::vector<std::vector<std::string>> cells = {{}};
+  for (const auto& spec : specs) {
+    auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) throw util::Fatal{"--sweep '" + spec + "': expected KEY=V1,V2,..."};
+    std::vector<std::vector<std::string>> next;
+    for (const auto& cell : cells) {
+      for (auto value : util::split(std::string_view(spec).substr(eq + 1), ',')) {
+        auto extended = cell;
+        extended.push_back(spec.substr(0, eq) + "=" + std::string(util::trim(value)));
+        next.push_back(std::move(extended));
+      }
+    }
+    cells = std::move(next);
+  }
+  if (cells.size() > 1024) throw util::Fatal{"--sweep: " + std::to_string(cells.size()) + " cases is too many (at most 1024)"};
+  return cells;
+}
+
+std::vector<model::Workload> selftest_workloads(const Options& options) {
+  bool given = !options.workload_files.empty() || !options.hf_configs.empty() || !options.workload_sets.empty();
+  // Without a workload: a small training-like shape (bf16, bshd, causal, GQA off).
+  const std::vector<std::string> k_default = {"qkv_format=bshd", "batch_size=2", "max_seqlen_q=512", "head_dim_qk=128",
+                                              "attn_mask_type=causal"};
+  std::vector<model::Workload> out;
+  for (const auto& cell : sweep_settings(options.sweeps)) {
+    std::vector<std::string> settings = given ? std::vector<std::string>{} : k_default;
+    settings.insert(settings.end(), cell.begin(), cell.end());
+    for (auto& w : load_workloads(options, settings)) out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::string render_text(const selftest::Results& results, const std::vector<model::Finding>& findings, bool verbose) {
+  std::string out = "Self-test\n";
+  for (const auto& o : results.outcomes) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%6.2f s", o.seconds);
+    std::string mark = o.status == "ok" ? "ok     " : o.status == "skipped" ? "skipped" : o.status == "failed" ? "FAILED " : "ERROR  ";
+    out += "  " + mark + " " + seconds + "  " + o.check + (o.label.empty() ? "" : " [" + o.label + "]");
+    const auto& r = o.result;
+    if (r.contains("max_abs_err")) out += "  max_abs_err=" + std::to_string(r["max_abs_err"].get<double>());
+    if (r.contains("execute_ms")) out += "  " + std::to_string(r["execute_ms"].get<double>()) + " ms";
+    if (r.contains("tflops")) out += " (" + std::to_string(r["tflops"].get<double>()) + " TFLOP/s)";
+    if (r.contains("bus_bandwidth_gbps") && r.contains("gpus") && r["gpus"].get<int>() > 1) out += "  busbw=" + std::to_string(r["bus_bandwidth_gbps"].get<double>()) + " GB/s";
+    if (r.contains("backend")) out += "  TE chose " + r["backend"].get<std::string>();
+    out += "\n";
+    if (!o.error.empty() && (o.status != "skipped" || verbose)) {
+      for (auto line : util::split(o.error, '\n')) out += "           " + std::string(line) + "\n";
+    }
+    if (verbose && r.contains("note")) out += "           " + r["note"].get<std::string>() + "\n";
+  }
+  if (!findings.empty()) out += "\nFindings\n";
+  for (const auto& f : findings) {
+    out += "  [" + std::string(model::to_string(f.severity)) + "] " + f.id + ": " + f.title + "\n";
+    for (auto line : util::split(util::trim(f.message), '\n')) out += "      " + std::string(line) + "\n";
+    for (const auto& fix : f.fixes) out += "      fix: " + (fix.command.empty() ? fix.description : fix.command) + "\n";
+  }
+  return out;
+}
+
+selftest::Results run_plan(const Options& options, const model::Facts& facts, const rules::RuleSet& rules,
+                           const std::vector<model::Workload>& workloads) {
+  selftest::Plan plan;
+  plan.runner.timeout = std::chrono::milliseconds(static_cast<long>(options.selftest_timeout * 1000));
+  plan.facts = facts;
+  plan.workloads = workloads;
+  for (const auto& w : workloads) {
+    model::Explanation e = rules::explain(rules, facts, w);
+    auto fused = e.backends.find("fused_attention");
+    plan.predicted.push_back(fused != e.backends.end() && fused->second.available && fused->second.sub_backend
+                                 ? *fused->second.sub_backend : "none");
+  }
+  plan.python_executable = options.python ? options.python->string() : facts.get_string("python.executable").value_or("python3");
+  plan.python_script = find_python_script();
+  return selftest::run_all(plan);
+}
+
+} // namespace
+
+std::string run_selftest_step(const Options& options, model::Facts& facts, const rules::RuleSet& rules,
+                              const std::vector<model::Workload>& workloads) {
+  std::vector<model::Workload> shapes = workloads;
+  if (shapes.empty()) shapes = selftest_workloads(options);
+  auto results = run_plan(options, facts, rules, shapes);
+  selftest::add_facts(results, facts);
+  return selftest::to_json(results).dump();
+}
+
+int run_selftest(const Options& options) {
+  model::Facts facts = load_facts(options);
+  rules::RuleSet rules = load_rules(options);
+  auto workloads = selftest_workloads(options);
+  auto results = run_plan(options, facts, rules, workloads);
+  selftest::add_facts(results, facts);
+  auto findings = rules::evaluate_node(rules, facts);
+  std::vector<model::Finding> selftest_findings;
+  for (auto& f : findings) {
+    bool about_selftest = false;
+    for (const auto& [name, value] : f.evidence) about_selftest = about_selftest || name.starts_with("selftest.");
+    if (about_selftest) selftest_findings.push_back(std::move(f));
+  }
+  model::Report report;
+  report.findings = selftest_findings;
+  report.summarize();
+  int code = report.summary.exit_code();
+  for (const auto& o : results.outcomes) {
+    if ((o.status == "failed" || o.status == "error") && code < 1) code = 1;
+  }
+  if (options.format == Format::json) {
+    selftest::Json doc = selftest::to_json(results);
+    selftest::Json list = selftest::Json::array();
+    for (const auto& f : selftest_findings) {
+      selftest::Json fixes = selftest::Json::array();
+      for (const auto& fix : f.fixes) fixes.push_back({{"kind", fix.kind}, {"command", fix.command}, {"description", fix.description}});
+      list.push_back({{"id", f.id}, {"severity", model::to_string(f.severity)}, {"title", f.title}, {"message", f.message},
+                      {"fixes", fixes}, {"references", f.references}});
+    }
+    doc["findings"] = list;
+    selftest::Json facts_out = selftest::Json::object();
+    for (const auto& [name, value] : facts.entries()) {
+      if (name.starts_with("selftest.")) facts_out[name] = value.to_string();
+    }
+    doc["facts"] = facts_out;
+    doc = selftest::Json{{"schema_version", 1}, {"selftest", doc}};
+    write_output(options, doc.dump(2) + "\n");
+  } else {
+    write_output(options, render_text(results, selftest_findings, options.verbosity > 0));
+  }
+  return code;
+}
+
+int run_selftest_child(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: nvte-doctor selftest-child CHECK JSON-ARGS (started by `nvte-doctor selftest`)\n");
+    return 2;
+  }
+  return selftest::child_main(argv[2], argv[3], selftest::builtin_checks());
+}
+
+} // namespace app

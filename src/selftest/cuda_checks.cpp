@@ -1,0 +1,173 @@
+// The driver and NVRTC checks.
+//
+// driver: cuInit, every device's compute capability and a primary context made current with a
+// small allocation in it. nvrtc: the NVRTC copy cuDNN would use (args "path") compiles a small
+// kernel for each GPU's sm_XX, the driver loads the CUBIN (cuModuleLoadData), launches it and
+// the result is checked; without a GPU it compiles for sm_80 and sm_90 (CUBIN) and compute_90
+// (PTX) and checks what came back. That is the path cuDNN's runtime-compiled engines take, and
+// where "No valid execution plans built" comes from when NVRTC and the driver disagree.
+#include "selftest/checks.hpp"
+#include "selftest/cuda_session.hpp"
+
+#include "gpuapi/nvrtc.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace selftest {
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+constexpr const char* k_kernel_source = R"(
+extern "C" __global__ void nvte_doctor_axpy(float a, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+)";
+
+} // namespace
+
+Json check_driver(const Json&) {
+  auto start = std::chrono::steady_clock::now();
+  auto session = CudaSession::open();
+  if (!session) {
+    if (session.error().kind == util::ErrorKind::not_installed) return skipped_result(session.error().message);
+    return failed_result(session.error().message, "init");
+  }
+  const CudaSession& s = **session;
+  Json result = ok_result();
+  result["libcuda"] = s.driver().path();
+  result["cuda_version"] = std::to_string(s.driver_version() / 1000) + "." + std::to_string((s.driver_version() % 1000) / 10);
+  result["cuda_major"] = s.driver_version() / 1000;
+  Json gpus = Json::array();
+  for (const auto& gpu : s.gpus()) {
+    std::string error;
+    if (s.make_current(gpu, error)) {
+      DeviceBuffer probe(s, 1 << 20, error);
+      if (error.empty()) error = s.check(s.api().cuCtxSynchronize(), "cuCtxSynchronize");
+    }
+    gpus.push_back(Json{{"index", gpu.ordinal}, {"name", gpu.name}, {"sm", gpu.sm}, {"context", error.empty()}});
+    if (!error.empty() && result["status"] == "ok") {
+      result = failed_result("GPU " + std::to_string(gpu.ordinal) + ": " + error, "context");
+    }
+  }
+  result["gpus"] = gpus;
+  result["gpu_count"] = s.gpus().size();
+  result["seconds"] = since(start);
+  return result;
+}
+
+util::Result<Json> nvrtc_compile_only(const std::vector<std::string>& candidates, const std::vector<std::string>& archs) {
+  auto nvrtc = NVTE_TRY(gpuapi::Nvrtc::load(candidates));
+  auto version = NVTE_TRY(nvrtc.version());
+  Json result = ok_result();
+  result["path"] = nvrtc.path();
+  result["cuda_version"] = std::to_string(version.first) + "." + std::to_string(version.second);
+  result["cuda_major"] = version.first;
+  Json compiled = Json::array();
+  for (const auto& arch : archs) {
+    auto start = std::chrono::steady_clock::now();
+    auto out = nvrtc.compile(k_kernel_source, "nvte_doctor_axpy.cu", arch);
+    if (!out) {
+      Json failed = failed_result(out.error().message, "compile");
+      failed["path"] = result["path"];
+      failed["cuda_version"] = result["cuda_version"];
+      failed["cuda_major"] = result["cuda_major"];
+      failed["log"] = out.error().message;
+      return failed;
+    }
+    bool elf = out->image.size() > 4 && std::memcmp(out->image.data(), "\x7f" "ELF", 4) == 0;
+    bool ptx = !out->is_cubin && std::string(out->image.data()).find(".entry nvte_doctor_axpy") != std::string::npos;
+    if (out->is_cubin ? !elf : !ptx) {
+      return failed_result(arch + ": NVRTC returned " + std::to_string(out->image.size()) + " bytes that are not a " +
+                               (out->is_cubin ? "CUBIN (ELF)" : "PTX with the kernel's entry"),
+                           "compile");
+    }
+    compiled.push_back(Json{{"arch", arch}, {"bytes", out->image.size()}, {"seconds", since(start)}});
+  }
+  result["compiled"] = compiled;
+  return result;
+}
+
+Json check_nvrtc(const Json& args) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> candidates;
+  if (args.contains("path") && args["path"].is_string()) candidates.push_back(args["path"].get<std::string>());
+  for (const auto& name : gpuapi::k_nvrtc_sonames) candidates.push_back(name);
+
+  auto session = CudaSession::open();
+  if (!session) {
+    if (session.error().kind != util::ErrorKind::not_installed) return failed_result(session.error().message, "init");
+    // No GPU: the compile still runs, for the architectures TE's wheels target.
+    auto result = nvrtc_compile_only(candidates, {"sm_80", "sm_90", "compute_90"});
+    if (!result) return failed_result(result.error().message, "load");
+    (*result)["gpu"] = false;
+    (*result)["seconds"] = since(start);
+    return *result;
+  }
+  const CudaSession& s = **session;
+  std::vector<std::string> archs;
+  for (const auto& gpu : s.gpus()) archs.push_back("sm_" + std::to_string(gpu.sm));
+  auto compiled = nvrtc_compile_only(candidates, archs);
+  if (!compiled) return failed_result(compiled.error().message, "load");
+  Json result = *compiled;
+  if (result["status"] != "ok") return result;
+  result["gpu"] = true;
+  result["driver_cuda_major"] = s.driver_version() / 1000;
+  auto nvrtc = gpuapi::Nvrtc::load(candidates);
+  const auto& api = s.api();
+  if (!api.cuModuleLoadData || !api.cuModuleGetFunction || !api.cuLaunchKernel || !api.cuModuleUnload)
+    return failed_result(s.driver().path() + " lacks module entry points", "load");
+  constexpr int n = 1 << 20;
+  std::vector<float> x(n), y(n), back(n);
+  for (int i = 0; i < n; ++i) {
+    x[static_cast<std::size_t>(i)] = static_cast<float>(i % 97) * 0.5f;
+    y[static_cast<std::size_t>(i)] = static_cast<float>(i % 13);
+  }
+  for (const auto& gpu : s.gpus()) {
+    std::string where = "GPU " + std::to_string(gpu.ordinal) + " (sm_" + std::to_string(gpu.sm) + "): ";
+    auto image = nvrtc->compile(k_kernel_source, "nvte_doctor_axpy.cu", "sm_" + std::to_string(gpu.sm));
+    if (!image) return failed_result(where + image.error().message, "compile");
+    std::string error;
+    if (!s.make_current(gpu, error)) return failed_result(where + error, "context");
+    gpuapi::CuModule module = nullptr;
+    if (error = s.check(api.cuModuleLoadData(&module, image->image.data()), "cuModuleLoadData"); !error.empty()) {
+      Json failed = failed_result(where + error + " (a CUBIN from NVRTC " + result["cuda_version"].get<std::string>() +
+                                      " that this driver cannot load)",
+                                  "load_module");
+      failed["cuda_major"] = result["cuda_major"];
+      failed["driver_cuda_major"] = result["driver_cuda_major"];
+      return failed;
+    }
+    gpuapi::CuFunction function = nullptr;
+    error = s.check(api.cuModuleGetFunction(&function, module, "nvte_doctor_axpy"), "cuModuleGetFunction");
+    DeviceBuffer dx(s, n * sizeof(float), error);
+    DeviceBuffer dy(s, n * sizeof(float), error);
+    if (error.empty()) error = s.check(api.cuMemcpyHtoD_v2(dx.get(), x.data(), n * sizeof(float)), "cuMemcpyHtoD");
+    if (error.empty()) error = s.check(api.cuMemcpyHtoD_v2(dy.get(), y.data(), n * sizeof(float)), "cuMemcpyHtoD");
+    float a = 2.0f;
+    int count = n;
+    gpuapi::CuDevicePtr px = dx.get(), py = dy.get();
+    void* params[] = {&a, &px, &py, &count};
+    if (error.empty())
+      error = s.check(api.cuLaunchKernel(function, (n + 255) / 256, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
+    if (error.empty()) error = s.check(api.cuCtxSynchronize(), "cuCtxSynchronize");
+    if (error.empty()) error = s.check(api.cuMemcpyDtoH_v2(back.data(), dy.get(), n * sizeof(float)), "cuMemcpyDtoH");
+    api.cuModuleUnload(module);
+    if (!error.empty()) return failed_result(where + error, "launch");
+    for (std::size_t i = 0; i < back.size(); ++i) {
+      if (std::fabs(back[i] - (2.0f * x[i] + y[i])) > 1e-5f)
+        return failed_result(where + "the kernel computed a wrong value at element " + std::to_string(i), "numerics");
+    }
+  }
+  result["launched"] = true;
+  result["seconds"] = since(start);
+  return result;
+}
+
+} // namespace selftest

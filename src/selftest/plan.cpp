@@ -1,0 +1,240 @@
+// The parent's plan: which checks run with which arguments (library paths from the probe's
+// facts, shapes from the workloads), the Python tier, and the results folded into facts.
+#include "selftest/checks.hpp"
+#include "selftest/sdpa.hpp"
+
+#include "util/strings.hpp"
+#include "util/subprocess.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+namespace selftest {
+
+namespace {
+
+const CheckEntry k_checks[] = {
+    {"driver", check_driver},   {"nvrtc", check_nvrtc},           {"cudnn_sdpa", check_cudnn_sdpa},
+    {"cudnn_sdpa_bwd", check_cudnn_sdpa_bwd},
+    {"nccl", check_nccl},       {"te_selector", check_te_selector},
+};
+
+// TE's enum values (fused_attn.h, unchanged v1.10-v2.18) for the layouts and masks it names.
+const std::map<std::string, int, std::less<>> k_te_layouts = {
+    {"sb3hd", 0},  {"sbh3d", 1},  {"sbhd_sb2hd", 2},  {"sbhd_sbh2d", 3},  {"sbhd_sbhd_sbhd", 4},
+    {"bs3hd", 5},  {"bsh3d", 6},  {"bshd_bs2hd", 7},  {"bshd_bsh2d", 8},  {"bshd_bshd_bshd", 9},
+    {"t3hd", 10},  {"th3d", 11},  {"thd_t2hd", 12},   {"thd_th2d", 13},   {"thd_thd_thd", 14}};
+const std::map<std::string, int, std::less<>> k_te_masks = {
+    {"no_mask", 0}, {"padding", 1}, {"causal", 2}, {"padding_causal", 3}, {"causal_bottom_right", 4},
+    {"padding_causal_bottom_right", 5}};
+
+std::string text_of(const model::Workload& w, std::string_view key) {
+  const model::Value* v = w.get(key);
+  return v ? v->to_string() : std::string();
+}
+std::int64_t int_of(const model::Workload& w, std::string_view key, std::int64_t fallback) {
+  const model::Value* v = w.get(key);
+  return v && v->type() == model::ValueType::integer ? v->as_int() : fallback;
+}
+
+std::string fact_text(const model::Facts& facts, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (auto s = facts.get_string(name)) return *s;
+  }
+  return {};
+}
+
+Json with_path(Json args, const std::string& path) {
+  if (!path.empty()) args["path"] = path;
+  return args;
+}
+
+// libtransformer_engine*.so in TE's package directory or the directory above it.
+std::string find_te_library(const std::string& te_path) {
+  if (te_path.empty()) return {};
+  std::filesystem::path dir(te_path);
+  for (const auto& d : {dir, dir.parent_path()}) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(d, ec)) {
+      std::string name = entry.path().filename().string();
+      if (name.starts_with("libtransformer_engine") && name.find(".so") != std::string::npos) return entry.path().string();
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+std::span<const CheckEntry> builtin_checks() { return k_checks; }
+
+util::Result<Json> sdpa_args(const model::Workload& w) {
+  std::string dtype = text_of(w, "qkv_dtype");
+  std::string mask = text_of(w, "attn_mask_type");
+  Json args{{"dtype", dtype},
+            {"layout", text_of(w, "qkv_layout")},
+            {"batch", int_of(w, "batch_size", 1)},
+            {"heads", int_of(w, "num_heads", 16)},
+            {"kv_heads", int_of(w, "num_gqa_groups", int_of(w, "num_heads", 16))},
+            {"seq_q", int_of(w, "max_seqlen_q", 128)},
+            {"seq_kv", int_of(w, "max_seqlen_kv", int_of(w, "max_seqlen_q", 128))},
+            {"dim_qk", int_of(w, "head_dim_qk", 64)},
+            {"dim_v", int_of(w, "head_dim_v", int_of(w, "head_dim_qk", 64))},
+            {"causal", mask == "causal"}};
+  if (auto l = k_te_layouts.find(text_of(w, "qkv_layout")); l != k_te_layouts.end()) args["te_layout"] = l->second;
+  if (auto m = k_te_masks.find(mask); m != k_te_masks.end()) args["te_mask"] = m->second;
+  if (const model::Value* v = w.get("window_size_left"); v && v->type() == model::ValueType::integer) args["window_left"] = v->as_int();
+  if (const model::Value* v = w.get("window_size_right"); v && v->type() == model::ValueType::integer) args["window_right"] = v->as_int();
+  if (const model::Value* v = w.get("is_training"); v && v->type() == model::ValueType::boolean) args["is_training"] = v->as_bool();
+  if (const model::Value* v = w.get("deterministic"); v && v->type() == model::ValueType::boolean) args["deterministic"] = v->as_bool();
+  if (dtype != "bf16" && dtype != "fp16") return util::make_error(util::ErrorKind::unsupported, "qkv_dtype " + dtype + ": the kernel self-test runs bf16 and fp16");
+  if (mask != "no_mask" && mask != "causal")
+    return util::make_error(util::ErrorKind::unsupported, "attn_mask_type " + mask + ": the kernel self-test builds no_mask and causal graphs");
+  return args;
+}
+
+CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script,
+                             const std::vector<model::Workload>& workloads, std::chrono::milliseconds timeout) {
+  CheckOutcome outcome;
+  outcome.check = "python";
+  outcome.label = interpreter;
+  Json shapes = Json::array();
+  for (const auto& w : workloads) {
+    auto args = sdpa_args(w);
+    if (args) shapes.push_back(*args);
+  }
+  util::CommandOptions options;
+  options.timeout = timeout;
+  auto ran = util::run_command({interpreter, script, Json{{"workloads", shapes}}.dump()}, options);
+  if (!ran) {
+    outcome.status = "error";
+    outcome.error = ran.error().message;
+    return outcome;
+  }
+  outcome.seconds = ran->seconds;
+  // The script prints one JSON object as its last line of stdout.
+  auto lines = util::split(util::trim(ran->out), '\n');
+  Json result = lines.empty() ? Json() : Json::parse(lines.back(), nullptr, false);
+  if (!ran->succeeded() || result.is_discarded() || !result.is_object() || !result.contains("status") ||
+      !result["status"].is_string()) {
+    auto err = util::split(util::trim(ran->err), '\n');
+    outcome.status = "error";
+    outcome.error = interpreter + " " + script + " " + ran->describe() + (err.empty() ? "" : ": " + std::string(err.back()));
+    return outcome;
+  }
+  outcome.status = result["status"].get<std::string>();
+  if (result.contains("error") && result["error"].is_string()) outcome.error = result["error"].get<std::string>();
+  outcome.result = std::move(result);
+  return outcome;
+}
+
+Results run_all(const Plan& plan) {
+  Results results;
+  const auto& facts = plan.facts;
+  auto& out = results.outcomes;
+  out.push_back(run_check(plan.runner, "driver", Json::object(), "CUDA driver"));
+  bool gpu = out.back().status == "ok" || out.back().status == "failed";
+  out.push_back(run_check(plan.runner, "nvrtc", with_path(Json::object(), fact_text(facts, {"te.nvrtc.path", "nvrtc.path"})), "NVRTC"));
+  std::string cudnn_path = fact_text(facts, {"te.cudnn.path", "cudnn.path"});
+  std::string te_library = find_te_library(fact_text(facts, {"te.path"}));
+  for (std::size_t i = 0; i < plan.workloads.size(); ++i) {
+    const auto& w = plan.workloads[i];
+    auto args = sdpa_args(w);
+    if (!args) {
+      out.push_back({"cudnn_sdpa", w.name, "skipped", args.error().message, 0, Json()});
+      continue;
+    }
+    std::string label = w.name;
+    if (auto shape = parse_shape(*args)) label = shape->label();
+    Json cudnn_args = with_path(*args, cudnn_path);
+    if (auto nvrtc = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}); !nvrtc.empty()) cudnn_args["nvrtc_path"] = nvrtc;
+    out.push_back(run_check(plan.runner, "cudnn_sdpa", cudnn_args, label));
+    if (out.back().status == "ok") out.push_back(run_check(plan.runner, "cudnn_sdpa_bwd", cudnn_args, label));
+    if (te_library.empty()) continue;
+    Json te_args = *args;
+    te_args["library"] = te_library;
+    te_args["te_version"] = fact_text(facts, {"te.version"});
+    if (auto v = facts.get_version("te.version")) te_args["te_version"] = v->to_string();
+    te_args["cudnn_path"] = cudnn_path;
+    te_args["nvrtc_path"] = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"});
+    CheckOutcome te = gpu ? run_check(plan.runner, "te_selector", te_args, label)
+                          : CheckOutcome{"te_selector", label, "skipped", "no GPU", 0, Json()};
+    if (te.status == "ok" && i < plan.predicted.size()) {
+      std::string got = te.result.contains("backend") ? te.result["backend"].get<std::string>() : "";
+      te.result["predicted"] = plan.predicted[i];
+      te.result["agrees"] = got == plan.predicted[i];
+      if (got != plan.predicted[i]) {
+        te.status = "failed";
+        te.error = "TE's nvte_get_fused_attn_backend chose " + got + " where explain predicted " + plan.predicted[i];
+        te.result["stage"] = "disagree";
+      }
+    }
+    out.push_back(std::move(te));
+  }
+  out.push_back(run_check(plan.runner, "nccl", with_path(Json::object(), fact_text(facts, {"te.nccl.path", "nccl.path"})), "NCCL"));
+  if (!plan.python_executable.empty() && !plan.python_script.empty())
+    out.push_back(run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.runner.timeout * 4));
+  return results;
+}
+
+void add_facts(const Results& results, model::Facts& facts) {
+  std::map<std::string, std::vector<const CheckOutcome*>> by_check;
+  for (const auto& o : results.outcomes) by_check[o.check].push_back(&o);
+  for (const auto& [check, outcomes] : by_check) {
+    std::string prefix = "selftest." + check + ".";
+    const CheckOutcome* first_bad = nullptr;
+    bool all_skipped = true;
+    double seconds = 0, max_abs = -1, max_rel = -1;
+    std::int64_t failed = 0;
+    for (const auto* o : outcomes) {
+      seconds += o->seconds;
+      if (o->status != "skipped") all_skipped = false;
+      if (o->status == "failed" || o->status == "error") {
+        ++failed;
+        if (!first_bad) first_bad = o;
+      }
+      if (o->result.contains("max_abs_err") && o->result["max_abs_err"].is_number()) max_abs = std::max(max_abs, o->result["max_abs_err"].get<double>());
+      if (o->result.contains("max_rel_err") && o->result["max_rel_err"].is_number()) max_rel = std::max(max_rel, o->result["max_rel_err"].get<double>());
+    }
+    const CheckOutcome& shown = first_bad ? *first_bad : *outcomes.front();
+    facts.set(prefix + "status", all_skipped ? "skipped" : first_bad ? first_bad->status : "ok");
+    if (!all_skipped) facts.set(prefix + "ok", first_bad == nullptr);
+    if (!shown.error.empty()) facts.set(prefix + "error", shown.error);
+    facts.set(prefix + "seconds", seconds);
+    facts.set(prefix + "cases", static_cast<std::int64_t>(outcomes.size()));
+    facts.set(prefix + "failed", failed);
+    if (first_bad) {
+      facts.set(prefix + "failed_case", first_bad->label);
+      const Json& r = first_bad->result;
+      bool has_stage = r.is_object() && r.contains("stage") && r["stage"].is_string();
+      facts.set(prefix + "stage", has_stage ? r["stage"].get<std::string>() : first_bad->status == "error" ? "child" : "unknown");
+    }
+    if (max_abs >= 0) facts.set(prefix + "max_abs_err", max_abs);
+    if (max_rel >= 0) facts.set(prefix + "max_rel_err", max_rel);
+    const Json& r = shown.result;
+    if (r.contains("log") && r["log"].is_string()) facts.set(prefix + "log", r["log"].get<std::string>());
+    if (r.contains("cuda_major") && r["cuda_major"].is_number_integer()) facts.set(prefix + "cuda_major", r["cuda_major"].get<std::int64_t>());
+    if (r.contains("driver_cuda_major") && r["driver_cuda_major"].is_number_integer())
+      facts.set(prefix + "driver_cuda_major", r["driver_cuda_major"].get<std::int64_t>());
+    if (r.contains("bus_bandwidth_gbps") && r["bus_bandwidth_gbps"].is_number()) facts.set(prefix + "bus_bandwidth_gbps", r["bus_bandwidth_gbps"].get<double>());
+    if (r.contains("gpus") && r["gpus"].is_number_integer()) facts.set(prefix + "gpus", r["gpus"].get<std::int64_t>());
+    if (r.contains("backend") && r["backend"].is_string()) facts.set(prefix + "backend", r["backend"].get<std::string>());
+    if (r.contains("predicted") && r["predicted"].is_string()) facts.set(prefix + "predicted", r["predicted"].get<std::string>());
+    if (r.contains("te_present") && r["te_present"].is_boolean()) facts.set(prefix + "te_present", r["te_present"].get<bool>());
+  }
+}
+
+Json to_json(const Results& results) {
+  Json checks = Json::array();
+  int ok = 0, failed = 0, skipped = 0;
+  for (const auto& o : results.outcomes) {
+    Json entry{{"check", o.check}, {"label", o.label}, {"status", o.status}, {"seconds", o.seconds}};
+    if (!o.error.empty()) entry["error"] = o.error;
+    if (!o.result.is_null()) entry["result"] = o.result;
+    checks.push_back(std::move(entry));
+    (o.status == "ok" ? ok : o.status == "skipped" ? skipped : failed)++;
+  }
+  return Json{{"checks", checks}, {"summary", Json{{"ok", ok}, {"failed", failed}, {"skipped", skipped}}}};
+}
+
+} // namespace selftest

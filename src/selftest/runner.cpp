@@ -1,0 +1,61 @@
+// The parent's side of the protocol in selftest.hpp: re-execute, bound, and turn every way a
+// child can end into data.
+#include "selftest/selftest.hpp"
+
+#include "util/strings.hpp"
+#include "util/subprocess.hpp"
+
+namespace selftest {
+
+namespace {
+
+// The last few lines of a child's stderr, to go with an abnormal end.
+std::string stderr_tail(const std::string& err) {
+  auto lines = util::split(err, '\n');
+  std::vector<std::string> kept;
+  for (auto it = lines.rbegin(); it != lines.rend() && kept.size() < 6; ++it) {
+    auto line = util::trim(*it);
+    if (!line.empty()) kept.insert(kept.begin(), std::string(line));
+  }
+  return util::join(kept, "\n");
+}
+
+} // namespace
+
+CheckOutcome run_check(const RunnerOptions& options, std::string_view check, const Json& args, std::string label) {
+  CheckOutcome outcome;
+  outcome.check = std::string(check);
+  outcome.label = std::move(label);
+  util::CommandOptions command;
+  command.timeout = options.timeout;
+  auto ran = util::run_command({options.executable, "selftest-child", std::string(check), args.dump()}, command);
+  if (!ran) {
+    outcome.status = "error";
+    outcome.error = ran.error().message;
+    return outcome;
+  }
+  outcome.seconds = ran->seconds;
+  std::string tail = stderr_tail(ran->err);
+  if (!ran->succeeded()) {
+    outcome.status = "error";
+    outcome.error = "the check's child process " + ran->describe() + (tail.empty() ? "" : ": " + tail);
+    return outcome;
+  }
+  Json result = Json::parse(ran->out, nullptr, false);
+  if (result.is_discarded() || !result.is_object() || !result.contains("status") || !result["status"].is_string()) {
+    outcome.status = "error";
+    outcome.error = "the check's child process wrote no result object" + (tail.empty() ? "" : ": " + tail);
+    return outcome;
+  }
+  outcome.status = result["status"].get<std::string>();
+  if (outcome.status != "ok" && outcome.status != "failed" && outcome.status != "skipped") {
+    outcome.error = "unknown status '" + outcome.status + "'";
+    outcome.status = "error";
+  } else if (result.contains("error") && result["error"].is_string()) {
+    outcome.error = result["error"].get<std::string>();
+  }
+  outcome.result = std::move(result);
+  return outcome;
+}
+
+} // namespace selftest

@@ -1,0 +1,335 @@
+#include "selftest/sdpa_graph.hpp"
+
+#include "util/strings.hpp"
+
+namespace selftest {
+
+namespace c = gpuapi::cudnn;
+using gpuapi::CudnnDescriptor;
+
+SdpaGraph::~SdpaGraph() {
+  if (!m_cudnn.api().cudnnBackendDestroyDescriptor) return;
+  for (auto it = m_owned.rbegin(); it != m_owned.rend(); ++it) m_cudnn.api().cudnnBackendDestroyDescriptor(*it);
+}
+
+util::Result<CudnnDescriptor> SdpaGraph::create(int type) {
+  CudnnDescriptor d = nullptr;
+  if (auto rc = m_cudnn.api().cudnnBackendCreateDescriptor(type, &d); rc != 0)
+    return util::make_error(util::ErrorKind::driver_error, "cudnnBackendCreateDescriptor(" + std::to_string(type) + "): " + m_cudnn.describe(rc));
+  m_owned.push_back(d);
+  return d;
+}
+
+util::Result<void> SdpaGraph::set(CudnnDescriptor d, int attribute, int type, std::int64_t count, const void* value) {
+  if (auto rc = m_cudnn.api().cudnnBackendSetAttribute(d, attribute, type, count, value); rc != 0)
+    return util::make_error(util::ErrorKind::driver_error,
+                            "cudnnBackendSetAttribute(attribute " + std::to_string(attribute) + "): " + m_cudnn.describe(rc));
+  return {};
+}
+
+util::Result<void> SdpaGraph::finalize(CudnnDescriptor d, const char* what) {
+  if (auto rc = m_cudnn.api().cudnnBackendFinalize(d); rc != 0)
+    return util::make_error(util::ErrorKind::driver_error, std::string("cudnnBackendFinalize(") + what + "): " + m_cudnn.describe(rc));
+  return {};
+}
+
+util::Result<CudnnDescriptor> SdpaGraph::tensor(std::int64_t uid, int dtype, std::array<std::int64_t, 4> dims,
+                                                std::array<std::int64_t, 4> strides, bool is_virtual, bool by_value) {
+  CudnnDescriptor d = NVTE_TRY(create(c::k_tensor_descriptor));
+  std::int64_t alignment = 16;
+  NVTE_TRY_VOID(set(d, c::k_attr_tensor_data_type, c::k_type_data_type, 1, &dtype));
+  NVTE_TRY_VOID(set(d, c::k_attr_tensor_dimensions, c::k_type_int64, 4, dims.data()));
+  NVTE_TRY_VOID(set(d, c::k_attr_tensor_strides, c::k_type_int64, 4, strides.data()));
+  NVTE_TRY_VOID(set(d, c::k_attr_tensor_unique_id, c::k_type_int64, 1, &uid));
+  NVTE_TRY_VOID(set(d, c::k_attr_tensor_byte_alignment, c::k_type_int64, 1, &alignment));
+  NVTE_TRY_VOID(set(d, c::k_attr_tensor_is_virtual, c::k_type_boolean, 1, &is_virtual));
+  if (by_value) NVTE_TRY_VOID(set(d, c::k_attr_tensor_is_by_value, c::k_type_boolean, 1, &by_value));
+  NVTE_TRY_VOID(finalize(d, ("tensor " + std::to_string(uid)).c_str()));
+  return d;
+}
+
+util::Result<CudnnDescriptor> SdpaGraph::pointwise(int mode, int precision, CudnnDescriptor x, CudnnDescriptor b,
+                                                   CudnnDescriptor y, CudnnDescriptor t, std::int64_t axis) {
+  CudnnDescriptor desc = NVTE_TRY(create(c::k_pointwise_descriptor));
+  NVTE_TRY_VOID(set(desc, c::k_attr_pointwise_mode, c::k_type_pointwise_mode, 1, &mode));
+  NVTE_TRY_VOID(set(desc, c::k_attr_pointwise_math_prec, c::k_type_data_type, 1, &precision));
+  if (axis >= 0) NVTE_TRY_VOID(set(desc, c::k_attr_pointwise_axis, c::k_type_int64, 1, &axis));
+  NVTE_TRY_VOID(finalize(desc, ("pointwise mode " + std::to_string(mode)).c_str()));
+  CudnnDescriptor op = NVTE_TRY(create(c::k_operation_pointwise_descriptor));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_pointwise_pw_descriptor, c::k_type_backend_descriptor, 1, &desc));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_pointwise_xdesc, c::k_type_backend_descriptor, 1, &x));
+  if (b) NVTE_TRY_VOID(set(op, c::k_attr_operation_pointwise_bdesc, c::k_type_backend_descriptor, 1, &b));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_pointwise_ydesc, c::k_type_backend_descriptor, 1, &y));
+  if (t) NVTE_TRY_VOID(set(op, c::k_attr_operation_pointwise_tdesc, c::k_type_backend_descriptor, 1, &t));
+  NVTE_TRY_VOID(finalize(op, ("pointwise operation mode " + std::to_string(mode)).c_str()));
+  m_operations.push_back(op);
+  return op;
+}
+
+util::Result<void> SdpaGraph::reduction(int op_kind, CudnnDescriptor x, CudnnDescriptor y) {
+  CudnnDescriptor desc = NVTE_TRY(create(c::k_reduction_descriptor));
+  int precision = c::k_data_float;
+  NVTE_TRY_VOID(set(desc, c::k_attr_reduction_operator, c::k_type_reduction_operator_type, 1, &op_kind));
+  NVTE_TRY_VOID(set(desc, c::k_attr_reduction_comp_type, c::k_type_data_type, 1, &precision));
+  NVTE_TRY_VOID(finalize(desc, "reduction"));
+  CudnnDescriptor op = NVTE_TRY(create(c::k_operation_reduction_descriptor));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_reduction_xdesc, c::k_type_backend_descriptor, 1, &x));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_reduction_ydesc, c::k_type_backend_descriptor, 1, &y));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_reduction_desc, c::k_type_backend_descriptor, 1, &desc));
+  NVTE_TRY_VOID(finalize(op, "reduction operation"));
+  m_operations.push_back(op);
+  return {};
+}
+
+util::Result<void> SdpaGraph::matmul(CudnnDescriptor a, CudnnDescriptor b, CudnnDescriptor out) {
+  CudnnDescriptor desc = NVTE_TRY(create(c::k_matmul_descriptor));
+  int precision = c::k_data_float;
+  NVTE_TRY_VOID(set(desc, c::k_attr_matmul_comp_type, c::k_type_data_type, 1, &precision));
+  NVTE_TRY_VOID(finalize(desc, "matmul"));
+  CudnnDescriptor op = NVTE_TRY(create(c::k_operation_matmul_descriptor));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_matmul_adesc, c::k_type_backend_descriptor, 1, &a));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_matmul_bdesc, c::k_type_backend_descriptor, 1, &b));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_matmul_cdesc, c::k_type_backend_descriptor, 1, &out));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_matmul_desc, c::k_type_backend_descriptor, 1, &desc));
+  NVTE_TRY_VOID(finalize(op, "matmul operation"));
+  m_operations.push_back(op);
+  return {};
+}
+
+util::Result<void> SdpaGraph::reshape(CudnnDescriptor x, CudnnDescriptor y) {
+  CudnnDescriptor op = NVTE_TRY(create(c::k_operation_reshape_descriptor));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_reshape_xdesc, c::k_type_backend_descriptor, 1, &x));
+  NVTE_TRY_VOID(set(op, c::k_attr_operation_reshape_ydesc, c::k_type_backend_descriptor, 1, &y));
+  NVTE_TRY_VOID(finalize(op, "reshape operation"));
+  m_operations.push_back(op);
+  return {};
+}
+
+util::Result<void> SdpaGraph::check_api() const {
+  const auto& api = m_cudnn.api();
+  if (!api.cudnnBackendCreateDescriptor || !api.cudnnBackendSetAttribute || !api.cudnnBackendFinalize ||
+      !api.cudnnBackendDestroyDescriptor || !api.cudnnBackendGetAttribute)
+    return util::make_error(util::ErrorKind::symbol_missing, m_cudnn.path() + " lacks the backend API: " + util::join(m_cudnn.missing(), ", "));
+  return {};
+}
+
+SdpaGradLayout make_grad_layout(const SdpaShape& s, const SdpaLayout& l) {
+  SdpaGradLayout g;
+  bool bs = l.o.strides[0] > l.o.strides[2]; // O is [b, s, h, d] rather than [s, b, h, d]
+  auto view = [&](std::int64_t heads, std::int64_t seq, std::int64_t dim, int buffer) {
+    TensorView v;
+    v.buffer = buffer;
+    v.dims = {s.batch, heads, seq, dim};
+    v.strides = bs ? std::array<std::int64_t, 4>{seq * heads * dim, dim, heads * dim, 1}
+                   : std::array<std::int64_t, 4>{heads * dim, dim, s.batch * heads * dim, 1};
+    g.buffer_elements.push_back(s.batch * heads * seq * dim);
+    return v;
+  };
+  g.d_o = view(s.heads, s.seq_q, s.dim_v, 0);
+  g.dq = view(s.heads, s.seq_q, s.dim_qk, 1);
+  g.dk = view(s.kv_heads, s.seq_kv, s.dim_qk, 2);
+  g.dv = view(s.kv_heads, s.seq_kv, s.dim_v, 3);
+  return g;
+}
+
+util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, const SdpaLayout& l, const SdpaGradLayout& gl) {
+  NVTE_TRY_VOID(check_api());
+  const int io = s.bf16 ? c::k_data_bfloat16 : c::k_data_half;
+  const int f32 = c::k_data_float;
+  const std::int64_t B = s.batch, H = s.heads, Sq = s.seq_q, Skv = s.seq_kv, D = s.dim_qk, Dv = s.dim_v;
+  const std::array<std::int64_t, 4> score_dims{B, H, Sq, Skv}, score_strides{H * Sq * Skv, Sq * Skv, Skv, 1};
+  // The transposed view of a [b, h, s_q, s_kv] score tensor: [b, h, s_kv, s_q].
+  const std::array<std::int64_t, 4> t_dims{B, H, Skv, Sq}, t_strides{H * Sq * Skv, Sq * Skv, 1, Skv};
+  const std::array<std::int64_t, 4> row_dims{B, H, Sq, 1}, row_strides{H * Sq, Sq, 1, 1};
+  const std::array<std::int64_t, 4> one{1, 1, 1, 1};
+  auto virtual_tensor = [&](int dtype, const std::array<std::int64_t, 4>& dims, const std::array<std::int64_t, 4>& strides) {
+    return tensor(m_next_virtual++, dtype, dims, strides, true);
+  };
+  auto swap = [](std::array<std::int64_t, 4> a) { return std::array<std::int64_t, 4>{a[0], a[1], a[3], a[2]}; };
+
+  auto q = NVTE_TRY(tensor(k_uid_q, io, l.q.dims, l.q.strides, false));
+  auto kt = NVTE_TRY(tensor(k_uid_k, io, swap(l.k.dims), swap(l.k.strides), false));
+  auto vt = NVTE_TRY(tensor(k_uid_v, io, swap(l.v.dims), swap(l.v.strides), false));
+  auto o = NVTE_TRY(tensor(k_uid_o, io, l.o.dims, l.o.strides, false));
+  auto d_o = NVTE_TRY(tensor(k_uid_do, io, gl.d_o.dims, gl.d_o.strides, false));
+  auto stats = NVTE_TRY(tensor(k_uid_stats, f32, row_dims, row_strides, false));
+  auto scale = NVTE_TRY(tensor(k_uid_scale, f32, one, one, false, true));
+  auto unit = NVTE_TRY(tensor(k_uid_one, f32, one, one, false, true));
+  auto dq = NVTE_TRY(tensor(k_uid_dq, io, gl.dq.dims, gl.dq.strides, false));
+  auto dk = NVTE_TRY(tensor(k_uid_dk, io, gl.dk.dims, gl.dk.strides, false));
+  auto dv = NVTE_TRY(tensor(k_uid_dv, io, gl.dv.dims, gl.dv.strides, false));
+
+  // softmax_sum = rowsum(dO * O), in a float workspace tensor.
+  auto product = NVTE_TRY(virtual_tensor(f32, {B, H, Sq, Dv}, {H * Sq * Dv, Sq * Dv, Dv, 1}));
+  NVTE_TRY(pointwise(c::k_pw_mul, f32, d_o, o, product));
+  auto row_sum = NVTE_TRY(virtual_tensor(f32, row_dims, row_strides));
+  NVTE_TRY_VOID(reduction(c::k_reduce_add, product, row_sum));
+  auto softmax_sum = NVTE_TRY(tensor(k_uid_softmax_sum, f32, row_dims, row_strides, false));
+  NVTE_TRY(pointwise(c::k_pw_mul, f32, row_sum, unit, softmax_sum));
+
+  // P = exp(scale * Q K^T (masked) - stats).
+  auto scores = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY_VOID(matmul(q, kt, scores));
+  auto scaled = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_mul, f32, scores, scale, scaled));
+  auto masked = scaled;
+  if (s.causal) {
+    auto neg_inf = NVTE_TRY(tensor(k_uid_neg_inf, f32, one, one, false, true));
+    auto rows = NVTE_TRY(virtual_tensor(c::k_data_int32, score_dims, score_strides));
+    auto cols = NVTE_TRY(virtual_tensor(c::k_data_int32, score_dims, score_strides));
+    NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, rows, nullptr, 2));
+    NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, cols, nullptr, 3));
+    auto keep = NVTE_TRY(virtual_tensor(c::k_data_boolean, score_dims, score_strides));
+    NVTE_TRY(pointwise(c::k_pw_cmp_ge, c::k_data_boolean, rows, cols, keep));
+    masked = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+    NVTE_TRY(pointwise(c::k_pw_binary_select, f32, scaled, neg_inf, masked, keep));
+  }
+  auto shifted = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_sub, f32, masked, stats, shifted));
+  auto p = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_exp, f32, shifted, nullptr, p));
+
+  // dV = P^T dO (per query head, then summed over each GQA group).
+  auto pt = NVTE_TRY(virtual_tensor(io, t_dims, t_strides));
+  NVTE_TRY_VOID(reshape(p, pt));
+  if (H == s.kv_heads) {
+    NVTE_TRY_VOID(matmul(pt, d_o, dv));
+  } else {
+    auto dv_full = NVTE_TRY(virtual_tensor(f32, {B, H, Skv, Dv}, {H * Skv * Dv, Skv * Dv, Dv, 1}));
+    NVTE_TRY_VOID(matmul(pt, d_o, dv_full));
+    NVTE_TRY_VOID(reduction(c::k_reduce_add, dv_full, dv));
+  }
+  // dS = P (dO V^T - softmax_sum) scale.
+  auto dp = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY_VOID(matmul(d_o, vt, dp));
+  auto dp_centered = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_sub, f32, dp, softmax_sum, dp_centered));
+  auto ds_unscaled = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_mul, f32, dp_centered, p, ds_unscaled));
+  auto ds = NVTE_TRY(virtual_tensor(io, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_mul, f32, ds_unscaled, scale, ds));
+  // dK = dS^T Q.
+  auto dst = NVTE_TRY(virtual_tensor(io, t_dims, t_strides));
+  NVTE_TRY_VOID(reshape(ds, dst));
+  if (H == s.kv_heads) {
+    NVTE_TRY_VOID(matmul(dst, q, dk));
+  } else {
+    auto dk_full = NVTE_TRY(virtual_tensor(f32, {B, H, Skv, D}, {H * Skv * D, Skv * D, D, 1}));
+    NVTE_TRY_VOID(matmul(dst, q, dk_full));
+    NVTE_TRY_VOID(reduction(c::k_reduce_add, dk_full, dk));
+  }
+  // dQ = dS K, through a float accumulator.
+  auto k = NVTE_TRY(virtual_tensor(io, l.k.dims, l.k.strides));
+  NVTE_TRY_VOID(reshape(kt, k));
+  auto dq_accum = NVTE_TRY(tensor(k_uid_dq_accum, f32, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, false));
+  NVTE_TRY_VOID(matmul(ds, k, dq_accum));
+  NVTE_TRY(pointwise(c::k_pw_identity, f32, dq_accum, nullptr, dq));
+  return {};
+}
+
+util::Result<void> SdpaGraph::build_operations(const SdpaShape& s, const SdpaLayout& l) {
+  NVTE_TRY_VOID(check_api());
+  const int io = s.bf16 ? c::k_data_bfloat16 : c::k_data_half;
+  const int f32 = c::k_data_float;
+  const std::int64_t B = s.batch, H = s.heads, Sq = s.seq_q, Skv = s.seq_kv;
+  const std::array<std::int64_t, 4> score_dims{B, H, Sq, Skv}, score_strides{H * Sq * Skv, Sq * Skv, Skv, 1};
+  const std::array<std::int64_t, 4> row_dims{B, H, Sq, 1}, row_strides{H * Sq, Sq, 1, 1};
+  const std::array<std::int64_t, 4> one{1, 1, 1, 1};
+  auto virtual_tensor = [&](int dtype, const std::array<std::int64_t, 4>& dims, const std::array<std::int64_t, 4>& strides) {
+    return tensor(m_next_virtual++, dtype, dims, strides, true);
+  };
+
+  auto q = NVTE_TRY(tensor(k_uid_q, io, l.q.dims, l.q.strides, false));
+  // K^T: [b, g, d, s_kv], the strides of K with the last two swapped.
+  auto kt = NVTE_TRY(tensor(k_uid_k, io, {l.k.dims[0], l.k.dims[1], l.k.dims[3], l.k.dims[2]},
+                            {l.k.strides[0], l.k.strides[1], l.k.strides[3], l.k.strides[2]}, false));
+  auto v = NVTE_TRY(tensor(k_uid_v, io, l.v.dims, l.v.strides, false));
+  auto o = NVTE_TRY(tensor(k_uid_o, io, l.o.dims, l.o.strides, false));
+  auto stats = NVTE_TRY(tensor(k_uid_stats, f32, row_dims, row_strides, false));
+  auto scale = NVTE_TRY(tensor(k_uid_scale, f32, one, one, false, true));
+
+  auto scores = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY_VOID(matmul(q, kt, scores));
+  auto scaled = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_mul, f32, scores, scale, scaled));
+  auto masked = scaled;
+  if (s.causal) {
+    auto neg_inf = NVTE_TRY(tensor(k_uid_neg_inf, f32, one, one, false, true));
+    auto rows = NVTE_TRY(virtual_tensor(c::k_data_int32, score_dims, score_strides));
+    auto cols = NVTE_TRY(virtual_tensor(c::k_data_int32, score_dims, score_strides));
+    NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, rows, nullptr, 2));
+    NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, cols, nullptr, 3));
+    auto keep = NVTE_TRY(virtual_tensor(c::k_data_boolean, score_dims, score_strides));
+    NVTE_TRY(pointwise(c::k_pw_cmp_ge, c::k_data_boolean, rows, cols, keep));
+    masked = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+    NVTE_TRY(pointwise(c::k_pw_binary_select, f32, scaled, neg_inf, masked, keep));
+  }
+  auto max = NVTE_TRY(virtual_tensor(f32, row_dims, row_strides));
+  NVTE_TRY_VOID(reduction(c::k_reduce_max, masked, max));
+  auto shifted = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_sub, f32, masked, max, shifted));
+  auto exp = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_exp, f32, shifted, nullptr, exp));
+  auto sum = NVTE_TRY(virtual_tensor(f32, row_dims, row_strides));
+  NVTE_TRY_VOID(reduction(c::k_reduce_add, exp, sum));
+  auto log_sum = NVTE_TRY(virtual_tensor(f32, row_dims, row_strides));
+  NVTE_TRY(pointwise(c::k_pw_log, f32, sum, nullptr, log_sum));
+  NVTE_TRY(pointwise(c::k_pw_add, f32, max, log_sum, stats));
+  auto probabilities = NVTE_TRY(virtual_tensor(io, score_dims, score_strides));
+  NVTE_TRY(pointwise(c::k_pw_div, f32, exp, sum, probabilities));
+  NVTE_TRY_VOID(matmul(probabilities, v, o));
+  return {};
+}
+
+util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
+  m_graph = NVTE_TRY(create(c::k_operationgraph_descriptor));
+  NVTE_TRY_VOID(set(m_graph, c::k_attr_operationgraph_handle, c::k_type_handle, 1, &handle));
+  NVTE_TRY_VOID(set(m_graph, c::k_attr_operationgraph_ops, c::k_type_backend_descriptor,
+                    static_cast<std::int64_t>(m_operations.size()), m_operations.data()));
+  NVTE_TRY_VOID(finalize(m_graph, "operation graph"));
+
+  std::string last_error;
+  for (int mode : {c::k_heur_mode_a, c::k_heur_mode_instant}) {
+    CudnnDescriptor heuristics = NVTE_TRY(create(c::k_engineheur_descriptor));
+    NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_operation_graph, c::k_type_backend_descriptor, 1, &m_graph));
+    NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_mode, c::k_type_heur_mode, 1, &mode));
+    if (auto done = finalize(heuristics, "engine heuristics"); !done) {
+      last_error = done.error().message;
+      continue;
+    }
+    std::int64_t count = 0;
+    if (auto rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor, 0, &count, nullptr);
+        rc != 0 || count <= 0) {
+      last_error = "the heuristics returned no engine configuration" + (rc != 0 ? ": " + m_cudnn.describe(rc) : std::string());
+      continue;
+    }
+    std::vector<CudnnDescriptor> configs;
+    for (std::int64_t i = 0; i < count; ++i) configs.push_back(NVTE_TRY(create(c::k_enginecfg_descriptor)));
+    std::int64_t returned = 0;
+    if (auto rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor,
+                                                         count, &returned, configs.data());
+        rc != 0) {
+      last_error = "reading the heuristics' results: " + m_cudnn.describe(rc);
+      continue;
+    }
+    for (std::int64_t i = 0; i < returned; ++i) {
+      ++m_configs_tried;
+      CudnnDescriptor plan = NVTE_TRY(create(c::k_execution_plan_descriptor));
+      NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_handle, c::k_type_handle, 1, &handle));
+      NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_engine_config, c::k_type_backend_descriptor, 1, &configs[static_cast<std::size_t>(i)]));
+      if (auto done = finalize(plan, "execution plan"); !done) {
+        last_error = done.error().message;
+        continue;
+      }
+      std::int64_t workspace = 0, got = 0;
+      m_cudnn.api().cudnnBackendGetAttribute(plan, c::k_attr_execution_plan_workspace_size, c::k_type_int64, 1, &got, &workspace);
+      m_plan = plan;
+      return workspace;
+    }
+  }
+  return util::make_error(util::ErrorKind::driver_error,
+                          "No valid execution plans built (" + std::to_string(m_configs_tried) + " engine configurations tried)" +
+                              (last_error.empty() ? "" : ": " + last_error));
+}
+
+} // namespace selftest

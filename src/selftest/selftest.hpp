@@ -1,0 +1,96 @@
+// The self-test: real kernels and TE's real selector on this node, each in a child process.
+//
+// Protocol (parent <-> child). The parent runs `<doctor> selftest-child <check> <json-args>`
+// (the doctor re-executes itself through /proc/self/exe) in a new process group with a hard
+// timeout; on timeout the whole group gets SIGKILL. The child first moves its stdout to a private
+// descriptor and points fd 1 at stderr, because vendor libraries (NCCL_DEBUG, cuDNN logging)
+// print to stdout; it then writes exactly one JSON object, then a newline, to that descriptor (a
+// pipe to the parent) and exits 0. The object always has "status" ("ok", "failed" or
+// "skipped") and, unless ok, "error" (the vendor's own text); other members are the check's
+// measurements ("max_abs_err", "seconds", ...). Anything else is the parent's to describe as
+// data: a non-zero exit, a signal, a timeout, or output that is not one JSON object become
+// status "error" with ChildOutcome::describe()'s text and the child's last stderr lines.
+#pragma once
+
+#include "model/facts.hpp"
+#include "model/workload.hpp"
+#include "util/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace selftest {
+
+using Json = nlohmann::ordered_json;
+
+// A check as the child runs it: args in, result object out (with "status").
+using CheckFn = Json (*)(const Json& args);
+struct CheckEntry {
+  std::string_view name;
+  CheckFn run;
+};
+
+// The doctor's checks: driver, nvrtc, cudnn_sdpa, nccl, te_selector.
+std::span<const CheckEntry> builtin_checks();
+
+// The child's side of the protocol: runs check with args (JSON text) and returns the exit code.
+// Unknown checks and unparsable args exit 2 with a message on stderr.
+int child_main(std::string_view check, std::string_view args_json, std::span<const CheckEntry> checks);
+
+struct RunnerOptions {
+  std::string executable = "/proc/self/exe"; // what to re-execute (tests point it elsewhere)
+  std::chrono::milliseconds timeout{120000};  // per check
+};
+
+// One check's outcome as the parent saw it.
+struct CheckOutcome {
+  std::string check;  // "cudnn_sdpa"
+  std::string label;  // what it ran on: "bf16 bshd_bshd_bshd b2 h16/4 s512 d128 causal"
+  std::string status; // ok, failed, skipped, error (crash, timeout, bad output)
+  std::string error;  // why, when not ok
+  double seconds = 0; // wall time of the child
+  Json result;        // the child's object (empty when it gave none)
+};
+
+// Runs check in a child (protocol above). Never fails: what went wrong is in the outcome.
+CheckOutcome run_check(const RunnerOptions& options, std::string_view check, const Json& args,
+                       std::string label = {});
+
+// Arguments of the cudnn_sdpa / te_selector checks for a workload; an error names the key the
+// self-test cannot express (thd layouts, fp8, bias, ...).
+util::Result<Json> sdpa_args(const model::Workload& workload);
+
+// Everything `nvte-doctor selftest` runs, and how.
+struct Plan {
+  RunnerOptions runner;
+  model::Facts facts;                        // the node's facts: library paths, te.*, python.*
+  std::vector<model::Workload> workloads;    // shapes for cudnn_sdpa, te_selector and the Python tier
+  std::vector<std::string> predicted;        // explain's FusedAttention sub-backend per workload ("none")
+  std::string python_executable;             // empty: no Python tier
+  std::string python_script;                 // share/nvte-doctor/selftest.py
+};
+
+struct Results {
+  std::vector<CheckOutcome> outcomes;
+};
+
+// Runs every check of the plan (driver first: without a GPU the GPU checks report skipped).
+Results run_all(const Plan& plan);
+
+// The Python tier: runs script with interpreter for the workloads, bounded by the timeout.
+CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script,
+                             const std::vector<model::Workload>& workloads, std::chrono::milliseconds timeout);
+
+// Facts selftest.<check>.{status,ok,error,seconds,...}; checks run once per workload are folded
+// (ok when all ok, the first failure's error and case label, the largest errors).
+void add_facts(const Results& results, model::Facts& facts);
+
+// The whole result as the report's "selftest" object.
+Json to_json(const Results& results);
+
+} // namespace selftest

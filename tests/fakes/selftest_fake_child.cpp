@@ -1,0 +1,53 @@
+// A stand-in for `nvte-doctor selftest-child`: the doctor's checks plus checks that misbehave
+// the ways vendor libraries do (crash, hang, exit non-zero, print to stdout, leave a grandchild
+// behind, write no result), for the runner's tests.
+#include "selftest/selftest.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <string_view>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using selftest::Json;
+
+Json ok(const Json& args) { return Json{{"status", "ok"}, {"echo", args}}; }
+Json noisy(const Json&) {
+  std::printf("NCCL INFO this goes to stdout and must not reach the result pipe\n");
+  std::fflush(stdout);
+  return Json{{"status", "ok"}};
+}
+Json crash(const Json&) {
+  std::raise(SIGSEGV);
+  return Json{{"status", "ok"}};
+}
+Json hang(const Json&) {
+  for (;;) ::pause();
+}
+Json hang_with_grandchild(const Json&) {
+  if (::fork() == 0) {
+    for (;;) ::pause();
+  }
+  for (;;) ::pause();
+}
+Json exit3(const Json&) {
+  std::fprintf(stderr, "fake: giving up\n");
+  ::_exit(3);
+}
+Json no_result(const Json&) { ::_exit(0); }
+Json bad_status(const Json&) { return Json{{"status", "maybe"}}; }
+Json failed(const Json&) { return Json{{"status", "failed"}, {"stage", "plan"}, {"error", "No valid execution plans built"}}; }
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4 || std::string_view(argv[1]) != "selftest-child") return 2;
+  std::vector<selftest::CheckEntry> checks(selftest::builtin_checks().begin(), selftest::builtin_checks().end());
+  for (auto entry : {selftest::CheckEntry{"ok", ok}, {"noisy", noisy}, {"crash", crash}, {"hang", hang},
+                     {"hang_with_grandchild", hang_with_grandchild}, {"exit3", exit3}, {"no_result", no_result},
+                     {"bad_status", bad_status}, {"failed", failed}})
+    checks.push_back(entry);
+  return selftest::child_main(argv[2], argv[3], checks);
+}
