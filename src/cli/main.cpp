@@ -93,8 +93,7 @@ int main(int argc, char** argv) {
   add_workload_options(*explain, options);
   explain->add_option("--sweep", options.sweeps, "Sweep a workload key over values, e.g. --sweep head_dim_qk=64,128,192 (repeatable)");
 
-  auto* selftest = cli.add_subcommand("selftest", "Run real kernels on this node: CUDA driver, NVRTC, cuDNN fused attention at the\n"
-                                                  "workload's shapes, NCCL all-reduce, TE's own selector, the Python tier");
+  auto* selftest = cli.add_subcommand("selftest", "Run real kernels in child processes: CUDA driver, NVRTC, cuDNN attention, NCCL, TE's selector, Python tier");
   add_common(*selftest, options, format);
   add_rules_option(*selftest, options);
   add_workload_options(*selftest, options);
