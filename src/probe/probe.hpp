@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,17 +32,29 @@ struct Host {
   std::string getenv(std::string_view name) const; // "" when unset
 };
 
+// A probe whose slow part (a vendor child process) was started ahead of the others; finish()
+// waits for it and writes its facts at the probe's place in the registry order.
+class StartedProbe {
+public:
+  virtual ~StartedProbe() = default;
+  virtual void finish(model::Facts& facts) = 0;
+};
+
 struct ProbeSpec {
   std::string_view name;        // pci, nvml, cuda_driver, libraries, python, env, system
   std::string_view description; // one line for `probe --help` / -v
   void (*run)(const Host& host, model::Facts& facts);
+  // Optional: starts the probe before the loop so it overlaps the others (run = start + finish).
+  std::unique_ptr<StartedProbe> (*start)(const Host& host) = nullptr;
 };
 
 // The registry, in the order probes run (later probes may read earlier facts).
 std::span<const ProbeSpec> probes();
 
-// Runs every probe (or only those named) and derives dependent facts. Records
-// probe.<name>.seconds for each.
+// Runs every probe (or only those named) and derives dependent facts. Probes with a start hook
+// (the vendor children: NVML, libcuda) are started first and run concurrently with the rest;
+// their facts are still merged in registry order. Records probe.<name>.seconds for each (for a
+// started probe: from its start to its finish, overlapping the others).
 model::Facts probe_node(const Host& host, std::span<const std::string> only = {});
 
 // Helpers for probes: record a probe's outcome.
