@@ -63,6 +63,7 @@ extern "C" void on_alarm(int) { g_alarm = 1; }
 
 struct RunResult {
   double wall_ms = 0;
+  double cpu_ms = 0; // user + system time of the child and the children it waited for
   long max_rss_kib = 0;
   std::string outcome; // "exit 0", "signal 9", "timeout"
   bool started = true;
@@ -116,6 +117,8 @@ RunResult run_once(const std::vector<std::string>& argv, const std::vector<std::
   ::alarm(0);
   result.wall_ms = now_ms() - start;
   result.max_rss_kib = usage.ru_maxrss;
+  auto ms = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3; };
+  result.cpu_ms = ms(usage.ru_utime) + ms(usage.ru_stime);
   if (timed_out) result.outcome = "timeout";
   else if (WIFEXITED(status)) result.outcome = "exit " + std::to_string(WEXITSTATUS(status));
   else result.outcome = "signal " + std::to_string(WTERMSIG(status));
@@ -161,6 +164,7 @@ int measure(int argc, char** argv) {
 
   std::vector<double> walls;
   std::vector<double> rss;
+  std::vector<double> cpu;
   std::map<std::string, int> outcomes;
   for (int i = 0; i < warmup + runs; ++i) {
     auto r = run_once(command, env, timeout_s, i == 0 ? log_file : std::string());
@@ -172,6 +176,7 @@ int measure(int argc, char** argv) {
     if (i < warmup) continue;
     walls.push_back(r.wall_ms);
     rss.push_back(static_cast<double>(r.max_rss_kib));
+    cpu.push_back(r.cpu_ms);
     ++outcomes[r.outcome];
   }
   Json line{{"name", name},
@@ -181,6 +186,7 @@ int measure(int argc, char** argv) {
             {"median_ms", median(walls)},
             {"min_ms", *std::min_element(walls.begin(), walls.end())},
             {"max_ms", *std::max_element(walls.begin(), walls.end())},
+            {"median_cpu_ms", median(cpu)},
             {"median_rss_kib", median(rss)},
             {"max_rss_kib", *std::max_element(rss.begin(), rss.end())},
             {"outcomes", outcomes}};
@@ -287,7 +293,7 @@ int report(int argc, char** argv) {
     if (meta.contains(key)) out << "\n  " << key << ": " << meta[key].get<std::string>();
   }
   out << "\n\n" << pad("what", 34) << pad("median ms", 12, true) << pad("min ms", 10, true) << pad("max ms", 10, true)
-      << pad("peak RSS MiB", 14, true) << pad("runs", 6, true) << "  outcomes\n";
+      << pad("CPU ms", 10, true) << pad("peak RSS MiB", 14, true) << pad("runs", 6, true) << "  outcomes\n";
   for (const auto& m : measurements) {
     std::string name = m.value("name", "?");
     if (m.contains("error")) {
@@ -297,7 +303,7 @@ int report(int argc, char** argv) {
     std::string outcomes;
     for (auto& [k, v] : m["outcomes"].items()) outcomes += (outcomes.empty() ? "" : ", ") + k + " x" + std::to_string(v.get<int>());
     out << pad(name, 34) << pad(fixed(m["median_ms"].get<double>(), 1), 12, true) << pad(fixed(m["min_ms"].get<double>(), 1), 10, true)
-        << pad(fixed(m["max_ms"].get<double>(), 1), 10, true)
+        << pad(fixed(m["max_ms"].get<double>(), 1), 10, true) << pad(fixed(m.value("median_cpu_ms", 0.0), 1), 10, true)
         << pad(fixed(m["max_rss_kib"].get<double>() / 1024, 1), 14, true) << pad(std::to_string(m["runs"].get<int>()), 6, true)
         << "  " << outcomes << "\n";
   }
@@ -311,7 +317,7 @@ int report(int argc, char** argv) {
     return &it->second;
   };
   Json ratios = Json::array();
-  out << "\n" << pad("ratio", 34) << pad("value", 12, true) << "  target\n";
+  out << "\n" << pad("ratio of medians", 34) << pad("wall", 12, true) << pad("CPU", 10, true) << "  target (on wall)\n";
   auto verdict = [](double v, double limit, bool at_most) -> std::string {
     if (limit == 0) return "";
     return (at_most ? v <= limit : v >= limit) ? "met" : "MISSED";
@@ -321,10 +327,13 @@ int report(int argc, char** argv) {
     const Json* den = measured(r.denominator);
     if (!num || !den || (*den)["median_ms"].get<double>() <= 0) continue;
     double v = (*num)["median_ms"].get<double>() / (*den)["median_ms"].get<double>();
+    double den_cpu = den->value("median_cpu_ms", 0.0);
+    double cpu = den_cpu > 0 ? num->value("median_cpu_ms", 0.0) / den_cpu : 0;
     std::string result = verdict(v, r.limit, r.at_most);
     ratios.push_back(Json{{"label", r.label}, {"numerator", r.numerator}, {"denominator", r.denominator}, {"value", v},
-                          {"target", r.target}, {"result", result.empty() ? Json(nullptr) : Json(result)}});
-    out << pad(r.label, 34) << pad(fixed(v, 2) + "x", 12, true) << "  " << r.target << (result.empty() ? "" : "  " + result) << "\n";
+                          {"cpu_value", cpu}, {"target", r.target}, {"result", result.empty() ? Json(nullptr) : Json(result)}});
+    out << pad(r.label, 34) << pad(fixed(v, 2) + "x", 12, true) << pad(den_cpu > 0 ? fixed(cpu, 2) + "x" : "-", 10, true) << "  "
+        << r.target << (result.empty() ? "" : "  " + result) << "\n";
   }
   Json absolutes = Json::array();
   for (const auto& a : k_absolutes) {
@@ -334,8 +343,8 @@ int report(int argc, char** argv) {
     std::string target = std::string(a.at_most ? "< " : ">= ") + fixed(a.limit, 0) + " " + a.unit;
     std::string result = verdict(v, a.limit, a.at_most);
     absolutes.push_back(Json{{"label", a.label}, {"value", v}, {"unit", a.unit}, {"target", target}, {"result", result}});
-    out << pad(a.label, 34) << pad(fixed(v, a.scale < 1 && std::string(a.unit) == "s" ? 2 : 1), 12, true) << " " << a.unit
-        << "  " << target << "  " << result << "\n";
+    out << pad(a.label, 34) << pad(fixed(v, std::string(a.unit) == "s" ? 2 : 1) + " " + a.unit, 22, true) << "  " << target
+        << "  " << result << "\n";
   }
   if (!checks.empty()) {
     out << "\nchecks\n";

@@ -54,7 +54,7 @@ void record_status(model::Facts& facts, std::string_view probe, std::string_view
   else facts.set(base + ".reason", std::string(reason));
 }
 
-model::Facts probe_node(const Host& host, std::span<const std::string> only) {
+model::Facts probe_node(const Host& host, std::span<const std::string> only, const std::function<void()>& after_start) {
   using Clock = std::chrono::steady_clock;
   auto selected = [&](const ProbeSpec& spec) {
     return only.empty() || std::find(only.begin(), only.end(), spec.name) != only.end();
@@ -71,6 +71,7 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only) {
     auto at = Clock::now();
     started[spec.name] = Started{spec.start(host), at};
   }
+  if (after_start) after_start();
 
   model::Facts facts;
   for (const auto& spec : probes()) {

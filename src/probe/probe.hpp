@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,7 +56,13 @@ std::span<const ProbeSpec> probes();
 // (the vendor children: NVML, libcuda) are started first and run concurrently with the rest;
 // their facts are still merged in registry order. Records probe.<name>.seconds for each (for a
 // started probe: from its start to its finish, overlapping the others).
-model::Facts probe_node(const Host& host, std::span<const std::string> only = {});
+// after_start, when given, is called once, after the vendor children are forked and before the
+// file probes run: the place for work the caller overlaps with probing on a thread of its own.
+// The vendor children are already forked then; a later fork (the libraries probe's last-resort
+// version query) only dlopens and calls one function in the child, which glibc keeps safe in a
+// threaded parent (it resets the malloc and loader locks in the child).
+model::Facts probe_node(const Host& host, std::span<const std::string> only = {},
+                        const std::function<void()>& after_start = {});
 
 // Helpers for probes: record a probe's outcome.
 void record_status(model::Facts& facts, std::string_view probe, std::string_view status, std::string_view reason = {});

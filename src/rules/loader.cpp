@@ -1,15 +1,14 @@
-// The YAML side of the rules database: finds the files, parses them with yaml-cpp (the only
-// place in src/rules that includes it), validates the schema of docs/rules-format.md, compiles
+// The YAML side of the rules database: finds the files, parses them with libyaml (yaml_tree.hpp:
+// yaml-cpp's scanner was most of `check`'s cost; explain_cases.cpp still uses yaml-cpp), validates the schema of docs/rules-format.md, compiles
 // every condition and template, and turns each problem into a Diagnostic that points into the
 // file. Positions inside a scalar are found by walking the raw file text alongside the parsed
 // value from the scalar's Mark, which handles plain, quoted and block (`|`, `>`) scalars alike.
 #include "rules/loader_internal.hpp"
 
 #include "rules/ruleset_impl.hpp"
+#include "rules/yaml_tree.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
-
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
@@ -127,7 +126,7 @@ std::size_t SourceFile::value_offset(std::size_t start, std::string_view value, 
 
 namespace {
 
-using YAML::Node;
+using Node = YamlNode;
 
 constexpr std::string_view k_rule_keys[] = {"id", "title", "severity", "area", "applies_to", "when", "backend", "effect",
                                             "message", "fixes", "references", "tags", "tests"};
@@ -171,18 +170,13 @@ public:
       : m_file(file), m_impl(impl), m_diagnostics(diagnostics), m_registry(registry) {}
 
   void run() {
-    Node root;
-    try {
-      root = YAML::Load(m_file.text);
-    } catch (const YAML::Exception& e) {
-      m_diagnostics.push_back(m_file.at_mark(e.mark.line, e.mark.column, yaml_error_message(e.msg)));
+    YamlError problem;
+    auto document = YamlDocument::parse(m_file.text, problem);
+    if (!document) {
+      m_diagnostics.push_back(m_file.at_mark(problem.mark.line, problem.mark.column, yaml_error_message(problem.message)));
       return;
     }
-    try {
-      walk(root);
-    } catch (const YAML::Exception& e) {
-      m_diagnostics.push_back(m_file.at_mark(e.mark.line, e.mark.column, yaml_error_message(e.msg)));
-    }
+    walk(document->root());
   }
 
 private:
