@@ -289,7 +289,7 @@ int report(int argc, char** argv) {
 
   std::ostringstream out;
   out << "nvte-doctor benchmark";
-  for (const char* key : {"date", "host", "cpu", "gpu", "doctor"}) {
+  for (const char* key : {"date", "host", "cpu", "load", "gpu", "doctor", "runs"}) {
     if (meta.contains(key)) out << "\n  " << key << ": " << meta[key].get<std::string>();
   }
   out << "\n\n" << pad("what", 34) << pad("median ms", 12, true) << pad("min ms", 10, true) << pad("max ms", 10, true)
@@ -308,7 +308,9 @@ int report(int argc, char** argv) {
         << "  " << outcomes << "\n";
   }
   for (const auto& v : values) {
-    out << pad(v.value("name", "?"), 34) << pad(fixed(v["value"].get<double>(), 0), 12, true) << " " << v.value("unit", "") << "\n";
+    out << pad(v.value("name", "?"), 34) << pad(fixed(v["value"].get<double>(), 0), 12, true) << " " << v.value("unit", "")
+        << (v.contains("wall_value") ? " per CPU second (" + fixed(v["wall_value"].get<double>(), 0) + " per wall second)" : "")
+        << "\n";
   }
 
   auto measured = [&](const std::string& name) -> const Json* {
@@ -336,6 +338,7 @@ int report(int argc, char** argv) {
         << r.target << (result.empty() ? "" : "  " + result) << "\n";
   }
   Json absolutes = Json::array();
+  out << "\n" << pad("absolute", 34) << pad("value", 22, true) << "  target\n";
   for (const auto& a : k_absolutes) {
     const Json* m = measured(a.name);
     if (!m || !m->contains(a.field)) continue;

@@ -96,6 +96,7 @@ meta host "$(uname -n)"
 meta cpu "$(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo) x $(nproc) ($(uname -r))"
 meta doctor "$("$bin" --version 2>&1 | head -1) $bin"
 meta runs "$runs (slow: $slow_runs)"
+meta load "$(cut -d' ' -f1-3 /proc/loadavg) (1/5/15-min load average at the start)"
 smi=$(command -v nvidia-smi || true)
 if [[ -n $smi ]]; then
   meta gpu "$("$smi" --query-gpu=name,compute_cap,driver_version --format=csv,noheader 2>&1 | paste -sd ';' -)"
