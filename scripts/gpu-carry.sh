@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTE_BUILD_TESTS=ON \
-  -DCMAKE_EXE_LINKER_FLAGS='-Wl,--disable-new-dtags,-rpath,$ORIGIN/lib' >/dev/null
+  -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags -DCMAKE_BUILD_RPATH='$ORIGIN/lib' >/dev/null
 cmake --build build-gpu -j"$(nproc)" --target nvte-doctor nvte-bench ${NVTE_GPU_TEST_TARGETS:-}
 rm -rf .gpu-carry && mkdir -p .gpu-carry/lib
 cp build-gpu/nvte-doctor .gpu-carry/

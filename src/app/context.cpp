@@ -28,7 +28,7 @@ model::Facts load_facts(const Options& options, const std::function<void()>& ove
     facts = std::move(*loaded);
   } else {
     probe::Host host = probe::Host::current();
-    host.root = options.root;
+    host.root = std::filesystem::absolute(options.root);
     host.python = options.python;
     facts = probe::probe_node(host, {}, overlap);
   }

@@ -16,6 +16,7 @@
 #include "probe/node_probes.hpp"
 #include "probe/te_load_order.hpp"
 #include "probe/torch_load_order.hpp"
+#include "util/file.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -125,6 +126,40 @@ std::string describe_version(const std::vector<LibraryCopy>& copies, const std::
 }
 
 } // namespace
+
+// cuda.toolkit_*: /usr/local/cuda's version.json (or, without it, the version of the cudart it
+// holds); cuda.runtime_version: the CUDA a job runs, i.e. torch's build when torch is there, else
+// the cudart the loader would pick.
+void record_cuda_versions(const Host& host, model::Facts& facts) {
+  auto resolved = resolve_node_path(host.root, "/usr/local/cuda");
+  if (resolved) {
+    facts.set("cuda.toolkit_path", resolved->real.string());
+    auto toolkit = host_path(host.root, resolved->real);
+    if (auto json = util::read_file(toolkit / "version.json", 1u << 20)) {
+      // {"cuda" : {"name" : "CUDA SDK", "version" : "13.0.2"}, ...}: the first "version" after "cuda".
+      auto at = json->find("\"cuda\"");
+      auto key = at == std::string::npos ? std::string::npos : json->find("\"version\"", at);
+      auto open = key == std::string::npos ? std::string::npos : json->find('"', json->find(':', key));
+      auto close = open == std::string::npos ? std::string::npos : json->find('"', open + 1);
+      if (close != std::string::npos) {
+        if (auto v = model::Version::parse(json->substr(open + 1, close - open - 1))) facts.set("cuda.toolkit_version", *v);
+      }
+    }
+    if (!facts.has("cuda.toolkit_version")) {
+      for (std::size_t i = 0, n = facts.count("cudart.copies"); i < n; ++i) {
+        std::string base = "cudart.copies[" + std::to_string(i) + "]";
+        if (facts.get_string(base + ".source") != "cuda_home") continue;
+        if (auto v = facts.get_version(base + ".version")) facts.set("cuda.toolkit_version", model::Version{v->major(), v->minor()});
+        break;
+      }
+    }
+  }
+  if (auto torch_cuda = facts.get_version("torch.cuda_version")) {
+    facts.set("cuda.runtime_version", *torch_cuda);
+  } else if (auto cudart = facts.get_version("cudart.version")) {
+    facts.set("cuda.runtime_version", model::Version{cudart->major(), cudart->minor()});
+  }
+}
 
 void run_libraries_probe(const Host& host, model::Facts& facts) {
   std::vector<std::string> problems;
@@ -309,6 +344,7 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
     }
   }
 
+  record_cuda_versions(host, facts);
   facts.set("probe.libraries.status", total_copies > 0 ? "ok" : "not_installed");
   if (!problems.empty()) facts.set("probe.libraries.reason", util::join(problems, "; "));
   else if (total_copies == 0) facts.set("probe.libraries.reason", "no copy of cuDNN, NCCL, NVRTC, cudart or libcuda found");

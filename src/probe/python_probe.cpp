@@ -74,6 +74,24 @@ std::optional<model::Version> torch_cuda_from_version_py(const std::filesystem::
   return std::nullopt;
 }
 
+// torch/version.py's `__version__ = '2.11.0+cu130'`: what torch.__version__ says, with the CUDA
+// build suffix that a PyPI wheel's METADATA version lacks.
+std::optional<model::Version> torch_version_from_version_py(const std::filesystem::path& root, const std::string& torch_dir) {
+  auto text = util::read_file(host_path(root, torch_dir + "/version.py"), 1u << 20);
+  if (!text) return std::nullopt;
+  for (auto line : util::split(*text, '\n')) {
+    line = util::trim(line);
+    if (!util::starts_with(line, "__version__")) continue;
+    auto first = line.find_first_of("'\"");
+    auto last = line.find_last_of("'\"");
+    if (first == std::string_view::npos || last <= first) return std::nullopt;
+    auto parsed = model::Version::parse(line.substr(first + 1, last - first - 1));
+    if (parsed) return *parsed;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 // "2.3.0+cu121" -> 12.1, "+cu130" -> 13.0, "+cu118" -> 11.8.
 std::optional<model::Version> cuda_from_local(std::string_view local) {
   if (!util::starts_with(local, "cu") || local.size() < 4) return std::nullopt;
@@ -133,6 +151,9 @@ void record_packages(const Host& host, const Packages& packages, model::Facts& f
     set_version(facts, "torch.version", torch->version, problems);
     std::string dir = package_dir(host.root, *torch, "torch");
     if (!dir.empty()) facts.set("torch.path", dir);
+    if (!dir.empty()) {
+      if (auto full = torch_version_from_version_py(host.root, dir)) facts.set("torch.version", *full);
+    }
     std::optional<model::Version> cuda;
     if (!dir.empty()) cuda = torch_cuda_from_version_py(host.root, dir);
     if (!cuda) {

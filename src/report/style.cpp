@@ -27,10 +27,26 @@ std::string render_fix(const model::Fix& fix, const Style& style, std::size_t in
 }
 
 std::string wrap_text(std::string_view text, std::size_t indent, std::size_t width) {
+  // Rule messages are YAML block scalars with hard line breaks: a single newline is a space, a
+  // blank line starts a new paragraph.
   std::string out;
   std::string pad(indent, ' ');
+  std::string flowing(util::trim(text));
+  std::vector<std::string> paragraphs(1);
+  for (std::size_t i = 0; i < flowing.size(); ++i) {
+    if (flowing[i] == '\n') {
+      if (i + 1 < flowing.size() && flowing[i + 1] == '\n') {
+        while (i + 1 < flowing.size() && flowing[i + 1] == '\n') ++i;
+        paragraphs.emplace_back();
+      } else {
+        paragraphs.back() += ' ';
+      }
+    } else {
+      paragraphs.back() += flowing[i];
+    }
+  }
   bool first_line = true;
-  for (auto paragraph : util::split(util::trim(text), '\n')) {
+  for (const auto& paragraph : paragraphs) {
     std::size_t column = indent;
     if (!first_line) out += "\n" + pad;
     first_line = false;
