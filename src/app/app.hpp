@@ -12,5 +12,8 @@ int run_explain(const Options& options); // nvte-doctor explain
 int run_rules_list(const Options& options);
 int run_rules_show(const Options& options);
 int run_rules_lint(const Options& options);
+int run_run(const Options& options);    // nvte-doctor run (the timer's entry point)
+int run_daemon(const Options& options); // nvte-doctor daemon
+int run_fleet(const Options& options);  // nvte-doctor fleet REPORT...|DIR
 
 } // namespace app

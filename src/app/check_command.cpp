@@ -1,12 +1,15 @@
-// `check`: facts -> node findings + one explanation per workload -> report. A workload without
+// `check`: facts -> node findings + one explanation per workload -> report (text, JSON,
+// Prometheus textfile or NFD features). A workload without
 // any attention backend is an error finding of its own, carrying the reasons and their fixes.
 #include "app/app.hpp"
 #include "app/context.hpp"
 #include "app/rules_loading.hpp"
 #include "app/workloads.hpp"
+#include "app/service_glue.hpp"
 #include "report/render.hpp"
 #include "util/hash.hpp"
 
+#include <chrono>
 #include <future>
 
 namespace app {
@@ -33,7 +36,7 @@ model::Finding no_backend_finding(const model::Explanation& e) {
 
 } // namespace
 
-int run_check(const Options& options) {
+model::Report build_report(const Options& options) {
   // The rules load (YAML parsing: most of check's own cost) on a thread while the probes run
   // and NVML initialises in its child; wall time is then max(probe, rules), not the sum.
   std::future<rules::RuleSet> loading;
@@ -56,13 +59,26 @@ int run_check(const Options& options) {
   report.fingerprint = util::hex64(util::fnv1a64(facts.to_json(-1) + rules.digest()));
   report.facts = std::move(facts);
   report.summarize();
+  return report;
+}
 
-  if (options.format == Format::json) {
-    write_output(options, report::render_check_json(report));
-  } else {
-    write_output(options, report::render_check_text(report, {options.color ? report::Color::yes : report::Color::no,
-                                                             options.verbosity > 0}));
+std::string render_report(const Options& options, const model::Report& report, const report::RunTiming& timing) {
+  switch (options.format) {
+  case Format::json: return report::render_check_json(report);
+  case Format::prometheus: return report::render_prometheus(report, timing);
+  case Format::nfd: return report::render_nfd(report);
+  case Format::text: break;
   }
+  return report::render_check_text(report, {options.color ? report::Color::yes : report::Color::no, options.verbosity > 0});
+}
+
+int run_check(const Options& options) {
+  Options effective = options;
+  apply_config_workloads(effective);
+  auto start = std::chrono::steady_clock::now();
+  model::Report report = build_report(effective);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  write_output(options, render_report(options, report, {unix_time(), seconds}));
   return report.summary.exit_code();
 }
 

@@ -12,6 +12,9 @@
 #ifndef NVTE_DATADIR
 #define NVTE_DATADIR "/usr/share/nvte-doctor"
 #endif
+#ifndef NVTE_BUILD_DIR
+#define NVTE_BUILD_DIR ""
+#endif
 #ifndef NVTE_SOURCE_DIR
 #define NVTE_SOURCE_DIR ""
 #endif
@@ -54,15 +57,18 @@ std::vector<std::filesystem::path> rules_directories(const Options& options) {
   if (!options.rules_dirs.empty()) return options.rules_dirs;
   if (const char* env = std::getenv("NVTE_DOCTOR_RULES"); env && *env) return {env};
   std::error_code ec;
-  // Relative to the binary first, so a relocated install (or a package root) finds its own rules.
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  // A binary in its build tree uses the rules of its source tree, even where a package is installed.
+  std::filesystem::path source = std::filesystem::path(NVTE_SOURCE_DIR) / "rules";
+  if (!ec && exe.parent_path() == std::filesystem::path(NVTE_BUILD_DIR) && std::filesystem::is_directory(source, ec))
+    return {source};
+  // Relative to the binary next, so a relocated install (or a package root) finds its own rules.
   if (!ec) {
     auto relative = exe.parent_path().parent_path() / "share" / "nvte-doctor" / "rules";
     if (std::filesystem::is_directory(relative, ec)) return {relative};
   }
   std::filesystem::path installed = std::filesystem::path(NVTE_DATADIR) / "rules";
   if (std::filesystem::is_directory(installed, ec)) return {installed};
-  std::filesystem::path source = std::filesystem::path(NVTE_SOURCE_DIR) / "rules";
   if (!std::string_view(NVTE_SOURCE_DIR).empty() && std::filesystem::is_directory(source, ec)) return {source};
   throw util::Fatal{"no rules directory found (looked in " + installed.string() +
                     "); pass --rules DIR or set NVTE_DOCTOR_RULES"};

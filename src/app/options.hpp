@@ -27,6 +27,11 @@ struct Options {
   int verbosity = 0;                               // -v count
   std::string rule_id;                             // rules show ID
   std::vector<std::filesystem::path> lint_dirs;    // rules lint [DIR...]
+  std::optional<std::filesystem::path> config_file; // --config FILE (run/daemon default: /etc/nvte-doctor/config.yaml)
+  bool force = false;                              // run --force: full check even when nothing changed
+  bool wait = false;                               // run --wait: wait for a running run instead of exit 3
+  std::vector<std::filesystem::path> fleet_inputs; // fleet REPORT...|DIR
+  std::string max_age;                             // fleet --max-age DURATION (default 1d)
 };
 
 } // namespace app

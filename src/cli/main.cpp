@@ -22,13 +22,15 @@ constexpr const char* k_footer = R"(Exit status (Nagios plugin convention):
   2  CRITICAL  at least one error finding (explain: no attention backend available)
   3  UNKNOWN   the doctor could not do its job (bad input, unreadable rules, ...)
 
-Without a command, nvte-doctor runs `check`. See nvte-doctor(1) and nvte-doctor-rules(5).)";
+Without a command, nvte-doctor runs `check`. See nvte-doctor(1), nvte-doctor-rules(5) and
+nvte-doctor.conf(5).)";
 
 const std::map<std::string, app::Format> k_formats = {
-    {"text", app::Format::text}, {"json", app::Format::json}};
+    {"text", app::Format::text}, {"json", app::Format::json}, {"prometheus", app::Format::prometheus}, {"nfd", app::Format::nfd}};
 
 void add_common(CLI::App& cmd, app::Options& o, std::string& format) {
-  cmd.add_option("--format", format, "Output format: text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd.add_option("--format", format, "Output format: text or json (check also: prometheus, nfd)")
+      ->check(CLI::IsMember({"text", "json", "prometheus", "nfd"}));
   cmd.add_option("--output,-o", o.output, "Write the output to FILE (atomically) instead of stdout");
   cmd.add_option("--facts", o.facts_file, "Replay a saved facts snapshot (probe --format json) instead of probing");
   cmd.add_option("--set", o.sets, "Override a fact, e.g. --set cudnn.version=9.3.0 (repeatable)");
@@ -44,6 +46,10 @@ void add_workload_options(CLI::App& cmd, app::Options& o) {
   cmd.add_option("--workload,-w", o.workload_files, "Attention workload file, YAML or JSON (repeatable)");
   cmd.add_option("--workload-set", o.workload_sets, "Workload key, e.g. --workload-set head_dim_qk=192 (repeatable)");
   cmd.add_option("--hf-config", o.hf_configs, "Workload from a Hugging Face config.json (repeatable)");
+}
+
+void add_config_option(CLI::App& cmd, app::Options& o) {
+  cmd.add_option("--config", o.config_file, "Service configuration file (default for run/daemon: /etc/nvte-doctor/config.yaml)");
 }
 
 bool want_color(bool no_color) {
@@ -95,12 +101,35 @@ int main(int argc, char** argv) {
   rules_lint->add_option("dirs", options.lint_dirs, "Rules directories (default: the installed rules)");
   add_rules_option(*rules_lint, options);
 
-  for (auto* sub : {check, probe, explain, rules, rules_list, rules_show, rules_lint}) sub->fallthrough();
+  add_config_option(*check, options);
+
+  auto* run = cli.add_subcommand("run", "Timer entry point: check when the node changed, write the configured outputs, push");
+  add_common(*run, options, format);
+  add_rules_option(*run, options);
+  add_workload_options(*run, options);
+  add_config_option(*run, options);
+  run->add_flag("--force", options.force, "Run the full check even when nothing changed");
+  run->add_flag("--wait", options.wait, "Wait for a run in progress instead of exiting with 3");
+
+  auto* daemon = cli.add_subcommand("daemon", "Run on the configured interval and soon after watched paths change (SIGHUP reloads)");
+  add_common(*daemon, options, format);
+  add_rules_option(*daemon, options);
+  add_workload_options(*daemon, options);
+  add_config_option(*daemon, options);
+
+  auto* fleet = cli.add_subcommand("fleet", "Summarise many nodes' report JSONs: findings per node, workloads per backend, stale reports");
+  fleet->add_option("reports", options.fleet_inputs, "Report files or directories of them")->required();
+  fleet->add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  fleet->add_option("--output,-o", options.output, "Write the summary to FILE (atomically) instead of stdout");
+  fleet->add_option("--max-age", options.max_age, "Reports older than this are stale (default 1d; e.g. 30m, 2h)");
+
+  for (auto* sub : {check, probe, explain, rules, rules_list, rules_show, rules_lint, run, daemon, fleet}) sub->fallthrough();
 
   // The default command takes the same options at top level: `nvte-doctor --format json`.
   add_common(cli, options, format);
   add_rules_option(cli, options);
   add_workload_options(cli, options);
+  add_config_option(cli, options);
 
   try {
     cli.parse(argc, argv);
@@ -116,6 +145,11 @@ int main(int argc, char** argv) {
   }
 
   options.format = k_formats.at(format);
+  bool is_check = !probe->parsed() && !explain->parsed() && !rules->parsed() && !run->parsed() && !daemon->parsed() && !fleet->parsed();
+  if ((options.format == app::Format::prometheus || options.format == app::Format::nfd) && !is_check) {
+    std::fprintf(stderr, "nvte-doctor: --format %s applies to check only\n", format.c_str());
+    return 3;
+  }
   options.color = want_color(no_color);
   options.verbosity = verbosity;
   util::log::set_level(verbosity >= 2 ? util::log::Level::debug : util::log::Level::warning);
@@ -126,6 +160,9 @@ int main(int argc, char** argv) {
     if (rules_list->parsed()) return app::run_rules_list(options);
     if (rules_show->parsed()) return app::run_rules_show(options);
     if (rules_lint->parsed()) return app::run_rules_lint(options);
+    if (run->parsed()) return app::run_run(options);
+    if (daemon->parsed()) return app::run_daemon(options);
+    if (fleet->parsed()) return app::run_fleet(options);
     return app::run_check(options);
   } catch (const util::Fatal& fatal) {
     std::fprintf(stderr, "nvte-doctor: %s\n", fatal.message.c_str());

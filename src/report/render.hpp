@@ -31,4 +31,25 @@ std::string render_explain_text(const model::Explanation& explanation, const Tex
 // workloads are wrapped as {"schema_version": 1, "workloads": [...]}.
 std::string render_explain_json(const std::vector<model::Explanation>& explanations);
 
+// What the report itself does not know: when this run happened and how long it took.
+struct RunTiming {
+  double timestamp_seconds = 0; // Unix time of this run (last_run_timestamp_seconds)
+  double duration_seconds = 0;  // wall time of the check that produced the report
+};
+
+// `--format prometheus`: a node_exporter textfile-collector file (nvte_doctor_ prefix, HELP and
+// TYPE lines, _info with versions as labels, one series per finding, backend availability per
+// workload, self-test results, last run time and duration). Label values are escaped.
+std::string render_prometheus(const model::Report& report, const RunTiming& timing);
+// The metric `run` rewrites when nothing changed; its line starts with this name and a space.
+inline constexpr std::string_view k_last_run_metric = "nvte_doctor_last_run_timestamp_seconds";
+
+// `--format nfd`: a Node Feature Discovery local features file (features.d): one
+// `nvte-doctor.<name>=<value>` line per label; names and values sanitised to NFD's rules.
+// expires_at (RFC 3339, optional) adds NFD's `# +expiry-time=` directive.
+std::string render_nfd(const model::Report& report, const std::string& expires_at = {});
+// NFD label pieces: at most 63 characters of [A-Za-z0-9._-], starting and ending alphanumeric
+// (empty for an empty or unusable value). Long or changed text keeps a hash suffix to stay unique.
+std::string nfd_sanitize(std::string_view text);
+
 } // namespace report

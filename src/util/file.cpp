@@ -51,7 +51,7 @@ Result<std::string> read_file(const std::filesystem::path& path, std::size_t max
 }
 
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view content,
-                               unsigned mode) {
+                               unsigned mode, Sync sync) {
   auto dir = path.parent_path();
   if (dir.empty()) dir = ".";
   std::string tmpl = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
@@ -71,7 +71,7 @@ Result<void> write_file_atomic(const std::filesystem::path& path, std::string_vi
     written += static_cast<std::size_t>(n);
   }
   if (::fchmod(fd.get(), mode) != 0) return file_error("cannot chmod", tmpl, errno);
-  if (::fsync(fd.get()) != 0) return file_error("cannot fsync", path, errno);
+  if (sync == Sync::yes && ::fsync(fd.get()) != 0) return file_error("cannot fsync", path, errno);
   if (::close(fd.release()) != 0) return file_error("cannot close", path, errno);
   if (::rename(tmpl.c_str(), path.c_str()) != 0) return file_error("cannot rename onto", path, errno);
   committed = true;

@@ -16,9 +16,11 @@ Result<std::string> read_file(const std::filesystem::path& path, std::size_t max
 
 // Writes content to path through a temporary file in the same directory, fsync and rename(2):
 // readers see the old file or the new one, never a half-written one. The temporary file is
-// removed on every failure.
+// removed on every failure. Sync::no skips the fsync: still atomic for readers, but a crash may
+// leave an empty file; for data that is rewritten often and cheap to lose (a timestamp).
+enum class Sync { yes, no };
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view content,
-                               unsigned mode = 0644);
+                               unsigned mode = 0644, Sync sync = Sync::yes);
 
 // Directory entries' names (not paths), sorted; an unreadable directory is an error.
 Result<std::vector<std::string>> list_directory(const std::filesystem::path& dir);

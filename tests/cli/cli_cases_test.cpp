@@ -6,7 +6,11 @@
 // Case keys: name, args (list), exit (int), stdout_contains / stderr_contains / stdout_lacks
 // (lists of substrings), stderr_lines (exact number of stderr lines), json (map of dotted path ->
 // expected JSON value, checked on stdout), files_absent (paths that must not exist afterwards),
-// env (map of extra environment variables).
+// env (map of extra environment variables), files (map of path -> content written before the
+// run), setup (list of argument lists run with the binary first, any exit code), report_files
+// (report JSON files validated against the shipped schema). A stdout that is a report JSON (it
+// has "tool" and "summary") is always validated against the schema.
+#include "support/report_schema.hpp"
 #include "util/file.hpp"
 #include "util/subprocess.hpp"
 
@@ -120,6 +124,17 @@ TEST_P(CliCase, Runs) {
     for (const auto& item : c.node["env"]) env[item.first.as<std::string>()] = expand(item.second.as<std::string>());
   }
   options.environment = env;
+  for (const auto& file : c.node["files"]) {
+    fs::path path = expand(file.first.as<std::string>());
+    fs::create_directories(path.parent_path());
+    ASSERT_TRUE(util::write_file_atomic(path, expand(file.second.as<std::string>())).ok()) << path;
+  }
+  for (const auto& setup : c.node["setup"]) {
+    std::vector<std::string> setup_argv = {NVTE_BINARY};
+    for (const auto& arg : setup) setup_argv.push_back(expand(arg.as<std::string>()));
+    auto ran = util::run_command(setup_argv, options);
+    ASSERT_TRUE(ran.ok() && !ran->timed_out) << "setup failed";
+  }
   auto run = util::run_command(argv, options);
   ASSERT_TRUE(run.ok()) << run.error().message;
   const auto& r = *run;
@@ -148,6 +163,14 @@ TEST_P(CliCase, Runs) {
       ASSERT_NE(got, nullptr) << path << " missing" << context;
       EXPECT_EQ(*got, want) << "at " << path;
     }
+  }
+  if (json doc = json::parse(r.out, nullptr, false); doc.is_object() && doc.contains("tool") && doc.contains("summary")) {
+    EXPECT_VALID_REPORT_JSON(r.out);
+  }
+  for (const auto& f : c.node["report_files"]) {
+    auto text = util::read_file(expand(f.as<std::string>()));
+    ASSERT_TRUE(text.ok()) << f.as<std::string>();
+    EXPECT_VALID_REPORT_JSON(*text);
   }
   for (const auto& f : c.node["files_absent"]) EXPECT_FALSE(fs::exists(expand(f.as<std::string>()))) << f.as<std::string>();
   for (const auto& f : c.node["files_present"]) EXPECT_TRUE(fs::exists(expand(f.as<std::string>()))) << f.as<std::string>();

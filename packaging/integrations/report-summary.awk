@@ -1,0 +1,118 @@
+# report-summary.awk: the few fields of an nvte-doctor report JSON that health checks act on,
+# as tab-separated lines, for nodes without jq or Python. A small recursive-descent JSON
+# reader (POSIX awk; mawk, gawk and busybox awk) walks the whole document and keeps
+#   status      TAB summary.status                 (OK | WARNING | CRITICAL | UNKNOWN)
+#   generated   TAB generated_at                   (RFC 3339)
+#   error       TAB finding id TAB finding title   (one line per error finding, report order)
+#   warning     TAB finding id TAB finding title   (one line per warning finding)
+# Exit 0 when the input is a report (an object with summary.status), 3 otherwise, with
+# "invalid: REASON" on standard output. Tabs and newlines inside strings become spaces.
+# Usage: awk -f report-summary.awk report.json
+
+BEGIN { RS = "\001"; text = "" }
+{ text = text $0 "\n" }
+END {
+  pos = 1; n = length(text); bad = ""; nfind = 0
+  skip_ws()
+  if (pos > n) fail("empty input")
+  parse_value("")
+  skip_ws()
+  if (bad == "" && pos <= n) fail("trailing data at offset " pos)
+  if (bad != "") { print "invalid: " bad; exit 3 }
+  if (status == "") { print "invalid: no summary.status (not an nvte-doctor report)"; exit 3 }
+  print "status\t" status
+  print "generated\t" generated
+  for (i = 0; i < nfind; i++) if (sev[i] == "error") print "error\t" fid[i] "\t" ftitle[i]
+  for (i = 0; i < nfind; i++) if (sev[i] == "warning") print "warning\t" fid[i] "\t" ftitle[i]
+  exit 0
+}
+
+function fail(why) { if (bad == "") bad = why; pos = n + 1 }
+
+function skip_ws(  c) {
+  while (pos <= n) {
+    c = substr(text, pos, 1)
+    if (c != " " && c != "\t" && c != "\n" && c != "\r") return
+    pos++
+  }
+}
+
+function keep(path, v,  i) {
+  if (path == ".summary.status") status = v
+  else if (path == ".generated_at") generated = v
+  else if (path ~ /^\.findings\[[0-9]+\]\.(id|severity|title)$/) {
+    i = substr(path, 11) + 0
+    if (i + 1 > nfind) nfind = i + 1
+    if (path ~ /\.id$/) fid[i] = v
+    else if (path ~ /\.severity$/) sev[i] = v
+    else ftitle[i] = v
+  }
+}
+
+function parse_value(path,  c, start) {
+  if (bad != "") return
+  skip_ws()
+  c = substr(text, pos, 1)
+  if (c == "{") parse_object(path)
+  else if (c == "[") parse_array(path)
+  else if (c == "\"") keep(path, parse_string())
+  else {
+    start = pos
+    while (pos <= n && index(",]} \t\r\n", substr(text, pos, 1)) == 0) pos++
+    if (pos == start) { fail("unexpected '" c "' at offset " pos); return }
+    keep(path, substr(text, start, pos - start))
+  }
+}
+
+function parse_object(path,  key, c) {
+  pos++
+  skip_ws()
+  if (substr(text, pos, 1) == "}") { pos++; return }
+  while (bad == "") {
+    skip_ws()
+    if (substr(text, pos, 1) != "\"") { fail("expected a key at offset " pos); return }
+    key = parse_string()
+    skip_ws()
+    if (substr(text, pos, 1) != ":") { fail("expected ':' at offset " pos); return }
+    pos++
+    parse_value(path "." key)
+    skip_ws()
+    c = substr(text, pos, 1); pos++
+    if (c == "}") return
+    if (c != ",") { fail("expected ',' or '}' at offset " (pos - 1)); return }
+  }
+}
+
+function parse_array(path,  i, c) {
+  pos++
+  skip_ws()
+  if (substr(text, pos, 1) == "]") { pos++; return }
+  for (i = 0; bad == ""; i++) {
+    parse_value(path "[" i "]")
+    skip_ws()
+    c = substr(text, pos, 1); pos++
+    if (c == "]") return
+    if (c != ",") { fail("expected ',' or ']' at offset " (pos - 1)); return }
+  }
+}
+
+# A string from the opening quote at pos; returns its value (escapes resolved, \uXXXX as '?').
+function parse_string(  out, c, start) {
+  pos++
+  out = ""
+  while (pos <= n) {
+    start = pos
+    while (pos <= n && (c = substr(text, pos, 1)) != "\"" && c != "\\") pos++
+    out = out substr(text, start, pos - start)
+    if (pos > n) break
+    if (c == "\"") { pos++; gsub(/[\t\n\r]/, " ", out); return out }
+    c = substr(text, pos + 1, 1)
+    if (c == "n" || c == "t" || c == "r") out = out " "
+    else if (c == "u") { out = out "?"; pos += 4 }
+    else if (c == "b" || c == "f") out = out ""
+    else out = out c
+    pos += 2
+  }
+  fail("unterminated string")
+  return out
+}

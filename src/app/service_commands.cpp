@@ -1,0 +1,252 @@
+// `run`, `daemon` and `fleet`: the service commands. `run` is the timer's entry point: under the
+// run lock, fingerprint the node without probing vendor libraries; when nothing changed and the
+// last full check is younger than max_age, refresh the textfile's last-run metric, retry the
+// push spool and stop. Otherwise run the full check, write every output atomically, save the
+// state (with the fingerprint recomputed from the new report, so the next run compares like with
+// like) and push. `daemon` calls the same step on an interval and on changes; `fleet` reads
+// reports.
+#include "app/app.hpp"
+#include "app/context.hpp"
+#include "app/service_glue.hpp"
+#include "service/daemon.hpp"
+#include "service/fleet.hpp"
+#include "service/push.hpp"
+#include "service/run.hpp"
+#include "util/error.hpp"
+#include "util/file.hpp"
+#include "util/logging.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace app {
+
+namespace fs = std::filesystem;
+
+double unix_time() { return service::unix_now(); }
+
+service::Config load_service_config(const Options& options, service::ConfigRequired required) {
+  fs::path path = options.config_file ? *options.config_file : fs::path(service::k_default_config_path);
+  auto config = service::load_config(path, options.config_file ? service::ConfigRequired::yes : required);
+  if (!config) throw util::Fatal{config.error().message};
+  return std::move(*config);
+}
+
+void apply_config(Options& options, const service::Config& config) {
+  if (options.rules_dirs.empty()) options.rules_dirs = config.rules_dirs;
+  if (config.workloads_dir) {
+    auto files = service::list_workload_files(*config.workloads_dir);
+    if (!files) throw util::Fatal{"workloads_dir: " + files.error().message};
+    options.workload_files.insert(options.workload_files.end(), files->workload_files.begin(), files->workload_files.end());
+    options.hf_configs.insert(options.hf_configs.end(), files->hf_configs.begin(), files->hf_configs.end());
+  }
+}
+
+void apply_config_workloads(Options& options) {
+  if (!options.config_file) return;
+  apply_config(options, load_service_config(options, service::ConfigRequired::yes));
+}
+
+namespace {
+
+std::string rfc3339(double unix_seconds) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm utc{};
+  ::gmtime_r(&t, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+void write_or_fatal(const fs::path& path, std::string_view content, util::Sync sync = util::Sync::yes) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  auto written = util::write_file_atomic(path, content, 0644, sync);
+  if (!written) throw util::Fatal{written.error().message};
+}
+
+int exit_code_of_status(const std::string& status) {
+  if (status == "OK") return 0;
+  if (status == "WARNING") return 1;
+  if (status == "CRITICAL") return 2;
+  return 3;
+}
+
+service::FingerprintInputs fingerprint_inputs(const Options& options, const service::Config& config,
+                                              const std::optional<std::string>& last_report) {
+  service::FingerprintInputs in;
+  in.root = options.root;
+  in.last_report_json = last_report;
+  in.rules_dirs = rules_directories(options);
+  in.workload_files = options.workload_files;
+  in.workload_files.insert(in.workload_files.end(), options.hf_configs.begin(), options.hf_configs.end());
+  if (options.facts_file) in.workload_files.push_back(*options.facts_file);
+  if (!config.source.empty()) in.config_file = config.source;
+  in.environment = service::current_environment();
+  // What-if overrides on the command line change the answer like the environment does.
+  for (std::size_t i = 0; i < options.sets.size(); ++i) in.environment["NVTE_DOCTOR_SET_" + std::to_string(i)] = options.sets[i];
+  for (std::size_t i = 0; i < options.workload_sets.size(); ++i) {
+    in.environment["NVTE_DOCTOR_WORKLOAD_SET_" + std::to_string(i)] = options.workload_sets[i];
+  }
+  in.tool_version = NVTE_VERSION_STRING;
+  return in;
+}
+
+void report_push(const service::FlushResult& result) {
+  if (result.sent) util::log::info("push: delivered " + std::to_string(result.sent) + " report(s)");
+  if (!result.last_error.empty()) {
+    util::log::warning("push: " + std::to_string(result.pending) + " report(s) kept in the spool for the next run: " +
+                       result.last_error);
+  }
+}
+
+bool selftest_due(service::SelftestPolicy policy, bool node_changed) {
+  switch (policy) {
+  case service::SelftestPolicy::never: return false;
+  case service::SelftestPolicy::always: return true;
+  case service::SelftestPolicy::on_change: return node_changed;
+  }
+  return false;
+}
+
+} // namespace
+
+int run_run(const Options& given) {
+  auto start = std::chrono::steady_clock::now();
+  const double now = service::unix_now();
+  service::Config config = load_service_config(given, service::ConfigRequired::no);
+  Options options = given;
+  apply_config(options, config);
+
+  std::error_code ec;
+  fs::create_directories(config.state_dir, ec);
+  if (ec) throw util::Fatal{"cannot create state directory " + config.state_dir.string() + ": " + ec.message()};
+  auto lock = service::RunLock::acquire(config.state_dir / "run.lock",
+                                        options.wait ? service::RunLock::Wait::yes : service::RunLock::Wait::no);
+  if (!lock) throw util::Fatal{lock.error().message};
+
+  std::optional<std::string> last_report;
+  if (auto text = util::read_file(config.outputs.report)) last_report = std::move(*text);
+  auto fingerprint = service::compute_fingerprint(fingerprint_inputs(options, config, last_report));
+  auto state = service::load_state(config.state_dir / "state.json");
+  auto decision = service::decide(state, fingerprint, last_report.has_value(), config.max_age, now,
+                                  options.force ? service::Force::yes : service::Force::no);
+
+  if (!decision.full) {
+    if (config.outputs.prometheus) {
+      if (auto text = util::read_file(*config.outputs.prometheus)) {
+        // No fsync: a lost timestamp is rewritten by the next run, and the sync would be most of
+        // this path's wall time on a busy disk.
+        write_or_fatal(*config.outputs.prometheus, service::refresh_metric(*text, report::k_last_run_metric, now), util::Sync::no);
+      } else {
+        decision = {true, "the Prometheus textfile is missing"};
+      }
+    }
+  }
+  if (!decision.full) {
+    if (config.push) {
+      service::Spool spool(config.push->spool_dir, config.push->spool_max_reports, config.push->spool_max_bytes);
+      if (auto pending = spool.pending(); pending && !pending->empty()) report_push(service::flush_spool(*config.push, spool));
+    }
+    auto doc = nlohmann::json::parse(*last_report, nullptr, false);
+    std::string status = "UNKNOWN";
+    if (!doc.is_discarded() && doc.contains("summary") && doc["summary"].contains("status") && doc["summary"]["status"].is_string()) {
+      status = doc["summary"]["status"].get<std::string>();
+    }
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    char line[512];
+    std::snprintf(line, sizeof line, "nvte-doctor run: %s (unchanged: %s; %.1f ms)\n", status.c_str(), decision.reason.c_str(), ms);
+    std::fputs(line, stdout);
+    return exit_code_of_status(status);
+  }
+
+  util::log::info("run: full check: " + decision.reason);
+  bool node_changed = !state || state->fingerprint != fingerprint.digest;
+  if (selftest_due(config.selftest_policy, node_changed)) {
+    util::log::info("run: self-test policy " + std::string(service::to_string(config.selftest_policy)) +
+                    ": this build has no self-test command; the report carries no self-test results");
+  }
+  model::Report report = build_report(options);
+  report.fingerprint = fingerprint.digest;
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string json = report::render_check_json(report);
+  write_or_fatal(config.outputs.report, json);
+  if (config.outputs.prometheus) write_or_fatal(*config.outputs.prometheus, report::render_prometheus(report, {now, seconds}));
+  if (config.outputs.nfd) {
+    // Labels expire when the doctor stops refreshing them (two max_age periods).
+    write_or_fatal(*config.outputs.nfd, report::render_nfd(report, rfc3339(now + 2.0 * static_cast<double>(config.max_age.count()))));
+  }
+  auto saved_fingerprint = service::compute_fingerprint(fingerprint_inputs(options, config, json));
+  auto saved = service::save_state(config.state_dir / "state.json", {saved_fingerprint.digest, now, saved_fingerprint.inputs});
+  if (!saved) throw util::Fatal{saved.error().message};
+  if (config.push) report_push(service::push_report(*config.push, json));
+
+  std::printf("nvte-doctor run: %s (%d error(s), %d warning(s); full check: %s; %.2f s)\n", report.summary.status.c_str(),
+              report.summary.errors, report.summary.warnings, decision.reason.c_str(), seconds);
+  std::fflush(stdout);
+  return report.summary.exit_code();
+}
+
+namespace {
+
+service::DaemonSettings daemon_settings(const Options& options, const service::Config& config) {
+  service::DaemonSettings settings;
+  settings.interval = config.interval;
+  settings.debounce = config.debounce;
+  if (!config.source.empty()) settings.watch.push_back(config.source);
+  if (config.workloads_dir) settings.watch.push_back(*config.workloads_dir);
+  for (const auto& dir : options.rules_dirs.empty() ? config.rules_dirs : options.rules_dirs) settings.watch.push_back(dir);
+  settings.watch.push_back(util::under_root(options.root, "/etc/ld.so.cache"));
+  settings.watch.push_back(util::under_root(options.root, "/usr/local"));
+  // The site-packages directories the last report saw: pip installs land there.
+  if (auto text = util::read_file(config.outputs.report)) {
+    auto doc = nlohmann::json::parse(*text, nullptr, false);
+    if (!doc.is_discarded() && doc.contains("facts") && doc["facts"].contains("python") &&
+        doc["facts"]["python"].contains("site_packages") && doc["facts"]["python"]["site_packages"].is_string()) {
+      settings.watch.push_back(util::under_root(options.root, doc["facts"]["python"]["site_packages"].get<std::string>()));
+    }
+  }
+  settings.watch.insert(settings.watch.end(), config.watch.begin(), config.watch.end());
+  return settings;
+}
+
+} // namespace
+
+int run_daemon(const Options& options) {
+  service::Config config = load_service_config(options, service::ConfigRequired::no);
+  Options run_options = options;
+  run_options.wait = true; // a timer run in progress delays this one rather than failing it
+  service::DaemonHooks hooks;
+  hooks.run_once = [&run_options]() {
+    try {
+      return run_run(run_options);
+    } catch (const util::Fatal& fatal) {
+      util::log::error("run: " + fatal.message);
+      return 3;
+    }
+  };
+  hooks.reload = [&options]() -> util::Result<service::DaemonSettings> {
+    try {
+      return daemon_settings(options, load_service_config(options, service::ConfigRequired::no));
+    } catch (const util::Fatal& fatal) {
+      return util::make_error(util::ErrorKind::invalid, fatal.message);
+    }
+  };
+  return service::run_daemon(daemon_settings(options, config), hooks);
+}
+
+int run_fleet(const Options& options) {
+  if (options.fleet_inputs.empty()) throw util::Fatal{"fleet needs report files or directories"};
+  auto max_age = service::parse_duration(options.max_age.empty() ? "1d" : options.max_age);
+  if (!max_age) throw util::Fatal{"--max-age '" + options.max_age + "' is not a duration (e.g. 30m, 2h, 1d)"};
+  auto summary = service::summarize_fleet(options.fleet_inputs, std::chrono::duration_cast<std::chrono::seconds>(*max_age),
+                                          service::unix_now());
+  if (summary.nodes.empty() && !summary.unreadable.empty()) throw util::Fatal{"no readable report: " + summary.unreadable.front()};
+  write_output(options, options.format == Format::json ? service::render_fleet_json(summary) : service::render_fleet_text(summary));
+  return summary.exit_code();
+}
+
+} // namespace app

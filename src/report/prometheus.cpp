@@ -1,0 +1,186 @@
+// Prometheus textfile output (node_exporter textfile collector). Every metric family is written
+// once with its HELP and TYPE lines, then its samples; a family with no samples is left out so
+// promtool sees no empty families. Label values are escaped per the exposition format
+// (backslash, double quote, newline); series that would repeat the same label set are merged.
+//
+// Self-test results are read from the report's self-test object when it has a "checks" list of
+// {"name", "passed" | "status", "seconds"} entries (or an object of such entries by name).
+#include "report/render.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <set>
+
+namespace report {
+
+namespace {
+
+std::string escape_label(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+// Whole numbers as integers, others with microsecond precision (enough for seconds).
+std::string number(double value) {
+  if (value == static_cast<double>(static_cast<long long>(value)) && value < 1e15 && value > -1e15) {
+    return std::to_string(static_cast<long long>(value));
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "%.6f", value);
+  return text;
+}
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+class Family {
+public:
+  Family(std::string name, std::string type, std::string help)
+      : m_name(std::move(name)), m_type(std::move(type)), m_help(std::move(help)) {}
+
+  void add(const Labels& labels, double value) {
+    std::string key;
+    if (!labels.empty()) {
+      key += '{';
+      for (std::size_t i = 0; i < labels.size(); ++i) {
+        if (i) key += ',';
+        key += labels[i].first + "=\"" + escape_label(labels[i].second) + '"';
+      }
+      key += '}';
+    }
+    if (!m_seen.insert(key).second) return;
+    m_samples += m_name + key + ' ' + number(value) + '\n';
+  }
+
+  void write(std::string& out) const {
+    if (m_samples.empty()) return;
+    out += "# HELP " + m_name + ' ' + m_help + '\n';
+    out += "# TYPE " + m_name + ' ' + m_type + '\n';
+    out += m_samples;
+  }
+
+private:
+  std::string m_name, m_type, m_help;
+  std::set<std::string> m_seen;
+  std::string m_samples;
+};
+
+std::string fact(const model::Facts& facts, std::string_view name) {
+  const model::Value* value = facts.get(name);
+  return value ? value->to_string() : std::string();
+}
+
+std::string first_fact(const model::Facts& facts, std::initializer_list<std::string_view> names) {
+  for (auto name : names) {
+    if (auto value = fact(facts, name); !value.empty()) return value;
+  }
+  return {};
+}
+
+int status_value(const std::string& status) {
+  if (status == "OK") return 0;
+  if (status == "WARNING") return 1;
+  if (status == "CRITICAL") return 2;
+  return 3;
+}
+
+void add_selftest(const std::string& selftest_json, Family& passed, Family& seconds) {
+  auto doc = nlohmann::json::parse(selftest_json, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("checks")) return;
+  auto add_check = [&](const std::string& name, const nlohmann::json& check) {
+    if (!check.is_object() || name.empty()) return;
+    bool ok = false;
+    if (check.contains("passed") && check["passed"].is_boolean()) ok = check["passed"].get<bool>();
+    else if (check.contains("status") && check["status"].is_string()) {
+      auto s = check["status"].get<std::string>();
+      ok = s == "pass" || s == "passed" || s == "ok" || s == "OK";
+    } else return;
+    passed.add({{"check", name}}, ok ? 1 : 0);
+    if (check.contains("seconds") && check["seconds"].is_number()) seconds.add({{"check", name}}, check["seconds"].get<double>());
+  };
+  const auto& checks = doc["checks"];
+  if (checks.is_array()) {
+    for (const auto& check : checks) {
+      if (check.is_object() && check.contains("name") && check["name"].is_string()) add_check(check["name"].get<std::string>(), check);
+    }
+  } else if (checks.is_object()) {
+    for (const auto& [name, check] : checks.items()) add_check(name, check);
+  }
+}
+
+} // namespace
+
+std::string render_prometheus(const model::Report& report, const RunTiming& timing) {
+  const model::Facts& f = report.facts;
+  Family info("nvte_doctor_info", "gauge",
+              "Versions on this node and of the doctor as labels; the value is always 1.");
+  info.add({{"host", report.host},
+            {"doctor_version", report.tool_version},
+            {"rules_digest", report.rules_digest},
+            {"driver", fact(f, "driver.version")},
+            {"driver_cuda", fact(f, "driver.cuda_version")},
+            {"cuda", first_fact(f, {"cuda.runtime_version", "cuda.toolkit_version"})},
+            {"cudnn", fact(f, "cudnn.version")},
+            {"nccl", fact(f, "nccl.version")},
+            {"torch", fact(f, "torch.version")},
+            {"te", fact(f, "te.version")},
+            {"gpu", fact(f, "gpu[0].name")}},
+           1);
+
+  Family status("nvte_doctor_status", "gauge", "Overall result: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.");
+  status.add({}, status_value(report.summary.status));
+
+  Family counts("nvte_doctor_findings_by_severity", "gauge", "Number of findings by severity.");
+  counts.add({{"severity", "error"}}, report.summary.errors);
+  counts.add({{"severity", "warning"}}, report.summary.warnings);
+  counts.add({{"severity", "info"}}, report.summary.infos);
+
+  Family findings("nvte_doctor_findings", "gauge",
+                  "One series per finding (rule id, severity, workload; empty workload = node finding); the value is always 1.");
+  for (const auto& finding : report.findings) {
+    findings.add({{"id", finding.id}, {"severity", std::string(model::to_string(finding.severity))}, {"workload", finding.workload}}, 1);
+  }
+
+  Family available("nvte_doctor_attention_backend_available", "gauge",
+                   "1 when TE's attention backend can run the workload on this node, else 0.");
+  Family selected("nvte_doctor_attention_backend_selected", "gauge",
+                  "1 for the attention backend TE would select for the workload, 0 for the others.");
+  Family runnable("nvte_doctor_workload_runnable", "gauge", "1 when the workload has an attention backend on this node, else 0.");
+  static const std::pair<const char*, const char*> k_backends[] = {
+      {"flash_attention", "FlashAttention"}, {"fused_attention", "FusedAttention"}, {"unfused_attention", "UnfusedDotProductAttention"}};
+  for (const auto& e : report.workloads) {
+    for (const auto& [key, name] : k_backends) {
+      auto it = e.backends.find(key);
+      bool is_available = it == e.backends.end() || it->second.available;
+      available.add({{"workload", e.workload.name}, {"backend", name}}, is_available ? 1 : 0);
+      selected.add({{"workload", e.workload.name}, {"backend", name}}, e.selected && *e.selected == name ? 1 : 0);
+    }
+    runnable.add({{"workload", e.workload.name}}, e.selected ? 1 : 0);
+  }
+
+  Family selftest_passed("nvte_doctor_selftest_passed", "gauge", "1 when the self-test check passed, else 0.");
+  Family selftest_seconds("nvte_doctor_selftest_duration_seconds", "gauge", "Wall time of the self-test check.");
+  if (report.selftest_json) add_selftest(*report.selftest_json, selftest_passed, selftest_seconds);
+
+  Family last_run(std::string(k_last_run_metric), "gauge",
+                  "Unix time of the last `nvte-doctor run`, also when nothing had changed.");
+  last_run.add({}, timing.timestamp_seconds);
+  Family duration("nvte_doctor_run_duration_seconds", "gauge", "Wall time of the last full check.");
+  duration.add({}, timing.duration_seconds);
+
+  std::string out;
+  for (const Family* family : {&info, &status, &counts, &findings, &available, &selected, &runnable, &selftest_passed,
+                               &selftest_seconds, &last_run, &duration}) {
+    family->write(out);
+  }
+  return out;
+}
+
+} // namespace report

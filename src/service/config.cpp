@@ -1,0 +1,258 @@
+// Config loading. The file is small and flat, so each section is a table of known keys with a
+// setter; anything else is an error at its line and column, with the nearest known key as a
+// hint. yaml-cpp throws; its exceptions stop here and become Result errors with the same
+// "file:line:column:" prefix.
+#include "service/config.hpp"
+
+#include "util/file.hpp"
+#include "util/strings.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <map>
+
+namespace service {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+std::string_view to_string(SelftestPolicy policy) {
+  switch (policy) {
+  case SelftestPolicy::never: return "never";
+  case SelftestPolicy::on_change: return "on_change";
+  case SelftestPolicy::always: return "always";
+  }
+  return "never";
+}
+
+std::optional<milliseconds> parse_duration(std::string_view text) {
+  text = util::trim(text);
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return std::nullopt;
+  auto value = util::parse_int(text.substr(0, digits));
+  if (!value) return std::nullopt;
+  std::string_view unit = text.substr(digits);
+  static const std::map<std::string_view, long long> k_units = {
+      {"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
+  auto it = k_units.find(unit);
+  if (it == k_units.end() || *value > (1ll << 40)) return std::nullopt;
+  return milliseconds(*value * it->second);
+}
+
+std::optional<std::uint64_t> parse_size(std::string_view text) {
+  text = util::trim(text);
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return std::nullopt;
+  auto value = util::parse_int(text.substr(0, digits));
+  if (!value) return std::nullopt;
+  std::string unit = util::to_lower(text.substr(digits));
+  static const std::map<std::string, int, std::less<>> k_shift = {
+      {"", 0}, {"b", 0}, {"k", 10}, {"kib", 10}, {"m", 20}, {"mib", 20}, {"g", 30}, {"gib", 30}};
+  auto it = k_shift.find(unit);
+  if (it == k_shift.end() || *value > (1ll << 40)) return std::nullopt;
+  return static_cast<std::uint64_t>(*value) << it->second;
+}
+
+namespace {
+
+struct Parser {
+  fs::path origin;
+  fs::path base; // directory of the file, for relative paths
+
+  std::string where(const YAML::Node& node) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.is_null()) return origin.string();
+    return origin.string() + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+  }
+  util::Error error(const YAML::Node& node, const std::string& message) const {
+    return util::make_error(util::ErrorKind::invalid, where(node) + ": " + message);
+  }
+
+  util::Result<std::string> scalar(const YAML::Node& node, std::string_view key) const {
+    if (!node.IsScalar()) return error(node, std::string(key) + " must be a single value");
+    return node.Scalar();
+  }
+  util::Result<fs::path> path(const YAML::Node& node, std::string_view key) const {
+    std::string text = NVTE_TRY(scalar(node, key));
+    if (text.empty()) return error(node, std::string(key) + " is an empty path");
+    fs::path p(text);
+    return p.is_absolute() ? p : base / p;
+  }
+  util::Result<milliseconds> duration(const YAML::Node& node, std::string_view key) const {
+    std::string text = NVTE_TRY(scalar(node, key));
+    auto value = parse_duration(text);
+    if (!value) return error(node, std::string(key) + ": '" + text + "' is not a duration (e.g. 30s, 15m, 2h, 1d, 500ms)");
+    return *value;
+  }
+  util::Result<long long> integer(const YAML::Node& node, std::string_view key, long long min, long long max) const {
+    std::string text = NVTE_TRY(scalar(node, key));
+    auto value = util::parse_int(text);
+    if (!value || *value < min || *value > max) {
+      return error(node, std::string(key) + ": '" + text + "' is not a whole number from " + std::to_string(min) + " to " +
+                             std::to_string(max));
+    }
+    return *value;
+  }
+
+  using Setter = std::function<util::Result<void>(const YAML::Node&)>;
+
+  // Walks a mapping: every key must be in table; null values leave the default in place.
+  util::Result<void> section(const YAML::Node& node, std::string_view name, const std::map<std::string, Setter, std::less<>>& table) const {
+    if (!node.IsMap()) return error(node, std::string(name) + " must be a mapping of keys to values");
+    for (const auto& item : node) {
+      std::string key = item.first.Scalar();
+      auto it = table.find(key);
+      if (it == table.end()) {
+        std::string message = "unknown key '" + key + "' in " + std::string(name);
+        std::string best;
+        std::size_t best_distance = 3;
+        for (const auto& [known, _] : table) {
+          std::size_t d = util::edit_distance(key, known);
+          if (d < best_distance) best_distance = d, best = known;
+        }
+        if (!best.empty()) message += "; did you mean '" + best + "'?";
+        else {
+          std::vector<std::string> names;
+          for (const auto& [known, _] : table) names.push_back(known);
+          message += " (known: " + util::join(names, ", ") + ")";
+        }
+        return error(item.first, message);
+      }
+      if (item.second.IsNull()) continue;
+      NVTE_TRY_VOID(it->second(item.second));
+    }
+    return {};
+  }
+};
+
+template <typename T> Parser::Setter set(T& field, std::function<util::Result<T>(const YAML::Node&)> read) {
+  return [&field, read](const YAML::Node& node) -> util::Result<void> {
+    field = NVTE_TRY(read(node));
+    return {};
+  };
+}
+
+util::Result<Config> parse_document(const YAML::Node& root, const Parser& p) {
+  Config c;
+  c.source = p.origin;
+  if (root.IsNull()) return c;
+  std::optional<fs::path> report, spool;
+  PushConfig push;
+  bool has_push = false;
+
+  auto seconds_of = [](milliseconds ms) { return std::chrono::duration_cast<std::chrono::seconds>(ms); };
+  std::map<std::string, Parser::Setter, std::less<>> outputs = {
+      {"report", [&](const YAML::Node& n) -> util::Result<void> { report = NVTE_TRY(p.path(n, "outputs.report")); return {}; }},
+      {"prometheus", [&](const YAML::Node& n) -> util::Result<void> { c.outputs.prometheus = NVTE_TRY(p.path(n, "outputs.prometheus")); return {}; }},
+      {"nfd", [&](const YAML::Node& n) -> util::Result<void> { c.outputs.nfd = NVTE_TRY(p.path(n, "outputs.nfd")); return {}; }},
+  };
+  std::map<std::string, Parser::Setter, std::less<>> push_keys = {
+      {"url", [&](const YAML::Node& n) -> util::Result<void> {
+         push.url = NVTE_TRY(p.scalar(n, "push.url"));
+         if (!util::starts_with(push.url, "https://") && !util::starts_with(push.url, "http://")) {
+           return p.error(n, "push.url must start with https:// (or http:// for a loopback address)");
+         }
+         return {};
+       }},
+      {"token_file", [&](const YAML::Node& n) -> util::Result<void> { push.token_file = NVTE_TRY(p.path(n, "push.token_file")); return {}; }},
+      {"connect_timeout", set(push.connect_timeout, std::function([&](const YAML::Node& n) { return p.duration(n, "push.connect_timeout"); }))},
+      {"timeout", set(push.timeout, std::function([&](const YAML::Node& n) { return p.duration(n, "push.timeout"); }))},
+      {"backoff", set(push.backoff, std::function([&](const YAML::Node& n) { return p.duration(n, "push.backoff"); }))},
+      {"max_backoff", set(push.max_backoff, std::function([&](const YAML::Node& n) { return p.duration(n, "push.max_backoff"); }))},
+      {"retries", [&](const YAML::Node& n) -> util::Result<void> { push.retries = static_cast<int>(NVTE_TRY(p.integer(n, "push.retries", 0, 20))); return {}; }},
+      {"spool_dir", [&](const YAML::Node& n) -> util::Result<void> { spool = NVTE_TRY(p.path(n, "push.spool_dir")); return {}; }},
+      {"spool_max_reports", [&](const YAML::Node& n) -> util::Result<void> {
+         push.spool_max_reports = static_cast<std::size_t>(NVTE_TRY(p.integer(n, "push.spool_max_reports", 1, 1'000'000)));
+         return {};
+       }},
+      {"spool_max_bytes", [&](const YAML::Node& n) -> util::Result<void> {
+         std::string text = NVTE_TRY(p.scalar(n, "push.spool_max_bytes"));
+         auto bytes = parse_size(text);
+         if (!bytes || *bytes < 1024) return p.error(n, "push.spool_max_bytes: '" + text + "' is not a size of at least 1K (e.g. 64M)");
+         push.spool_max_bytes = *bytes;
+         return {};
+       }},
+  };
+  std::map<std::string, Parser::Setter, std::less<>> selftest = {
+      {"policy", [&](const YAML::Node& n) -> util::Result<void> {
+         std::string text = NVTE_TRY(p.scalar(n, "selftest.policy"));
+         if (text == "never") c.selftest_policy = SelftestPolicy::never;
+         else if (text == "on_change") c.selftest_policy = SelftestPolicy::on_change;
+         else if (text == "always") c.selftest_policy = SelftestPolicy::always;
+         else return p.error(n, "selftest.policy: '" + text + "' is not one of never, on_change, always");
+         return {};
+       }},
+      {"timeout", [&](const YAML::Node& n) -> util::Result<void> { c.selftest_timeout = seconds_of(NVTE_TRY(p.duration(n, "selftest.timeout"))); return {}; }},
+  };
+  std::map<std::string, Parser::Setter, std::less<>> daemon = {
+      {"debounce", set(c.debounce, std::function([&](const YAML::Node& n) { return p.duration(n, "daemon.debounce"); }))},
+      {"watch", [&](const YAML::Node& n) -> util::Result<void> {
+         if (!n.IsSequence()) return p.error(n, "daemon.watch must be a list of paths");
+         for (const auto& item : n) c.watch.push_back(NVTE_TRY(p.path(item, "daemon.watch")));
+         return {};
+       }},
+  };
+  std::map<std::string, Parser::Setter, std::less<>> top = {
+      {"workloads_dir", [&](const YAML::Node& n) -> util::Result<void> { c.workloads_dir = NVTE_TRY(p.path(n, "workloads_dir")); return {}; }},
+      {"rules", [&](const YAML::Node& n) -> util::Result<void> {
+         if (n.IsScalar()) c.rules_dirs.push_back(NVTE_TRY(p.path(n, "rules")));
+         else if (n.IsSequence()) {
+           for (const auto& item : n) c.rules_dirs.push_back(NVTE_TRY(p.path(item, "rules")));
+         } else return p.error(n, "rules must be a directory or a list of directories");
+         return {};
+       }},
+      {"state_dir", [&](const YAML::Node& n) -> util::Result<void> { c.state_dir = NVTE_TRY(p.path(n, "state_dir")); return {}; }},
+      {"interval", [&](const YAML::Node& n) -> util::Result<void> {
+         c.interval = seconds_of(NVTE_TRY(p.duration(n, "interval")));
+         if (c.interval.count() < 1) return p.error(n, "interval must be at least 1s");
+         return {};
+       }},
+      {"max_age", [&](const YAML::Node& n) -> util::Result<void> { c.max_age = seconds_of(NVTE_TRY(p.duration(n, "max_age"))); return {}; }},
+      {"outputs", [&](const YAML::Node& n) { return p.section(n, "outputs", outputs); }},
+      {"push", [&](const YAML::Node& n) -> util::Result<void> {
+         has_push = true;
+         NVTE_TRY_VOID(p.section(n, "push", push_keys));
+         if (push.url.empty()) return p.error(n, "push needs a url");
+         return {};
+       }},
+      {"selftest", [&](const YAML::Node& n) { return p.section(n, "selftest", selftest); }},
+      {"daemon", [&](const YAML::Node& n) { return p.section(n, "daemon", daemon); }},
+  };
+  NVTE_TRY_VOID(p.section(root, "the top level", top));
+
+  c.outputs.report = report.value_or(c.state_dir / "report.json");
+  if (has_push) {
+    push.spool_dir = spool.value_or(c.state_dir / "spool");
+    c.push = std::move(push);
+  }
+  return c;
+}
+
+} // namespace
+
+util::Result<Config> parse_config(std::string_view text, const fs::path& origin) {
+  Parser parser{origin, origin.has_parent_path() ? origin.parent_path() : fs::path(".")};
+  try {
+    return parse_document(YAML::Load(std::string(text)), parser);
+  } catch (const YAML::Exception& e) {
+    std::string where = origin.string();
+    if (!e.mark.is_null()) where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+    return util::make_error(util::ErrorKind::parse, where + ": " + e.msg);
+  }
+}
+
+util::Result<Config> load_config(const fs::path& path, ConfigRequired required) {
+  std::error_code ec;
+  if (required == ConfigRequired::no && !fs::exists(path, ec)) {
+    Config defaults;
+    defaults.outputs.report = defaults.state_dir / "report.json";
+    return defaults;
+  }
+  std::string text = NVTE_TRY(util::read_file(path, 1u << 20));
+  return parse_config(text, path);
+}
+
+} // namespace service

@@ -1,0 +1,341 @@
+// The only libcurl user. libcurl is dlopen'd on the first push, not linked: linked, its ~30
+// dependent libraries cost every `nvte-doctor` process about 6 ms of start-up, three times the
+// work of an unchanged `run` (docs/service.md). <curl/curl.h> gives the types and constants;
+// the few entry points are looked up once. One easy handle per request, owned by a unique_ptr;
+// the header list likewise. TLS verification is on and never turned off; the token travels only in the
+// Authorization header, which libcurl does not log (verbose mode is never enabled here), and a
+// token is refused over plain http to anything but a loopback address.
+//
+// Spool names are "<unix ns, 20 digits>-<pid>.json", so lexical order is arrival order; a name
+// that would not sort after the newest existing one is bumped past it.
+#include "service/push.hpp"
+
+#include "util/dl.hpp"
+#include "util/file.hpp"
+#include "util/logging.hpp"
+#include "util/strings.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <random>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace service {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// libcurl's entry points, resolved once per process.
+struct CurlApi {
+  util::DlLibrary library;
+  decltype(&curl_global_init) global_init = nullptr;
+  decltype(&curl_easy_init) easy_init = nullptr;
+  decltype(&curl_easy_setopt) easy_setopt = nullptr;
+  decltype(&curl_easy_perform) easy_perform = nullptr;
+  decltype(&curl_easy_getinfo) easy_getinfo = nullptr;
+  decltype(&curl_easy_cleanup) easy_cleanup = nullptr;
+  decltype(&curl_easy_strerror) easy_strerror = nullptr;
+  decltype(&curl_slist_append) slist_append = nullptr;
+  decltype(&curl_slist_free_all) slist_free_all = nullptr;
+};
+
+util::Result<CurlApi> load_curl() {
+  util::Result<util::DlLibrary> opened = util::make_error(util::ErrorKind::not_installed, "");
+  std::string tried;
+  for (const char* soname : {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl-nss.so.4"}) {
+    opened = util::DlLibrary::open(soname);
+    if (opened) break;
+    tried += std::string(tried.empty() ? "" : "; ") + opened.error().message;
+  }
+  if (!opened) return util::make_error(util::ErrorKind::not_installed, "push needs libcurl (Debian: libcurl4): " + tried);
+  CurlApi api;
+  api.library = std::move(*opened);
+  auto bind = [&](auto& fn, const char* name) -> util::Result<void> {
+    void* address = NVTE_TRY(api.library.symbol(name));
+    fn = util::function_cast<std::remove_reference_t<decltype(fn)>>(address);
+    return {};
+  };
+  NVTE_TRY_VOID(bind(api.global_init, "curl_global_init"));
+  NVTE_TRY_VOID(bind(api.easy_init, "curl_easy_init"));
+  NVTE_TRY_VOID(bind(api.easy_setopt, "curl_easy_setopt"));
+  NVTE_TRY_VOID(bind(api.easy_perform, "curl_easy_perform"));
+  NVTE_TRY_VOID(bind(api.easy_getinfo, "curl_easy_getinfo"));
+  NVTE_TRY_VOID(bind(api.easy_cleanup, "curl_easy_cleanup"));
+  NVTE_TRY_VOID(bind(api.easy_strerror, "curl_easy_strerror"));
+  NVTE_TRY_VOID(bind(api.slist_append, "curl_slist_append"));
+  NVTE_TRY_VOID(bind(api.slist_free_all, "curl_slist_free_all"));
+  if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    return util::make_error(util::ErrorKind::io, "curl_global_init failed in " + api.library.loaded_path());
+  }
+  return api;
+}
+
+// The process's libcurl, loaded on first use (never unloaded: curl_global_cleanup is not safe
+// to call while other threads may use it).
+const util::Result<CurlApi>& curl_api() {
+  static const util::Result<CurlApi> api = load_curl();
+  return api;
+}
+
+struct CurlDeleter {
+  void operator()(CURL* curl) const { curl_api()->easy_cleanup(curl); }
+};
+struct SlistDeleter {
+  void operator()(curl_slist* list) const { curl_api()->slist_free_all(list); }
+};
+using CurlHandle = std::unique_ptr<CURL, CurlDeleter>;
+using CurlList = std::unique_ptr<curl_slist, SlistDeleter>;
+
+bool is_spool_name(const std::string& name) { return name.size() > 5 && util::ends_with(name, ".json") && name[0] != '.'; }
+
+// "http://127.0.0.1:8080/x" -> "127.0.0.1"; "" when not parseable.
+std::string url_host(std::string_view url) {
+  auto scheme = url.find("://");
+  if (scheme == std::string_view::npos) return {};
+  std::string_view rest = url.substr(scheme + 3);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
+  if (!rest.empty() && rest[0] == '[') return std::string(rest.substr(1, rest.find(']') - 1));
+  return std::string(rest.substr(0, rest.find(':')));
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || util::starts_with(host, "127.");
+}
+
+std::size_t discard_body(char*, std::size_t size, std::size_t count, void*) { return size * count; }
+
+} // namespace
+
+util::Result<fs::path> Spool::add(std::string_view document) {
+  std::error_code ec;
+  fs::create_directories(m_dir, ec);
+  if (ec) return util::make_error(util::ErrorKind::io, "cannot create spool directory " + m_dir.string() + ": " + ec.message());
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  long long ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+  auto existing = NVTE_TRY(pending());
+  if (!existing.empty()) {
+    auto last = util::parse_int(existing.back().filename().string().substr(0, 20));
+    if (last && *last >= ns) ns = *last + 1;
+  }
+  char name[64];
+  std::snprintf(name, sizeof name, "%020lld-%d.json", ns, static_cast<int>(::getpid()));
+  fs::path file = m_dir / name;
+  NVTE_TRY_VOID(util::write_file_atomic(file, document, 0600));
+  enforce_bounds();
+  return file;
+}
+
+util::Result<std::vector<fs::path>> Spool::pending() const {
+  std::error_code ec;
+  if (!fs::exists(m_dir, ec)) return std::vector<fs::path>{};
+  auto names = NVTE_TRY(util::list_directory(m_dir));
+  std::vector<fs::path> files;
+  for (const auto& name : names) {
+    if (is_spool_name(name)) files.push_back(m_dir / name);
+  }
+  return files; // list_directory sorts: oldest first
+}
+
+std::size_t Spool::enforce_bounds() {
+  auto files = pending();
+  if (!files) return 0;
+  std::vector<std::pair<fs::path, std::uint64_t>> sized;
+  std::uint64_t total = 0;
+  for (const auto& f : *files) {
+    std::error_code ec;
+    auto size = fs::file_size(f, ec);
+    sized.emplace_back(f, ec ? 0 : size);
+    total += ec ? 0 : size;
+  }
+  std::size_t dropped = 0;
+  std::size_t i = 0;
+  // The newest report always stays, even when it alone exceeds the byte bound.
+  while (i + 1 < sized.size() && (sized.size() - i > m_max_reports || total > m_max_bytes)) {
+    util::log::warning("push spool " + m_dir.string() + " is full (" + std::to_string(sized.size() - i) + " reports, " +
+                       std::to_string(total) + " bytes): dropping the oldest undelivered report " +
+                       sized[i].first.filename().string());
+    std::error_code ec;
+    fs::remove(sized[i].first, ec);
+    total -= sized[i].second;
+    ++i;
+    ++dropped;
+  }
+  return dropped;
+}
+
+util::Result<std::string> read_token(const fs::path& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) {
+    int err = errno;
+    return util::make_error(util::errno_kind(err), "push token file " + file.string() + ": " + util::errno_text(err));
+  }
+  if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return util::make_error(util::ErrorKind::permission, "push token file " + file.string() + " has mode " + mode +
+                                                              ": group and others must have no access (chmod 600 " +
+                                                              file.string() + ")");
+  }
+  std::string token = NVTE_TRY(util::read_file(file, 64 << 10));
+  token = std::string(util::trim(token));
+  if (token.empty()) return util::make_error(util::ErrorKind::invalid, "push token file " + file.string() + " is empty");
+  if (token.find_first_of("\r\n") != std::string::npos) {
+    return util::make_error(util::ErrorKind::invalid, "push token file " + file.string() + " holds more than one line");
+  }
+  return token;
+}
+
+util::Result<void> post_report(const PushConfig& config, const std::string& token, const std::string& body,
+                               const std::string& idempotency_key) {
+  if (!token.empty() && util::starts_with(config.url, "http://") && !is_loopback(url_host(config.url))) {
+    return util::make_error(util::ErrorKind::invalid, "refusing to send the push token over plain http to " +
+                                                          url_host(config.url) + "; use an https:// url");
+  }
+  const auto& loaded = curl_api();
+  if (!loaded) return loaded.error();
+  const CurlApi& api = *loaded;
+  CurlHandle curl(api.easy_init());
+  if (!curl) return util::make_error(util::ErrorKind::io, "curl_easy_init failed");
+  CurlList headers;
+  auto append = [&](const std::string& header) {
+    curl_slist* next = api.slist_append(headers.get(), header.c_str());
+    if (next) {
+      (void)headers.release();
+      headers.reset(next);
+    }
+    return next != nullptr;
+  };
+  bool ok = append("Content-Type: application/json") && append("Idempotency-Key: " + idempotency_key) &&
+            append("Expect:") && (token.empty() || append("Authorization: Bearer " + token));
+  if (!ok) return util::make_error(util::ErrorKind::io, "curl_slist_append failed");
+
+  char error_buffer[CURL_ERROR_SIZE] = {};
+  CURL* h = curl.get();
+  api.easy_setopt(h, CURLOPT_URL, config.url.c_str());
+  api.easy_setopt(h, CURLOPT_POST, 1L);
+  api.easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
+  api.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  api.easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+  api.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+  api.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+  api.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  api.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  api.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  api.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config.connect_timeout.count()));
+  api.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(config.timeout.count()));
+  api.easy_setopt(h, CURLOPT_USERAGENT, "nvte-doctor");
+  api.easy_setopt(h, CURLOPT_WRITEFUNCTION, discard_body);
+  api.easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
+
+  CURLcode rc = api.easy_perform(h);
+  if (rc != CURLE_OK) {
+    std::string detail = error_buffer[0] ? error_buffer : api.easy_strerror(rc);
+    auto kind = rc == CURLE_OPERATION_TIMEDOUT ? util::ErrorKind::timeout : util::ErrorKind::io;
+    return util::make_error(kind, "push to " + config.url + " failed: " + detail);
+  }
+  long status = 0;
+  api.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200 || status > 299) {
+    return util::make_error(util::ErrorKind::io, "push to " + config.url + " failed: HTTP " + std::to_string(status));
+  }
+  return {};
+}
+
+std::chrono::milliseconds retry_delay(const PushConfig& config, int attempt) {
+  static thread_local std::mt19937_64 random{std::random_device{}()};
+  double base = static_cast<double>(config.backoff.count());
+  for (int i = 1; i < attempt && base < static_cast<double>(config.max_backoff.count()); ++i) base *= 2;
+  base = std::min(base, static_cast<double>(config.max_backoff.count()));
+  double factor = std::uniform_real_distribution<double>(0.5, 1.0)(random);
+  return std::chrono::milliseconds(static_cast<long long>(base * factor));
+}
+
+namespace {
+
+FlushResult flush_with_token(const PushConfig& config, Spool& spool, const std::string& token, const SleepFunction& sleep) {
+  FlushResult result;
+  auto do_sleep = sleep ? sleep : [](std::chrono::milliseconds ms) { std::this_thread::sleep_for(ms); };
+  auto files = spool.pending();
+  if (!files) {
+    result.last_error = files.error().message;
+    return result;
+  }
+  for (std::size_t i = 0; i < files->size(); ++i) {
+    const fs::path& file = (*files)[i];
+    auto body = util::read_file(file);
+    if (!body) {
+      // A spool file that vanished (dropped by a concurrent bound) is not an error.
+      if (body.error().kind == util::ErrorKind::not_found) continue;
+      result.last_error = body.error().message;
+      result.pending = files->size() - i;
+      return result;
+    }
+    std::string key = file.stem().string();
+    util::Result<void> sent = util::make_error(util::ErrorKind::io, "not sent");
+    for (int attempt = 0; attempt <= config.retries; ++attempt) {
+      if (attempt > 0) {
+        auto delay = retry_delay(config, attempt);
+        util::log::info("push: retry " + std::to_string(attempt) + " of " + key + " in " + std::to_string(delay.count()) +
+                        " ms after: " + sent.error().message);
+        do_sleep(delay);
+      }
+      sent = post_report(config, token, *body, key);
+      if (sent.ok()) break;
+      if (sent.error().kind == util::ErrorKind::invalid) break; // configuration problems do not heal
+    }
+    if (!sent.ok()) {
+      result.last_error = sent.error().message;
+      result.pending = files->size() - i;
+      return result;
+    }
+    std::error_code ec;
+    fs::remove(file, ec);
+    if (ec) util::log::warning("push: delivered " + file.string() + " but cannot remove it: " + ec.message());
+    ++result.sent;
+  }
+  return result;
+}
+
+} // namespace
+
+FlushResult flush_spool(const PushConfig& config, Spool& spool, const SleepFunction& sleep) {
+  std::string token;
+  if (config.token_file) {
+    auto read = read_token(*config.token_file);
+    if (!read) {
+      FlushResult result;
+      result.last_error = read.error().message;
+      if (auto files = spool.pending()) result.pending = files->size();
+      return result;
+    }
+    token = std::move(*read);
+  }
+  return flush_with_token(config, spool, token, sleep);
+}
+
+FlushResult push_report(const PushConfig& config, std::string_view document, const SleepFunction& sleep) {
+  Spool spool(config.spool_dir, config.spool_max_reports, config.spool_max_bytes);
+  std::size_t before = 0;
+  if (auto files = spool.pending()) before = files->size();
+  auto added = spool.add(document);
+  if (!added) {
+    FlushResult result;
+    result.last_error = added.error().message;
+    return result;
+  }
+  std::size_t after = 0;
+  if (auto files = spool.pending()) after = files->size();
+  std::size_t dropped = before + 1 - after;
+  FlushResult result = flush_spool(config, spool, sleep);
+  result.dropped = dropped;
+  return result;
+}
+
+} // namespace service

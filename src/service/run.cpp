@@ -1,0 +1,282 @@
+// `run` without the check: fingerprint, state, decision, lock and the last-run refresh. This is
+// the code every node pays for every few minutes, so it reads only small files and stat()s paths:
+// no dlopen, no CUDA, no Python. The paths to stat come from the last report's facts, so a new
+// library copy in a directory the last probe saw shows up as a changed directory mtime.
+#include "service/run.hpp"
+
+#include "util/file.hpp"
+#include "util/hash.hpp"
+#include "util/logging.hpp"
+#include "util/strings.hpp"
+#include "util/subprocess.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <fcntl.h>
+#include <set>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace service {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string stat_text(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::string("missing (") + util::errno_text(errno) + ")";
+  return std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) +
+         " " + std::to_string(st.st_ino);
+}
+
+std::string content_hash(const fs::path& path, std::size_t max_bytes) {
+  auto text = util::read_file(path, max_bytes);
+  if (!text) return "unreadable";
+  return util::hex64(util::fnv1a64(*text));
+}
+
+// Every absolute path among the string leaves of the facts, and the site-packages directories.
+void collect_paths(const nlohmann::json& node, const std::string& key, std::set<std::string>& paths,
+                   std::set<std::string>& site_packages) {
+  if (node.is_object()) {
+    for (const auto& [k, v] : node.items()) collect_paths(v, k, paths, site_packages);
+  } else if (node.is_array()) {
+    for (const auto& v : node) collect_paths(v, key, paths, site_packages);
+  } else if (node.is_string()) {
+    const auto& s = node.get_ref<const std::string&>();
+    if (s.size() > 1 && s[0] == '/' && s.find('\n') == std::string::npos) {
+      // LD_LIBRARY_PATH-like values hold several paths.
+      for (auto part : util::split(s, ':')) {
+        if (!part.empty() && part[0] == '/') paths.insert(std::string(part));
+      }
+      if (util::ends_with(key, "site_packages")) site_packages.insert(s);
+    }
+  }
+}
+
+} // namespace
+
+bool is_relevant_environment(std::string_view name) {
+  for (std::string_view prefix : {"NVTE_", "CUDA_", "CUDNN_", "NCCL_", "NVIDIA_"}) {
+    if (util::starts_with(name, prefix)) return true;
+  }
+  for (std::string_view exact : {"LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CONDA_PREFIX", "PATH"}) {
+    if (name == exact) return true;
+  }
+  return false;
+}
+
+std::map<std::string, std::string> current_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string_view::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return env;
+}
+
+Fingerprint compute_fingerprint(const FingerprintInputs& in) {
+  std::vector<std::string> lines;
+  auto add = [&](std::string name, std::string value) { lines.push_back(std::move(name) + "\t" + std::move(value)); };
+  auto node = [&](const fs::path& p) { return util::under_root(in.root, p); };
+
+  add("tool.version", in.tool_version);
+  for (const char* file : {"/proc/driver/nvidia/version", "/sys/module/nvidia/version"}) {
+    add(std::string("file:") + file, content_hash(node(file), 64 << 10));
+  }
+  for (const char* path : {"/etc/ld.so.cache", "/usr/local", "/usr/local/cuda", "/usr/local/cuda/lib64"}) {
+    add(std::string("stat:") + path, stat_text(node(path)));
+  }
+
+  if (in.last_report_json) {
+    auto report = nlohmann::json::parse(*in.last_report_json, nullptr, false);
+    if (!report.is_discarded() && report.is_object() && report.contains("facts")) {
+      std::set<std::string> paths, site_packages, dirs;
+      collect_paths(report["facts"], "", paths, site_packages);
+      for (const auto& p : paths) {
+        add("stat:" + p, stat_text(node(p)));
+        fs::path parent = fs::path(p).parent_path();
+        if (!parent.empty() && parent != "/") dirs.insert(parent.string());
+      }
+      for (const auto& d : dirs) add("dir:" + d, stat_text(node(d)));
+      for (const auto& sp : site_packages) {
+        auto entries = util::list_directory(node(sp));
+        if (!entries) continue;
+        for (const auto& name : *entries) {
+          if (util::ends_with(name, ".dist-info")) add("dist-info:" + sp + "/" + name, stat_text(node(fs::path(sp) / name)));
+        }
+      }
+    } else {
+      add("last-report", "unparsable");
+    }
+  } else {
+    add("last-report", "none");
+  }
+
+  for (const auto& [name, value] : in.environment) {
+    // Hashed: state.json names what changed without keeping the values.
+    if (is_relevant_environment(name)) add("env:" + name, util::hex64(util::fnv1a64(value)));
+  }
+  for (const auto& dir : in.rules_dirs) {
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->path().extension() == ".yaml") add("rules:" + it->path().string(), stat_text(it->path()));
+    }
+    if (ec) add("rules:" + dir.string(), "unreadable (" + ec.message() + ")");
+  }
+  for (const auto& file : in.workload_files) add("workload:" + file.string(), content_hash(file, 16u << 20));
+  if (in.config_file) add("config:" + in.config_file->string(), content_hash(*in.config_file, 1u << 20));
+
+  std::sort(lines.begin(), lines.end());
+  lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+  std::uint64_t hash = util::k_fnv_offset;
+  for (const auto& line : lines) hash = util::fnv1a64(line + "\n", hash);
+  return Fingerprint{util::hex64(hash), std::move(lines)};
+}
+
+util::Result<WorkloadFiles> list_workload_files(const fs::path& dir) {
+  WorkloadFiles files;
+  auto entries = NVTE_TRY(util::list_directory(dir));
+  for (const auto& name : entries) {
+    fs::path path = dir / name;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      if (fs::is_regular_file(path / "config.json", ec)) files.hf_configs.push_back(path / "config.json");
+      continue;
+    }
+    if (name.starts_with(".")) continue;
+    auto ext = path.extension().string();
+    if (ext == ".yaml" || ext == ".yml") {
+      files.workload_files.push_back(path);
+    } else if (ext == ".json") {
+      auto text = util::read_file(path, 16u << 20);
+      if (!text) return text.take_error();
+      bool hf = text->find("\"num_attention_heads\"") != std::string::npos;
+      (hf ? files.hf_configs : files.workload_files).push_back(path);
+    }
+  }
+  return files;
+}
+
+std::optional<RunState> load_state(const fs::path& file) {
+  auto text = util::read_file(file, 16u << 20);
+  if (!text) return std::nullopt;
+  auto doc = nlohmann::json::parse(*text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("fingerprint") || !doc["fingerprint"].is_string()) {
+    util::log::warning(file.string() + ": unreadable run state; running a full check");
+    return std::nullopt;
+  }
+  RunState state;
+  state.fingerprint = doc["fingerprint"].get<std::string>();
+  if (doc.contains("last_full_run") && doc["last_full_run"].is_number()) state.last_full_run = doc["last_full_run"].get<double>();
+  if (doc.contains("inputs") && doc["inputs"].is_array()) {
+    for (const auto& line : doc["inputs"]) {
+      if (line.is_string()) state.inputs.push_back(line.get<std::string>());
+    }
+  }
+  return state;
+}
+
+util::Result<void> save_state(const fs::path& file, const RunState& state) {
+  nlohmann::ordered_json doc{{"schema_version", 1},
+                             {"fingerprint", state.fingerprint},
+                             {"last_full_run", state.last_full_run},
+                             {"inputs", state.inputs}};
+  return util::write_file_atomic(file, doc.dump(1) + "\n", 0644);
+}
+
+Decision decide(const std::optional<RunState>& last, const Fingerprint& now, bool report_exists,
+                std::chrono::seconds max_age, double now_seconds, Force force) {
+  if (force == Force::yes) return {true, "forced (--force)"};
+  if (!last) return {true, "no previous run state"};
+  if (!report_exists) return {true, "the last report is missing"};
+  if (last->fingerprint != now.digest) {
+    // Name what changed: input names present on one side only or with another value.
+    std::set<std::string> before(last->inputs.begin(), last->inputs.end()), after(now.inputs.begin(), now.inputs.end());
+    std::set<std::string> changed;
+    for (const auto& line : after) {
+      if (!before.contains(line)) changed.insert(line.substr(0, line.find('\t')));
+    }
+    for (const auto& line : before) {
+      if (!after.contains(line)) changed.insert(line.substr(0, line.find('\t')));
+    }
+    std::vector<std::string> names(changed.begin(), changed.end());
+    if (names.size() > 3) {
+      std::size_t more = names.size() - 3;
+      names.resize(3);
+      names.push_back("and " + std::to_string(more) + " more");
+    }
+    return {true, "the node changed: " + (names.empty() ? std::string("fingerprint differs") : util::join(names, ", "))};
+  }
+  double age = now_seconds - last->last_full_run;
+  if (age >= static_cast<double>(max_age.count())) {
+    return {true, "the last full check is " + std::to_string(static_cast<long long>(age)) + " s old (max_age " +
+                      std::to_string(max_age.count()) + " s)"};
+  }
+  return {false, "nothing changed since the check " + std::to_string(static_cast<long long>(age)) + " s ago"};
+}
+
+std::string refresh_metric(std::string_view textfile, std::string_view metric, double value) {
+  char number[64];
+  std::snprintf(number, sizeof number, "%.6f", value);
+  std::string sample = std::string(metric) + " " + number;
+  std::string out;
+  bool replaced = false;
+  for (auto line : util::split(textfile, '\n')) {
+    if (line.empty()) continue;
+    if (line.size() > metric.size() && util::starts_with(line, metric) && line[metric.size()] == ' ') {
+      out += sample + "\n";
+      replaced = true;
+    } else {
+      out += std::string(line) + "\n";
+    }
+  }
+  if (!replaced) {
+    out += "# HELP " + std::string(metric) + " Unix time of the last `nvte-doctor run`, also when nothing had changed.\n";
+    out += "# TYPE " + std::string(metric) + " gauge\n" + sample + "\n";
+  }
+  return out;
+}
+
+util::Result<RunLock> RunLock::acquire(const fs::path& file, Wait wait) {
+  util::Fd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (!fd) {
+    int err = errno;
+    return util::make_error(util::errno_kind(err), "cannot open lock file " + file.string() + ": " + util::errno_text(err));
+  }
+  int rc;
+  do rc = ::flock(fd.get(), LOCK_EX | (wait == Wait::no ? LOCK_NB : 0));
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    int err = errno;
+    if (err == EWOULDBLOCK) {
+      std::string holder = "another process";
+      if (auto text = util::read_file(file, 64); text && !util::trim(*text).empty()) holder = "pid " + std::string(util::trim(*text));
+      return util::make_error(util::ErrorKind::timeout, "another nvte-doctor run is in progress (" + holder + " holds " +
+                                                            file.string() + "); try again later or pass --wait");
+    }
+    return util::make_error(util::errno_kind(err), "cannot lock " + file.string() + ": " + util::errno_text(err));
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd.get(), 0) == 0) (void)::pwrite(fd.get(), pid.data(), pid.size(), 0);
+  return RunLock(std::move(fd));
+}
+
+RunLock::~RunLock() {
+  if (m_fd) (void)::ftruncate(m_fd.get(), 0);
+}
+
+double unix_now() {
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  return std::chrono::duration<double>(now).count();
+}
+
+} // namespace service

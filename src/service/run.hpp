@@ -1,0 +1,101 @@
+// The pieces of `nvte-doctor run` that need no probe, rule or renderer: the node fingerprint,
+// the saved run state, the decision "full check or refresh only", the run lock, and the cheap
+// refresh of the textfile's last-run metric. app::run_run wires them around the check.
+//
+// The fingerprint is what would make a new check answer differently, read without probing any
+// vendor library: the driver version files, stat() of every path the last report's facts name
+// (each library copy, interpreter, site-packages), ld.so.cache, the site-packages directories
+// and their *.dist-info entries, the relevant environment, the rules files, the workload files,
+// the config file and the doctor's version. Each input is one line "name<TAB>value"; the digest
+// is a hash of the sorted lines, and the lines are saved so a change can be named.
+#pragma once
+
+#include "service/config.hpp"
+#include "util/fd.hpp"
+#include "util/result.hpp"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace service {
+
+struct FingerprintInputs {
+  std::filesystem::path root = "/";                   // node tree (tests use a fixture root)
+  std::optional<std::string> last_report_json;        // the last report, for the paths its facts name
+  std::vector<std::filesystem::path> rules_dirs;      // *.yaml under them: path, size, mtime
+  std::vector<std::filesystem::path> workload_files;  // content hashed
+  std::optional<std::filesystem::path> config_file;   // content hashed
+  std::map<std::string, std::string> environment;     // the process environment (filtered here)
+  std::string tool_version;
+};
+
+struct Fingerprint {
+  std::string digest;              // 16 hex digits
+  std::vector<std::string> inputs; // sorted "name\tvalue" lines
+};
+
+// Computes the fingerprint. Never fails: an unreadable or missing input is itself a value.
+Fingerprint compute_fingerprint(const FingerprintInputs& inputs);
+
+// The process environment as a map (for FingerprintInputs::environment).
+std::map<std::string, std::string> current_environment();
+
+// Whether an environment variable can change the doctor's answer (NVTE_*, CUDA_*, CUDNN_*,
+// NCCL_*, NVIDIA_*, LD_LIBRARY_PATH, LD_PRELOAD, PYTHONPATH, PYTHONHOME, VIRTUAL_ENV, CONDA_PREFIX, PATH).
+bool is_relevant_environment(std::string_view name);
+
+// The files of a workloads directory: *.yaml / *.yml / *.json workload files and Hugging Face
+// configs (*/config.json one level down, or a *.json with "num_attention_heads"), sorted.
+struct WorkloadFiles {
+  std::vector<std::filesystem::path> workload_files;
+  std::vector<std::filesystem::path> hf_configs;
+};
+util::Result<WorkloadFiles> list_workload_files(const std::filesystem::path& dir);
+
+// What the last full run left in <state_dir>/state.json.
+struct RunState {
+  std::string fingerprint;
+  double last_full_run = 0; // Unix time
+  std::vector<std::string> inputs;
+};
+// nullopt when there is no state yet (or it is unreadable: then a full run repairs it).
+std::optional<RunState> load_state(const std::filesystem::path& file);
+util::Result<void> save_state(const std::filesystem::path& file, const RunState& state);
+
+struct Decision {
+  bool full = true;
+  std::string reason; // "first run", "fingerprint changed: cudnn ...", "report older than 24h", ...
+};
+enum class Force { yes, no };
+// Full when forced, when there is no state or no report, when the fingerprint changed, or when
+// the last full run is max_age old; else refresh only.
+Decision decide(const std::optional<RunState>& last, const Fingerprint& now, bool report_exists,
+                std::chrono::seconds max_age, double now_seconds, Force force);
+
+// The textfile with the sample line of metric (no labels) set to value; the metric is appended
+// with HELP/TYPE lines when the file lacks it.
+std::string refresh_metric(std::string_view textfile, std::string_view metric, double value);
+
+// An exclusive flock(2) on a lock file, held while the object lives. The file holds the
+// holder's pid for the message of the one that finds it busy.
+class RunLock {
+public:
+  enum class Wait { yes, no };
+  // Wait::no: a busy lock is an error (ErrorKind::timeout) naming the file and the holder's pid.
+  static util::Result<RunLock> acquire(const std::filesystem::path& file, Wait wait);
+  RunLock(RunLock&&) = default;
+  RunLock& operator=(RunLock&&) = default;
+  ~RunLock(); // empties the pid (a later holder's message must not name a finished run), unlocks
+
+private:
+  explicit RunLock(util::Fd fd) : m_fd(std::move(fd)) {}
+  util::Fd m_fd;
+};
+
+// Unix time now, with sub-second precision.
+double unix_now();
+
+} // namespace service

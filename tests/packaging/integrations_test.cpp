@@ -1,0 +1,179 @@
+// The integration files under packaging/integrations are configuration other systems load
+// (Kubernetes, node-problem-detector, Prometheus, Grafana), so a syntax slip only shows on a
+// cluster. This test loads every YAML document with yaml-cpp and every JSON with nlohmann, then
+// checks the contracts the files promise: the DaemonSet's read-only host mounts and writable
+// NFD directory, the NPD plugin's path and timeouts, alert expressions that name only the
+// doctor's metrics, and dashboard queries that do the same.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::filesystem::path k_integrations = std::filesystem::path(NVTE_SOURCE_DIR) / "packaging" / "integrations";
+
+// The metric families src/report/prometheus.cpp writes (the service branch's textfile output).
+const std::set<std::string> k_metrics = {
+    "nvte_doctor_info", "nvte_doctor_status", "nvte_doctor_findings_by_severity", "nvte_doctor_findings",
+    "nvte_doctor_attention_backend_available", "nvte_doctor_attention_backend_selected",
+    "nvte_doctor_workload_runnable", "nvte_doctor_selftest_passed", "nvte_doctor_selftest_duration_seconds",
+    "nvte_doctor_last_run_timestamp_seconds", "nvte_doctor_run_duration_seconds"};
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::vector<YAML::Node> load_all(const std::filesystem::path& path) {
+  try {
+    return YAML::LoadAllFromFile(path.string());
+  } catch (const YAML::Exception& e) {
+    ADD_FAILURE() << path << ": " << e.what();
+    return {};
+  }
+}
+
+YAML::Node find_kind(const std::vector<YAML::Node>& docs, const std::string& kind) {
+  for (const auto& doc : docs) {
+    if (doc["kind"] && doc["kind"].as<std::string>() == kind) return doc;
+  }
+  return {};
+}
+
+// Every nvte_doctor_* name in a PromQL expression must be a metric the doctor writes.
+void expect_known_metrics(const std::string& expr, const std::string& where) {
+  static const std::regex metric(R"(nvte_doctor_[a-z_]+)");
+  int found = 0;
+  for (auto it = std::sregex_iterator(expr.begin(), expr.end(), metric); it != std::sregex_iterator(); ++it) {
+    ++found;
+    EXPECT_TRUE(k_metrics.count(it->str())) << where << ": unknown metric " << it->str() << " in " << expr;
+  }
+  EXPECT_GT(found, 0) << where << ": expression names no nvte_doctor metric: " << expr;
+}
+
+TEST(PackagingIntegrations, EveryYamlFileParses) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(k_integrations)) {
+    auto ext = entry.path().extension();
+    if (ext != ".yaml" && ext != ".yml") continue;
+    ++files;
+    auto docs = load_all(entry.path());
+    EXPECT_FALSE(docs.empty()) << entry.path();
+    for (const auto& doc : docs) EXPECT_TRUE(doc.IsMap()) << entry.path() << ": a document is not a mapping";
+  }
+  EXPECT_GE(files, 3);
+}
+
+TEST(PackagingIntegrations, DaemonSetMountsTheHostReadOnlyAndWritesNfdFeatures) {
+  auto docs = load_all(k_integrations / "kubernetes" / "daemonset.yaml");
+  auto ds = find_kind(docs, "DaemonSet");
+  ASSERT_TRUE(ds) << "no DaemonSet in daemonset.yaml";
+  auto pod = ds["spec"]["template"]["spec"];
+  std::map<std::string, std::string> host_paths; // volume name -> host path
+  for (const auto& volume : pod["volumes"]) {
+    if (volume["hostPath"]) host_paths[volume["name"].as<std::string>()] = volume["hostPath"]["path"].as<std::string>();
+  }
+  ASSERT_EQ(pod["containers"].size(), 1u);
+  auto container = pod["containers"][0];
+  std::map<std::string, std::pair<std::string, bool>> mounts; // host path -> (mount path, read-only)
+  for (const auto& mount : container["volumeMounts"]) {
+    auto name = mount["name"].as<std::string>();
+    if (!host_paths.count(name)) continue;
+    mounts[host_paths[name]] = {mount["mountPath"].as<std::string>(), mount["readOnly"] && mount["readOnly"].as<bool>()};
+  }
+  for (const char* path : {"/proc/driver/nvidia", "/usr/lib", "/usr/local", "/etc/os-release"}) {
+    ASSERT_TRUE(mounts.count(path)) << path << " is not mounted";
+    EXPECT_TRUE(mounts[path].second) << path << " must be read-only";
+    EXPECT_EQ(mounts[path].first, std::string("/host") + path) << "the doctor examines the host under --root /host";
+  }
+  const std::string features = "/etc/kubernetes/node-feature-discovery/features.d";
+  ASSERT_TRUE(mounts.count(features));
+  EXPECT_FALSE(mounts[features].second) << "the NFD features directory must be writable";
+  ASSERT_TRUE(mounts.count("/var/lib/nvte-doctor"));
+  EXPECT_FALSE(mounts["/var/lib/nvte-doctor"].second);
+
+  std::vector<std::string> command;
+  for (const auto& word : container["command"]) command.push_back(word.as<std::string>());
+  ASSERT_GE(command.size(), 4u);
+  EXPECT_EQ(command[1], "daemon");
+  EXPECT_NE(std::find(command.begin(), command.end(), "/host"), command.end());
+
+  bool all_gpus = false;
+  for (const auto& env : container["env"]) {
+    all_gpus |= env["name"].as<std::string>() == "NVIDIA_VISIBLE_DEVICES" && env["value"].as<std::string>() == "all";
+  }
+  EXPECT_TRUE(all_gpus) << "GPU device access comes from NVIDIA_VISIBLE_DEVICES=all with the nvidia runtime";
+  EXPECT_FALSE(container["resources"]["limits"]["nvidia.com/gpu"]) << "the doctor must not take a GPU from the scheduler";
+
+  // The ConfigMap's config.yaml is YAML and writes the NFD file into the mounted directory.
+  auto config_map = find_kind(docs, "ConfigMap");
+  ASSERT_TRUE(config_map);
+  auto config = YAML::Load(config_map["data"]["config.yaml"].as<std::string>());
+  auto nfd = config["outputs"]["nfd"].as<std::string>();
+  EXPECT_EQ(nfd.rfind(features + "/", 0), 0u) << nfd;
+  EXPECT_EQ(config["outputs"]["report"].as<std::string>(), "/var/lib/nvte-doctor/report.json");
+}
+
+TEST(PackagingIntegrations, NodeProblemDetectorPluginConfig) {
+  auto docs = load_all(k_integrations / "kubernetes" / "npd-custom-plugin.yaml");
+  auto config_map = find_kind(docs, "ConfigMap");
+  ASSERT_TRUE(config_map);
+  auto text = config_map["data"]["nvte-doctor.json"].as<std::string>();
+  auto plugin = nlohmann::json::parse(text, nullptr, false);
+  ASSERT_FALSE(plugin.is_discarded()) << "the embedded NPD config is not JSON";
+  EXPECT_EQ(plugin["plugin"], "custom");
+  ASSERT_EQ(plugin["rules"].size(), 1u);
+  const auto& rule = plugin["rules"][0];
+  EXPECT_EQ(rule["path"], "/usr/libexec/nvte-doctor/npd-check");
+  EXPECT_TRUE(std::filesystem::exists(k_integrations / "kubernetes" / "npd-check"));
+  EXPECT_EQ(rule["type"], "permanent");
+  EXPECT_EQ(rule["condition"], plugin["conditions"][0]["type"]);
+  auto seconds = [](const std::string& d) { return std::stoi(d.substr(0, d.size() - 1)) * (d.back() == 'm' ? 60 : 1); };
+  EXPECT_LE(seconds(rule["timeout"]), seconds(plugin["pluginConfig"]["timeout"]));
+}
+
+TEST(PackagingIntegrations, PrometheusRulesUseTheDoctorsMetrics) {
+  auto docs = load_all(k_integrations / "prometheus" / "nvte-doctor.rules.yml");
+  ASSERT_EQ(docs.size(), 1u);
+  int alerts = 0;
+  for (const auto& group : docs[0]["groups"]) {
+    for (const auto& rule : group["rules"]) {
+      ++alerts;
+      auto name = rule["alert"].as<std::string>();
+      expect_known_metrics(rule["expr"].as<std::string>(), name);
+      EXPECT_TRUE(rule["labels"]["severity"]) << name;
+      EXPECT_TRUE(rule["annotations"]["summary"]) << name;
+    }
+  }
+  EXPECT_GE(alerts, 4);
+}
+
+TEST(PackagingIntegrations, GrafanaDashboardIsJsonAndQueriesTheDoctorsMetrics) {
+  auto dashboard = nlohmann::json::parse(slurp(k_integrations / "grafana" / "nvte-doctor-dashboard.json"), nullptr, false);
+  ASSERT_FALSE(dashboard.is_discarded()) << "the Grafana dashboard is not JSON";
+  ASSERT_TRUE(dashboard["panels"].is_array());
+  std::set<int> ids;
+  int queries = 0;
+  for (const auto& panel : dashboard["panels"]) {
+    EXPECT_TRUE(ids.insert(panel["id"].get<int>()).second) << "duplicate panel id " << panel["id"];
+    for (const auto& target : panel["targets"]) {
+      ++queries;
+      expect_known_metrics(target["expr"].get<std::string>(), panel["title"].get<std::string>());
+    }
+  }
+  EXPECT_GE(queries, 5);
+}
+
+} // namespace

@@ -1,0 +1,106 @@
+#!/bin/bash
+# Slurm HealthCheckProgram wrapper, Slurm prolog and the node-problem-detector plugin
+# (packaging/integrations/{slurm,kubernetes}) on fixture reports. scontrol is a stub that keeps
+# the node's drain reason in a file and logs every call, so draining, not re-draining, resuming
+# only our own drains and leaving an operator's drain alone are all observable.
+# Usage: slurm_npd_test.sh SOURCE_DIR
+set -uo pipefail
+source_dir=$1
+integrations="$source_dir/packaging/integrations"
+reports="$source_dir/tests/packaging/reports"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+export NVTE_DOCTOR_LIBEXEC="$integrations"
+healthcheck="$integrations/slurm/nvte-doctor-healthcheck"
+prolog="$integrations/slurm/prolog.sh"
+npd="$integrations/kubernetes/npd-check"
+
+cat > "$work/scontrol" <<EOS
+#!/bin/bash
+# scontrol stub: 'show node N' prints the stored reason; 'update' stores or clears it.
+echo "\$*" >> "$work/scontrol.log"
+state="$work/reason"
+case "\$1" in
+  show) echo "NodeName=\$3 State=IDLE"
+        [[ -s "\$state" ]] && echo "   Reason=\$(cat "\$state") [root@2026-11-22T05:00:00]"
+        exit 0 ;;
+  update)
+    for arg in "\${@:2}"; do
+      case "\$arg" in
+        Reason=*) printf '%s' "\${arg#Reason=}" > "\$state" ;;
+        State=RESUME) : > "\$state" ;;
+      esac
+    done ;;
+esac
+EOS
+chmod +x "$work/scontrol"
+export SCONTROL="$work/scontrol"
+
+failures=0
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1 ($2)"; failures=$((failures + 1)); fi; }
+hc() { : > "$work/scontrol.log"; "$healthcheck" --node gpu017 "$@" 2>"$work/stderr"; echo $? > "$work/rc"; }
+rc() { cat "$work/rc"; }
+reason() { cat "$work/reason" 2>/dev/null; }
+calls() { grep -c '^update' "$work/scontrol.log"; }
+
+cp "$reports"/*.json "$work/"
+: > "$work/reason"
+hc --report "$work/critical.json"
+check "healthcheck: CRITICAL exits 2" '[[ $(rc) == 2 ]]'
+check "healthcheck: CRITICAL drains with the first error title" \
+  '[[ "$(reason)" == "nvte-doctor: all_gather context parallelism needs cuDNN 9.3 for its bottom-right causal mask" ]]'
+check "healthcheck: scontrol update arguments" \
+  'grep -qx "update NodeName=gpu017 State=DRAIN Reason=nvte-doctor: all_gather context parallelism needs cuDNN 9.3 for its bottom-right causal mask" "$work/scontrol.log"'
+hc --report "$work/critical.json"
+check "healthcheck: an unchanged verdict does not re-drain" '[[ $(calls) == 0 ]]'
+hc --report "$work/ok.json"
+check "healthcheck: OK resumes our own drain" '[[ $(rc) == 0 && -z "$(reason)" && $(calls) == 1 ]]'
+grep -q "update NodeName=gpu017 State=RESUME" "$work/scontrol.log" || { echo "FAIL resume call"; failures=$((failures + 1)); }
+printf 'operator: bad DIMM' > "$work/reason"
+hc --report "$work/ok.json"
+check "healthcheck: an operator's drain is left alone" '[[ "$(reason)" == "operator: bad DIMM" && $(calls) == 0 ]]'
+: > "$work/reason"
+hc --report "$work/warning.json"
+check "healthcheck: WARNING exits 1, no drain" '[[ $(rc) == 1 && -z "$(reason)" ]]'
+hc --report "$work/warning.json" --warn-drain
+check "healthcheck: WARNING drains with --warn-drain" '[[ "$(reason)" == "nvte-doctor: TE falls back to UnfusedDotProductAttention" ]]'
+: > "$work/reason"
+hc --report "$work/missing.json"
+check "healthcheck: missing report drains as UNKNOWN" '[[ $(rc) == 3 && "$(reason)" == "nvte-doctor: UNKNOWN: no report at $work/missing.json"* ]]'
+: > "$work/reason"
+hc --report "$work/missing.json" --unknown=ignore
+check "healthcheck: --unknown=ignore only logs" '[[ $(rc) == 3 && -z "$(reason)" ]] && grep -q "UNKNOWN: no report" "$work/stderr"'
+cp "$work/critical.json" "$work/stale.json"; touch -d '3 days ago' "$work/stale.json"
+hc --report "$work/stale.json"
+check "healthcheck: a stale CRITICAL report is UNKNOWN, not CRITICAL" '[[ $(rc) == 3 && "$(reason)" == "nvte-doctor: UNKNOWN: report "*"s old"* ]]'
+: > "$work/reason"
+hc --report "$work/truncated.json"
+check "healthcheck: unreadable report" '[[ $(rc) == 3 && "$(reason)" == *"unreadable report"*"unterminated string" ]]'
+: > "$work/reason"
+hc --report "$work/critical.json" --dry-run
+check "healthcheck: --dry-run prints and changes nothing" '[[ -z "$(reason)" ]]'
+"$healthcheck" --bogus >/dev/null 2>&1; check "healthcheck: unknown argument exits 3" '[[ $? == 3 ]]'
+SLURMD_NODENAME=gpu099 "$healthcheck" --report "$work/critical.json" 2>/dev/null
+check "healthcheck: node name from SLURMD_NODENAME" 'grep -q "update NodeName=gpu099 State=DRAIN" "$work/scontrol.log"'
+
+# Prolog: refuses jobs only on a fresh CRITICAL report.
+pro() { NVTE_DOCTOR_REPORT="$1" SLURM_JOB_ID=42 "$prolog" 2>"$work/stderr"; echo $?; }
+check "prolog: CRITICAL refuses the job" '[[ $(pro "$work/critical.json") == 1 ]] && grep -q "job 42 refused.*all_gather context parallelism" "$work/stderr"'
+check "prolog: WARNING runs the job" '[[ $(pro "$work/warning.json") == 0 ]]'
+check "prolog: OK runs the job" '[[ $(pro "$work/ok.json") == 0 ]]'
+check "prolog: no report runs the job" '[[ $(pro "$work/missing.json") == 0 ]]'
+check "prolog: stale report runs the job" '[[ $(pro "$work/stale.json") == 0 ]]'
+
+# node-problem-detector plugin: 0 OK, 1 NonOK, 2 Unknown; the message is the first line.
+n() { "$npd" --report "$@" > "$work/out"; echo $?; }
+check "npd: CRITICAL is NonOK (1) with the title" '[[ $(n "$work/critical.json") == 1 && "$(cat "$work/out")" == "nvte-doctor: all_gather context parallelism needs cuDNN 9.3 for its bottom-right causal mask" ]]'
+check "npd: OK is 0" '[[ $(n "$work/ok.json") == 0 && "$(cat "$work/out")" == "nvte-doctor: OK" ]]'
+check "npd: WARNING is 0" '[[ $(n "$work/warning.json") == 0 ]]'
+check "npd: WARNING is 1 with --warn-nonok" '[[ $(n "$work/warning.json" --warn-nonok) == 1 ]]'
+check "npd: UNKNOWN is 2" '[[ $(n "$work/unknown.json") == 2 ]]'
+check "npd: missing report is 2" '[[ $(n "$work/missing.json") == 2 && "$(cat "$work/out")" == "nvte-doctor: UNKNOWN: no report at"* ]]'
+check "npd: stale report is 2" '[[ $(n "$work/stale.json") == 2 ]]'
+check "npd: truncated report is 2" '[[ $(n "$work/truncated.json") == 2 ]]'
+check "npd: output is one line" '[[ $(n "$work/critical.json") == 1 && $(wc -l < "$work/out") == 1 ]]'
+
+((failures == 0)) && echo "all Slurm and NPD cases passed"
+((failures == 0))

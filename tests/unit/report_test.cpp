@@ -1,0 +1,151 @@
+// Report renderers: the JSON report validates against the shipped schema, the Prometheus
+// textfile passes `promtool check metrics` and escapes labels, the NFD file has valid labels.
+#include "report/render.hpp"
+#include "support/report_schema.hpp"
+#include "support/sample_report.hpp"
+#include "util/strings.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+
+using testing::HasSubstr;
+using testing::Not;
+
+namespace {
+
+// NFD's rule for label names and values: 1..63 of [A-Za-z0-9._-], alphanumeric at both ends.
+// (Not std::regex: GCC 12 with -fsanitize warns inside <regex>.)
+bool valid_nfd_label(const std::string& s) {
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
+  for (char c : s) {
+    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+TEST(ReportJson, SampleReportMatchesSchema) {
+  auto report = test_support::sample_report();
+  ASSERT_FALSE(report.facts.empty()) << "fixture snapshot not loaded";
+  EXPECT_VALID_REPORT_JSON(report::render_check_json(report));
+}
+
+TEST(ReportJson, ReportWithSelftestMatchesSchema) {
+  auto report = test_support::sample_report();
+  report.selftest_json = R"({"checks": [{"name": "cudnn_sdpa", "passed": true, "seconds": 1.5}]})";
+  EXPECT_VALID_REPORT_JSON(report::render_check_json(report));
+}
+
+TEST(ReportJson, SchemaRejectsBrokenReports) {
+  // The schema must be able to fail: a wrong severity, a missing summary, an unknown top-level key.
+  auto good = nlohmann::json::parse(report::render_check_json(test_support::sample_report()));
+  for (int variant = 0; variant < 4; ++variant) {
+    auto doc = good;
+    if (variant == 0) doc["findings"][0]["severity"] = "fatal";
+    if (variant == 1) doc.erase("summary");
+    if (variant == 2) doc["surprise"] = 1;
+    if (variant == 3) doc["workloads"][0]["selected"] = "Flash";
+    auto check = test_support::check_report_schema(doc.dump());
+    if (!check.available) GTEST_SKIP() << "python3-jsonschema is not installed";
+    EXPECT_FALSE(check.valid) << "variant " << variant << " passed the schema";
+  }
+}
+
+TEST(Prometheus, HasTheDocumentedFamiliesAndEscapes) {
+  auto report = test_support::sample_report();
+  std::string text = report::render_prometheus(report, {1763784000.25, 0.5});
+  EXPECT_THAT(text, HasSubstr("# TYPE nvte_doctor_info gauge\n"));
+  EXPECT_THAT(text, HasSubstr("driver=\"580.159.04\""));
+  EXPECT_THAT(text, HasSubstr("cudnn=\"9.19.0\""));
+  EXPECT_THAT(text, HasSubstr("rules_digest=\"0123456789abcdef0123\""));
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_status 2\n"));
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_findings{id=\"cudnn-copies-disagree\",severity=\"warning\",workload=\"\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_attention_backend_available{workload=\"llama-7b\",backend=\"FusedAttention\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_attention_backend_available{workload=\"llama-7b\",backend=\"FlashAttention\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_attention_backend_selected{workload=\"llama-7b\",backend=\"FusedAttention\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("workload=\"deepseek-ai/DeepSeek-V3 \\\"mla\\\"\""));
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_workload_runnable{workload=\"llama-7b\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_last_run_timestamp_seconds 1763784000.250000\n"));
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_run_duration_seconds 0.500000\n"));
+  EXPECT_THAT(text, Not(HasSubstr("selftest"))) << "no self-test ran: no self-test families";
+}
+
+TEST(Prometheus, SelftestResults) {
+  auto report = test_support::sample_report();
+  report.selftest_json = R"({"checks": [{"name": "cudnn_sdpa", "passed": false, "seconds": 2},
+                                        {"name": "nvrtc", "status": "pass"}]})";
+  std::string text = report::render_prometheus(report, {1, 1});
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_selftest_passed{check=\"cudnn_sdpa\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_selftest_passed{check=\"nvrtc\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_selftest_duration_seconds{check=\"cudnn_sdpa\"} 2\n"));
+}
+
+TEST(Prometheus, DuplicateFindingsAreOneSeries) {
+  auto report = test_support::sample_report();
+  report.findings.push_back(report.findings[0]);
+  std::string text = report::render_prometheus(report, {1, 1});
+  std::size_t n = 0;
+  for (std::size_t pos = 0; (pos = text.find("id=\"cudnn-copies-disagree\"", pos)) != std::string::npos; ++pos) ++n;
+  EXPECT_EQ(n, 1u);
+}
+
+TEST(Prometheus, PassesPromtool) {
+  if (::access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool (Debian package prometheus) is not installed";
+  auto report = test_support::sample_report();
+  report.selftest_json = R"({"checks": [{"name": "cudnn_sdpa", "passed": true, "seconds": 1.5}]})";
+  auto file = std::filesystem::temp_directory_path() / ("nvte-prom-" + std::to_string(::getpid()) + ".prom");
+  ASSERT_TRUE(util::write_file_atomic(file, report::render_prometheus(report, {1763784000.25, 0.5})));
+  // promtool reads the metrics from stdin.
+  auto run = util::run_command({"/bin/sh", "-c", "/usr/bin/promtool check metrics < " + file.string()});
+  std::filesystem::remove(file);
+  ASSERT_TRUE(run.ok());
+  EXPECT_TRUE(run->succeeded()) << run->out << run->err;
+  EXPECT_EQ(run->out + run->err, "") << "promtool lint remarks";
+}
+
+TEST(Nfd, LabelsAreValid) {
+  auto report = test_support::sample_report();
+  report.facts.set("te.version", model::Value(std::string("2.3.0+cu124")));
+  std::string text = report::render_nfd(report, "2026-11-22T05:00:00Z");
+  EXPECT_THAT(text, HasSubstr("nvte-doctor.status=CRITICAL\n"));
+  EXPECT_THAT(text, HasSubstr("nvte-doctor.cudnn=9.19.0\n"));
+  EXPECT_THAT(text, HasSubstr("nvte-doctor.driver-cuda=13.0\n"));
+  EXPECT_THAT(text, HasSubstr("nvte-doctor.te=2.3.0_cu124\n"));
+  EXPECT_THAT(text, HasSubstr("nvte-doctor.workload.llama-7b=FusedAttention\n"));
+  EXPECT_THAT(text, HasSubstr("# +expiry-time=2026-11-22T05:00:00Z\n"));
+  int labels = 0;
+  for (auto line : util::split(text, '\n')) {
+    if (line.empty() || line[0] == '#') continue;
+    auto eq = line.find('=');
+    ASSERT_NE(eq, std::string_view::npos) << line;
+    std::string name(line.substr(0, eq)), value(line.substr(eq + 1));
+    EXPECT_TRUE(valid_nfd_label(name)) << "bad name: " << name;
+    EXPECT_TRUE(valid_nfd_label(value)) << "bad value: " << value;
+    ++labels;
+  }
+  EXPECT_GE(labels, 10);
+  EXPECT_THAT(text, HasSubstr("nvte-doctor.workload.deepseek-ai-DeepSeek-V3-mla-"));
+  EXPECT_THAT(text, HasSubstr("=none\n"));
+}
+
+TEST(Nfd, LabelRuleOfTheTest) {
+  EXPECT_TRUE(valid_nfd_label("a.b-c_9"));
+  EXPECT_FALSE(valid_nfd_label("-a"));
+  EXPECT_FALSE(valid_nfd_label("a+b"));
+  EXPECT_FALSE(valid_nfd_label(std::string(64, 'a')));
+}
+
+TEST(Nfd, SanitizeKeepsDistinctInputsDistinct) {
+  EXPECT_EQ(report::nfd_sanitize("9.19.0"), "9.19.0");
+  EXPECT_EQ(report::nfd_sanitize("2.11.0+cu130"), "2.11.0_cu130");
+  EXPECT_EQ(report::nfd_sanitize(""), "");
+  EXPECT_NE(report::nfd_sanitize("a b"), report::nfd_sanitize("a:b"));
+  std::string long_name(100, 'x');
+  EXPECT_EQ(report::nfd_sanitize(long_name).size(), 63u);
+  EXPECT_NE(report::nfd_sanitize(long_name), report::nfd_sanitize(long_name + "y"));
+  EXPECT_FALSE(report::nfd_sanitize("!!!").empty());
+}
+
+} // namespace

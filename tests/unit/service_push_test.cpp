@@ -1,0 +1,295 @@
+// HTTP push against a server on 127.0.0.1 written here: it first refuses connections (bound,
+// not listening), then hangs, answers 500, closes in the middle of the request body, and finally
+// accepts. Three reports pushed on three "runs" arrive exactly once each, in order.
+#include "service/push.hpp"
+
+#include "util/fd.hpp"
+#include "util/file.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <thread>
+
+using testing::HasSubstr;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+enum class Behaviour { hang, error_500, close_mid_body, accept };
+
+struct Received {
+  std::string key;
+  std::string authorization;
+  std::string body;
+};
+
+class TestServer {
+public:
+  TestServer() {
+    m_listen.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    int one = 1;
+    ::setsockopt(m_listen.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    ::bind(m_listen.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    ::getsockname(m_listen.get(), reinterpret_cast<sockaddr*>(&addr), &len);
+    m_port = ntohs(addr.sin_port);
+  }
+  ~TestServer() {
+    m_stop = true;
+    if (m_thread.joinable()) m_thread.join();
+  }
+
+  int port() const { return m_port; }
+  // Bound but not listening: connections are refused until listen() is called.
+  void listen() {
+    ::listen(m_listen.get(), 16);
+    m_thread = std::thread([this] { serve(); });
+  }
+  void script(std::initializer_list<Behaviour> behaviours) {
+    std::lock_guard lock(m_mutex);
+    m_script.insert(m_script.end(), behaviours);
+  }
+  std::vector<Received> received() {
+    std::lock_guard lock(m_mutex);
+    return m_received;
+  }
+  int connections() const { return m_connections; }
+
+private:
+  void serve() {
+    while (!m_stop) {
+      pollfd p{m_listen.get(), POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      util::Fd conn(::accept4(m_listen.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (!conn) continue;
+      ++m_connections;
+      Behaviour b = Behaviour::accept;
+      {
+        std::lock_guard lock(m_mutex);
+        if (!m_script.empty()) {
+          b = m_script.front();
+          m_script.pop_front();
+        }
+      }
+      handle(conn, b);
+    }
+  }
+
+  // Reads until pred(data) or the peer closes / the server stops; false when it never held.
+  bool read_until(const util::Fd& conn, std::string& data, const std::function<bool(const std::string&)>& pred) {
+    char buffer[4096];
+    while (!pred(data)) {
+      if (m_stop) return false;
+      pollfd p{conn.get(), POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      ssize_t n = ::recv(conn.get(), buffer, sizeof buffer, 0);
+      if (n <= 0) return false;
+      data.append(buffer, static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+
+  static std::string header(const std::string& head, const std::string& name) {
+    std::string lower = head;
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string needle = "\r\n" + name + ":";
+    auto pos = lower.find(needle);
+    if (pos == std::string::npos) return {};
+    auto start = pos + needle.size();
+    auto end = head.find("\r\n", start);
+    std::string value = head.substr(start, end - start);
+    while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+    return value;
+  }
+
+  void handle(const util::Fd& conn, Behaviour b) {
+    std::string data;
+    if (!read_until(conn, data, [](const std::string& d) { return d.find("\r\n\r\n") != std::string::npos; })) return;
+    std::size_t head_end = data.find("\r\n\r\n") + 4;
+    std::string head = data.substr(0, head_end);
+    std::size_t length = std::stoul(header(head, "content-length").empty() ? "0" : header(head, "content-length"));
+    if (b == Behaviour::hang) {
+      // Never answer; wait until the client gives up and closes.
+      read_until(conn, data, [](const std::string&) { return false; });
+      return;
+    }
+    if (b == Behaviour::close_mid_body) {
+      // Take part of the body (the report is 100 KB), then drop the connection without an answer.
+      EXPECT_LT(data.size(), head_end + length) << "the whole body arrived before the close";
+      ::shutdown(conn.get(), SHUT_RDWR);
+      return;
+    }
+    if (!read_until(conn, data, [&](const std::string& d) { return d.size() >= head_end + length; })) return;
+    std::string reply;
+    if (b == Behaviour::error_500) {
+      reply = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\nConnection: close\r\n\r\noops\n";
+    } else {
+      {
+        std::lock_guard lock(m_mutex);
+        m_received.push_back({header(head, "idempotency-key"), header(head, "authorization"), data.substr(head_end, length)});
+      }
+      reply = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n";
+    }
+    ::send(conn.get(), reply.data(), reply.size(), MSG_NOSIGNAL);
+  }
+
+  util::Fd m_listen;
+  int m_port = 0;
+  std::thread m_thread;
+  std::atomic<bool> m_stop{false};
+  std::atomic<int> m_connections{0};
+  std::mutex m_mutex;
+  std::deque<Behaviour> m_script;
+  std::vector<Received> m_received;
+};
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("nvte-push-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+service::PushConfig config_for(int port, const fs::path& dir) {
+  service::PushConfig c;
+  c.url = "http://127.0.0.1:" + std::to_string(port) + "/reports";
+  c.connect_timeout = 1000ms;
+  c.timeout = 1000ms;
+  c.retries = 1;
+  c.backoff = 10ms;
+  c.max_backoff = 40ms;
+  c.spool_dir = dir / "spool";
+  c.spool_max_reports = 10;
+  return c;
+}
+
+std::string report(char name) { return std::string(R"({"report": ")") + name + R"(", "pad": ")" + std::string(100000, name) + "\"}"; }
+
+TEST(Push, FailingServerLosesNothingAndDuplicatesNothing) {
+  fs::path dir = fresh_dir("sequence");
+  TestServer server;
+  auto config = config_for(server.port(), dir);
+  ASSERT_TRUE(util::write_file_atomic(dir / "token", "s3cret-token\n", 0600));
+  config.token_file = dir / "token";
+  std::vector<std::chrono::milliseconds> sleeps;
+  auto sleep = [&](std::chrono::milliseconds ms) {
+    sleeps.push_back(ms);
+    std::this_thread::sleep_for(ms);
+  };
+
+  // Run 1: nothing listens yet (refused, twice).
+  auto r1 = service::push_report(config, report('A'), sleep);
+  EXPECT_EQ(r1.sent, 0u);
+  EXPECT_EQ(r1.pending, 1u);
+  EXPECT_THAT(r1.last_error, HasSubstr("127.0.0.1"));
+  EXPECT_EQ(sleeps.size(), 1u) << "one retry after a backoff";
+
+  // Run 2: the server hangs (timeout), then answers 500; A stays first, B queues behind it.
+  server.script({Behaviour::hang, Behaviour::error_500});
+  server.listen();
+  auto r2 = service::push_report(config, report('B'), sleep);
+  EXPECT_EQ(r2.sent, 0u);
+  EXPECT_EQ(r2.pending, 2u);
+  EXPECT_THAT(r2.last_error, HasSubstr("HTTP 500"));
+  EXPECT_EQ(server.connections(), 2);
+
+  // Run 3: the server drops the first request mid-body, then accepts everything.
+  server.script({Behaviour::close_mid_body});
+  auto r3 = service::push_report(config, report('C'), sleep);
+  EXPECT_EQ(r3.sent, 3u) << r3.last_error;
+  EXPECT_EQ(r3.pending, 0u);
+  EXPECT_EQ(r3.last_error, "");
+
+  auto got = server.received();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].body, report('A'));
+  EXPECT_EQ(got[1].body, report('B'));
+  EXPECT_EQ(got[2].body, report('C'));
+  EXPECT_LT(got[0].key, got[1].key);
+  EXPECT_LT(got[1].key, got[2].key);
+  for (const auto& g : got) EXPECT_EQ(g.authorization, "Bearer s3cret-token");
+  auto left = service::Spool(config.spool_dir, 10, 1 << 20).pending();
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->empty());
+  for (auto ms : sleeps) {
+    EXPECT_GE(ms, 5ms);
+    EXPECT_LE(ms, 40ms);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Push, SpoolDropsTheOldestBeyondItsBounds) {
+  fs::path dir = fresh_dir("bounds");
+  service::Spool spool(dir, 2, 1 << 20);
+  for (char c : {'A', 'B', 'C'}) ASSERT_TRUE(spool.add(report(c)).ok());
+  auto files = spool.pending();
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->size(), 2u);
+  EXPECT_EQ(*util::read_file((*files)[0]), report('B'));
+  EXPECT_EQ(*util::read_file((*files)[1]), report('C'));
+
+  service::Spool small(dir / "bytes", 100, 250000); // two 100 KB reports fit, three do not
+  for (char c : {'A', 'B', 'C'}) ASSERT_TRUE(small.add(report(c)).ok());
+  files = small.pending();
+  ASSERT_EQ(files->size(), 2u);
+  EXPECT_EQ(*util::read_file((*files)[0]), report('B'));
+  fs::remove_all(dir);
+}
+
+TEST(Push, TokenFileMustBePrivate) {
+  fs::path dir = fresh_dir("token");
+  ASSERT_TRUE(util::write_file_atomic(dir / "token", "abc\n", 0644));
+  auto token = service::read_token(dir / "token");
+  ASSERT_FALSE(token.ok());
+  EXPECT_THAT(token.error().message, HasSubstr("mode 0644"));
+  EXPECT_THAT(token.error().message, testing::Not(HasSubstr("abc")));
+  ::chmod((dir / "token").c_str(), 0600);
+  token = service::read_token(dir / "token");
+  ASSERT_TRUE(token.ok()) << token.error().message;
+  EXPECT_EQ(*token, "abc");
+  ASSERT_TRUE(util::write_file_atomic(dir / "empty", "\n", 0600));
+  EXPECT_FALSE(service::read_token(dir / "empty").ok());
+  EXPECT_FALSE(service::read_token(dir / "missing").ok());
+  fs::remove_all(dir);
+}
+
+TEST(Push, NoTokenOverPlainHttpToARemoteHost) {
+  service::PushConfig c;
+  c.url = "http://collector.example.invalid/reports";
+  auto sent = service::post_report(c, "tok", "{}", "k");
+  ASSERT_FALSE(sent.ok());
+  EXPECT_EQ(sent.error().kind, util::ErrorKind::invalid);
+  EXPECT_THAT(sent.error().message, HasSubstr("https://"));
+  EXPECT_THAT(sent.error().message, testing::Not(HasSubstr("tok\"")));
+}
+
+TEST(Push, RetryDelayGrowsAndIsCapped) {
+  service::PushConfig c;
+  c.backoff = 100ms;
+  c.max_backoff = 350ms;
+  for (int i = 0; i < 20; ++i) {
+    auto d1 = service::retry_delay(c, 1), d2 = service::retry_delay(c, 2), d5 = service::retry_delay(c, 5);
+    EXPECT_GE(d1, 50ms);
+    EXPECT_LE(d1, 100ms);
+    EXPECT_GE(d2, 100ms);
+    EXPECT_LE(d2, 200ms);
+    EXPECT_GE(d5, 175ms);
+    EXPECT_LE(d5, 350ms);
+  }
+}
+
+} // namespace

@@ -1,0 +1,196 @@
+// `run` pieces: the fingerprint sees library, dist-info, driver, environment, rules and workload
+// changes and ignores irrelevant ones; the decision; the lock; the last-run metric refresh.
+#include "service/run.hpp"
+
+#include "util/file.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+using testing::HasSubstr;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+class Fingerprint : public testing::Test {
+protected:
+  void SetUp() override {
+    root = fs::temp_directory_path() / ("nvte-fp-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    write("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04\n");
+    write("etc/ld.so.cache", "cache");
+    write("usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0", "elf");
+    write("venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9", "elf 9.19");
+    fs::create_directories(root / "venv/lib/python3.12/site-packages/torch-2.11.0.dist-info");
+    write("rules/cudnn.yaml", "rules: []\n");
+    write("workloads/llama.yaml", "head_dim_qk: 128\n");
+    report = R"({"facts": {
+      "cudnn": {"path": "/venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9",
+                "copies": [{"path": "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0"},
+                           {"path": "/venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9"}]},
+      "python": {"site_packages": "/venv/lib/python3.12/site-packages"}}})";
+  }
+  void TearDown() override { fs::remove_all(root); }
+
+  void write(const std::string& rel, const std::string& text) {
+    fs::create_directories((root / rel).parent_path());
+    ASSERT_TRUE(util::write_file_atomic(root / rel, text));
+  }
+  service::FingerprintInputs inputs() const {
+    service::FingerprintInputs in;
+    in.root = root;
+    in.last_report_json = report;
+    in.rules_dirs = {root / "rules"};
+    in.workload_files = {root / "workloads/llama.yaml"};
+    in.environment = env;
+    in.tool_version = "0.1.0";
+    return in;
+  }
+  service::Fingerprint compute() const { return service::compute_fingerprint(inputs()); }
+  // The decision after a change, against the state saved before it.
+  service::Decision after(const std::function<void()>& change) {
+    auto before = compute();
+    service::RunState state{before.digest, 1000, before.inputs};
+    change();
+    return service::decide(state, compute(), true, 3600s, 1001, service::Force::no);
+  }
+
+  fs::path root;
+  std::string report;
+  std::map<std::string, std::string> env = {{"HOME", "/root"}, {"NVTE_FLASH_ATTN", "1"}};
+};
+
+TEST_F(Fingerprint, StableWhenNothingChanged) {
+  auto a = compute(), b = compute();
+  EXPECT_EQ(a.digest, b.digest);
+  EXPECT_EQ(a.digest.size(), 16u);
+  service::RunState state{a.digest, 1000, a.inputs};
+  auto d = service::decide(state, b, true, 3600s, 1100, service::Force::no);
+  EXPECT_FALSE(d.full) << d.reason;
+}
+
+TEST_F(Fingerprint, SeesALibraryReplaced) {
+  auto d = after([&] { write("usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0", "elf, newer and longer"); });
+  EXPECT_TRUE(d.full);
+  EXPECT_THAT(d.reason, HasSubstr("stat:/usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0"));
+}
+
+TEST_F(Fingerprint, SeesANewCopyInAKnownDirectory) {
+  auto d = after([&] { write("usr/lib/x86_64-linux-gnu/libcudnn.so.9.20.0", "elf"); });
+  EXPECT_TRUE(d.full);
+  EXPECT_THAT(d.reason, HasSubstr("dir:/usr/lib/x86_64-linux-gnu"));
+}
+
+TEST_F(Fingerprint, SeesAPipInstall) {
+  auto d = after([&] { fs::create_directories(root / "venv/lib/python3.12/site-packages/transformer_engine-2.3.0.dist-info"); });
+  EXPECT_TRUE(d.full);
+  EXPECT_THAT(d.reason, HasSubstr("dist-info:/venv/lib/python3.12/site-packages/transformer_engine-2.3.0.dist-info"));
+}
+
+TEST_F(Fingerprint, SeesTheDriver) {
+  auto d = after([&] { write("proc/driver/nvidia/version", "NVRM version: 590.1\n"); });
+  EXPECT_TRUE(d.full);
+  EXPECT_THAT(d.reason, HasSubstr("file:/proc/driver/nvidia/version"));
+}
+
+TEST_F(Fingerprint, SeesRelevantEnvironmentOnly) {
+  auto before = compute();
+  env["HOME"] = "/home/other";
+  env["TERM"] = "xterm";
+  EXPECT_EQ(compute().digest, before.digest);
+  env["NVTE_FLASH_ATTN"] = "0";
+  EXPECT_NE(compute().digest, before.digest);
+  env.erase("NVTE_FLASH_ATTN");
+  env["LD_LIBRARY_PATH"] = "/opt/cudnn/lib";
+  auto after_change = compute();
+  EXPECT_NE(after_change.digest, before.digest);
+  for (const auto& line : after_change.inputs) EXPECT_EQ(line.find("/opt/cudnn/lib"), std::string::npos) << "values are hashed: " << line;
+}
+
+TEST_F(Fingerprint, SeesRulesAndWorkloads) {
+  auto d = after([&] { write("workloads/llama.yaml", "head_dim_qk: 192\n"); });
+  EXPECT_TRUE(d.full);
+  EXPECT_THAT(d.reason, HasSubstr("workload:"));
+  d = after([&] { write("rules/new.yaml", "rules: []\n"); });
+  EXPECT_TRUE(d.full);
+  EXPECT_THAT(d.reason, HasSubstr("rules:"));
+}
+
+TEST(RunDecision, FirstRunMissingReportAndMaxAge) {
+  service::Fingerprint fp{"0123456789abcdef", {"a\t1"}};
+  EXPECT_TRUE(service::decide(std::nullopt, fp, true, 60s, 100, service::Force::no).full);
+  service::RunState state{fp.digest, 100, fp.inputs};
+  EXPECT_TRUE(service::decide(state, fp, false, 60s, 110, service::Force::no).full);
+  EXPECT_FALSE(service::decide(state, fp, true, 60s, 159, service::Force::no).full);
+  auto old = service::decide(state, fp, true, 60s, 160, service::Force::no);
+  EXPECT_TRUE(old.full);
+  EXPECT_THAT(old.reason, HasSubstr("max_age 60 s"));
+  EXPECT_TRUE(service::decide(state, fp, true, 60s, 110, service::Force::yes).full);
+}
+
+TEST(RunState, RoundTripsAndToleratesGarbage) {
+  fs::path file = fs::temp_directory_path() / ("nvte-state-" + std::to_string(::getpid()) + ".json");
+  ASSERT_TRUE(service::save_state(file, {"abc", 12.5, {"x\t1", "y\t2"}}).ok());
+  auto state = service::load_state(file);
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->fingerprint, "abc");
+  EXPECT_EQ(state->last_full_run, 12.5);
+  EXPECT_EQ(state->inputs.size(), 2u);
+  ASSERT_TRUE(util::write_file_atomic(file, "{not json"));
+  EXPECT_FALSE(service::load_state(file));
+  fs::remove(file);
+  EXPECT_FALSE(service::load_state(file));
+}
+
+TEST(RunLock, SecondHolderIsRefusedWithThePid) {
+  fs::path file = fs::temp_directory_path() / ("nvte-lock-" + std::to_string(::getpid()));
+  {
+    auto first = service::RunLock::acquire(file, service::RunLock::Wait::no);
+    ASSERT_TRUE(first.ok()) << first.error().message;
+    auto second = service::RunLock::acquire(file, service::RunLock::Wait::no);
+    ASSERT_FALSE(second.ok());
+    EXPECT_EQ(second.error().kind, util::ErrorKind::timeout);
+    EXPECT_THAT(second.error().message, HasSubstr("pid " + std::to_string(::getpid())));
+    EXPECT_THAT(second.error().message, HasSubstr(file.string()));
+  }
+  EXPECT_TRUE(service::RunLock::acquire(file, service::RunLock::Wait::no).ok()) << "released with its owner";
+  fs::remove(file);
+}
+
+TEST(RefreshMetric, ReplacesOnlyTheLastRunSample) {
+  std::string text = "# HELP nvte_doctor_status x\n# TYPE nvte_doctor_status gauge\nnvte_doctor_status 1\n"
+                     "# HELP nvte_doctor_last_run_timestamp_seconds y\n# TYPE nvte_doctor_last_run_timestamp_seconds gauge\n"
+                     "nvte_doctor_last_run_timestamp_seconds 100.000000\nnvte_doctor_last_run_timestamp_seconds_x 5\n";
+  std::string out = service::refresh_metric(text, "nvte_doctor_last_run_timestamp_seconds", 200.5);
+  EXPECT_THAT(out, HasSubstr("\nnvte_doctor_last_run_timestamp_seconds 200.500000\n"));
+  EXPECT_THAT(out, HasSubstr("nvte_doctor_status 1\n"));
+  EXPECT_THAT(out, HasSubstr("nvte_doctor_last_run_timestamp_seconds_x 5\n"));
+  EXPECT_EQ(out.size(), text.size()) << "one sample replaced in place, nothing added";
+  std::string added = service::refresh_metric("", "nvte_doctor_last_run_timestamp_seconds", 1);
+  EXPECT_THAT(added, HasSubstr("# TYPE nvte_doctor_last_run_timestamp_seconds gauge\nnvte_doctor_last_run_timestamp_seconds 1.000000\n"));
+}
+
+TEST(WorkloadFiles, ClassifiesTheDirectory) {
+  fs::path dir = fs::temp_directory_path() / ("nvte-wl-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "deepseek-v3");
+  ASSERT_TRUE(util::write_file_atomic(dir / "deepseek-v3/config.json", R"({"num_attention_heads": 128})"));
+  ASSERT_TRUE(util::write_file_atomic(dir / "llama.yaml", "name: llama\n"));
+  ASSERT_TRUE(util::write_file_atomic(dir / "mixtral.json", R"({"num_attention_heads": 32, "hidden_size": 4096})"));
+  ASSERT_TRUE(util::write_file_atomic(dir / "sweep.json", R"({"head_dim_qk": 192})"));
+  ASSERT_TRUE(util::write_file_atomic(dir / "README", "not a workload"));
+  auto files = service::list_workload_files(dir);
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->workload_files.size(), 2u);
+  EXPECT_EQ(files->workload_files[0].filename(), "llama.yaml");
+  EXPECT_EQ(files->workload_files[1].filename(), "sweep.json");
+  ASSERT_EQ(files->hf_configs.size(), 2u);
+  EXPECT_EQ(files->hf_configs[0], dir / "deepseek-v3/config.json");
+  fs::remove_all(dir);
+  EXPECT_FALSE(service::list_workload_files(dir).ok());
+}
+
+} // namespace
