@@ -12,7 +12,7 @@
 # NVTE_BENCH_TOOLS, else next to the binary, else from its bench/ subdirectory. Without
 # NVTE_DOCTOR_BIN the script builds everything in release mode in build-bench/ first.
 # Knobs: NVTE_BENCH_RUNS (30), NVTE_BENCH_SLOW_RUNS (3: collect_env, selftest),
-# NVTE_BENCH_EXPLAIN_SECONDS (3), NVTE_BENCH_RULES (rules/ of this tree).
+# NVTE_BENCH_EXPLAIN_SECONDS (3), NVTE_BENCH_RULES (rules/ of this tree), NVTE_BENCH_SELFTEST_ARGS.
 # OUT_DIR defaults to $OUT, else ./bench-out.
 #
 # Exit status: 0 when every measurement ran (timings never fail anything), 1 when the harness
@@ -160,8 +160,10 @@ fi
 if has_command selftest; then
   # Cold: CUDA's JIT cache disabled, so every run compiles what it needs. Warm: a cache that
   # the warm-up run filled. (A cold page cache needs root to drop; not done here.)
-  m selftest_cold "$slow_runs" 0 --warmup 0 --timeout 120 --env CUDA_CACHE_DISABLE=1 -- "$bin" selftest
-  m selftest_warm "$slow_runs" 0 --warmup 1 --timeout 120 --env "CUDA_CACHE_PATH=$work/cuda-cache" -- "$bin" selftest
+  # NVTE_BENCH_SELFTEST_ARGS: extra arguments (word-split), e.g. to pick the tier or the workload.
+  read -r -a st_args <<<"${NVTE_BENCH_SELFTEST_ARGS:-}"
+  m selftest_cold "$slow_runs" 0 --warmup 0 --timeout 120 --env CUDA_CACHE_DISABLE=1 -- "$bin" selftest "${st_args[@]}"
+  m selftest_warm "$slow_runs" 0 --warmup 1 --timeout 120 --env "CUDA_CACHE_PATH=$work/cuda-cache" -- "$bin" selftest "${st_args[@]}"
 fi
 
 # ---- what users run instead ----
