@@ -21,7 +21,7 @@
 
 namespace app {
 
-model::Facts load_facts(const Options& options) {
+model::Facts load_facts(const Options& options, const std::function<void()>& overlap) {
   model::Facts facts;
   if (options.facts_file) {
     auto text = util::read_file(*options.facts_file);
@@ -33,7 +33,7 @@ model::Facts load_facts(const Options& options) {
     probe::Host host = probe::Host::current();
     host.root = std::filesystem::absolute(options.root);
     host.python = options.python;
-    facts = probe::probe_node(host);
+    facts = probe::probe_node(host, {}, overlap);
   }
   for (const auto& assignment : options.sets) {
     auto applied = facts.apply_override(assignment);

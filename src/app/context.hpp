@@ -6,14 +6,17 @@
 #include "model/facts.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <string_view>
 #include <vector>
 
 namespace app {
 
 // The node's facts: `--facts FILE` replayed, else probed; then `--set` overrides applied and
-// dependent facts derived. Bad snapshots and overrides are util::Fatal.
-model::Facts load_facts(const Options& options);
+// dependent facts derived. Bad snapshots and overrides are util::Fatal. When the node is probed,
+// overlap (if given) is called once the slow vendor children are running (probe_node's
+// after_start): check starts its rules loading there.
+model::Facts load_facts(const Options& options, const std::function<void()>& overlap = {});
 
 // Writes the document to --output (atomically; a failed write leaves the old file) or stdout.
 void write_output(const Options& options, std::string_view document);

@@ -11,7 +11,7 @@ rules::RuleSet load_rules(const Options& options) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) throw util::Fatal{"rules directory " + dir.string() + " does not exist"};
   }
-  auto loaded = rules::RuleSet::load(dirs);
+  auto loaded = rules::RuleSet::load(dirs, rules::TestCases::count);
   if (!loaded.diagnostics.empty()) {
     const auto& first = loaded.diagnostics.front();
     std::string reason = first.file + ":" + std::to_string(first.line) + ":" + std::to_string(first.column) + ": " + first.message;

@@ -1,5 +1,6 @@
 // Loading the rules database for a command: a database with any problem is not used; the
-// first problem becomes the one-line reason of exit 3 (`rules lint` shows them all).
+// first problem becomes the one-line reason of exit 3 (`rules lint` shows them all). The rules'
+// `tests:` cases are counted, not compiled (no command but lint runs them; rules::TestCases).
 #pragma once
 
 #include "app/options.hpp"

@@ -40,24 +40,7 @@ void query_libcuda(const std::vector<std::string>& names, const ChildChannel& ch
   finish("ok", {});
 }
 
-} // namespace
-
-void run_cuda_driver_probe(const Host& host, model::Facts& facts) {
-  if (!host.allow_vendor_calls) {
-    record_status(facts, k_probe, "skipped", "vendor library calls are disabled");
-    return;
-  }
-  // Under a fake root the loader would find this machine's library, not the node's.
-  if (!host.root.empty() && host.root != "/" && !host.library_overrides.contains("cuda")) {
-    record_status(facts, k_probe, "skipped", "the node root is " + host.root.string() + "; no library given for cuda");
-    return;
-  }
-  std::vector<std::string> names;
-  if (auto it = host.library_overrides.find("cuda"); it != host.library_overrides.end()) names = {it->second.string()};
-  else names.assign(gpuapi::k_cuda_driver_sonames.begin(), gpuapi::k_cuda_driver_sonames.end());
-
-  auto outcome = run_vendor_child("libcuda", host.vendor_timeout,
-                                  [&](const ChildChannel& channel) { query_libcuda(names, channel); });
+void merge_libcuda(VendorOutcome outcome, model::Facts& facts) {
   if (!outcome.facts) {
     record_status(facts, k_probe, outcome.status, outcome.reason);
     return;
@@ -74,5 +57,26 @@ void run_cuda_driver_probe(const Host& host, model::Facts& facts) {
     facts.set("driver.cuda_version_source", "cuda_driver");
   }
 }
+
+} // namespace
+
+std::unique_ptr<StartedProbe> start_cuda_driver_probe(const Host& host) {
+  if (!host.allow_vendor_calls) {
+    return std::make_unique<StartedVendorProbe>(k_probe, "skipped", "vendor library calls are disabled");
+  }
+  // Under a fake root the loader would find this machine's library, not the node's.
+  if (!host.root.empty() && host.root != "/" && !host.library_overrides.contains("cuda")) {
+    return std::make_unique<StartedVendorProbe>(k_probe, "skipped",
+                                                "the node root is " + host.root.string() + "; no library given for cuda");
+  }
+  std::vector<std::string> names;
+  if (auto it = host.library_overrides.find("cuda"); it != host.library_overrides.end()) names = {it->second.string()};
+  else names.assign(gpuapi::k_cuda_driver_sonames.begin(), gpuapi::k_cuda_driver_sonames.end());
+  return std::make_unique<StartedVendorProbe>(
+      start_vendor_child("libcuda", host.vendor_timeout, [&](const ChildChannel& channel) { query_libcuda(names, channel); }),
+      merge_libcuda);
+}
+
+void run_cuda_driver_probe(const Host& host, model::Facts& facts) { start_cuda_driver_probe(host)->finish(facts); }
 
 } // namespace probe

@@ -9,6 +9,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace probe {
 
@@ -46,12 +47,19 @@ util::Result<Distribution> parse_core_metadata(std::string_view text, std::strin
   return dist;
 }
 
-SiteScan scan_site_packages(const std::filesystem::path& root, const std::string& site_packages) {
+SiteScan scan_site_packages(const std::filesystem::path& root, const std::string& site_packages, std::string_view name_prefix) {
   SiteScan scan;
+  auto has_prefix = [&](std::string_view entry) {
+    if (entry.size() < name_prefix.size()) return false;
+    for (std::size_t i = 0; i < name_prefix.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(entry[i])) != name_prefix[i]) return false;
+    }
+    return true;
+  };
   for (const auto& entry : node_list_directory(root, site_packages)) {
     bool dist_info = util::ends_with(entry, ".dist-info");
     bool egg_info = util::ends_with(entry, ".egg-info");
-    if (!dist_info && !egg_info) continue;
+    if ((!dist_info && !egg_info) || !has_prefix(entry)) continue;
     std::string dir = site_packages + "/" + entry;
     std::string metadata;
     switch (node_file_type(root, dir)) {

@@ -34,8 +34,11 @@ struct SiteScan {
 };
 
 // Every distribution installed in a site-packages directory (node path). Broken entries are
-// reported in problems and skipped.
-SiteScan scan_site_packages(const std::filesystem::path& root, const std::string& site_packages);
+// reported in problems and skipped. name_prefix (lowercase, e.g. "nvidia") limits the scan to
+// metadata directories whose name starts with it, case-insensitively, so that a caller after a
+// few distributions does not read every METADATA file.
+SiteScan scan_site_packages(const std::filesystem::path& root, const std::string& site_packages,
+                            std::string_view name_prefix = {});
 
 // The files a dist-info's RECORD lists, as node paths (relative entries resolved against
 // site_packages). Fails when RECORD is missing or unreadable; egg-info has no RECORD.

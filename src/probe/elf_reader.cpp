@@ -103,6 +103,33 @@ util::Result<ElfDynamic> read_elf_dynamic(const std::filesystem::path& host_file
   return out;
 }
 
+util::Result<ElfSectionRange> read_elf_section_range(const std::filesystem::path& host_file, std::string_view name) {
+  if (elf_version(EV_CURRENT) == EV_NONE) {
+    return util::Error{util::ErrorKind::io, std::string("libelf: ") + elf_errmsg(-1)};
+  }
+  util::Fd fd(::open(host_file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    int err = errno;
+    return util::Error{util::errno_kind(err), "cannot open " + host_file.string() + ": " + util::errno_text(err)};
+  }
+  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
+  if (!elf.get() || elf_kind(elf.get()) != ELF_K_ELF) {
+    return util::Error{util::ErrorKind::parse, host_file.string() + ": not an ELF file"};
+  }
+  std::size_t names = 0;
+  if (elf_getshdrstrndx(elf.get(), &names) != 0) {
+    return util::Error{util::ErrorKind::not_found, host_file.string() + ": no section name table"};
+  }
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) break;
+    const char* section = elf_strptr(elf.get(), names, shdr.sh_name);
+    if (section && name == section && shdr.sh_type != SHT_NOBITS) return ElfSectionRange{shdr.sh_offset, shdr.sh_size};
+  }
+  return util::Error{util::ErrorKind::not_found, host_file.string() + ": no section " + std::string(name)};
+}
+
 std::string expand_origin(std::string_view entry, std::string_view origin_dir) {
   std::string out;
   for (std::size_t i = 0; i < entry.size();) {

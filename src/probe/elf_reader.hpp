@@ -5,6 +5,7 @@
 
 #include "util/result.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -24,6 +25,17 @@ struct ElfDynamic {
 // Reads host_file's dynamic section. Fails with parse for a file that is not ELF, is truncated or
 // has no readable dynamic section, with not_found / permission when it cannot be opened.
 util::Result<ElfDynamic> read_elf_dynamic(const std::filesystem::path& host_file);
+
+// Where a section's bytes lie in the file (for bounded searches in huge libraries).
+struct ElfSectionRange {
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+};
+
+// The file range of the section called name (".rodata"). Reads only the ELF and section headers
+// and the section-name table. Fails with not_found when the file has no such section (or no
+// section headers), parse when it is not ELF.
+util::Result<ElfSectionRange> read_elf_section_range(const std::filesystem::path& host_file, std::string_view name);
 
 // Expands $ORIGIN / ${ORIGIN} in one RUNPATH/RPATH entry; origin_dir is the node directory of the
 // object that carries the entry. $LIB and $PLATFORM are left as they are.

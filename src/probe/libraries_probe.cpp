@@ -38,7 +38,8 @@ std::map<std::string, WheelFile> wheel_files(const Host& host, const std::vector
   std::set<std::string> sites;
   for (const auto& it : interpreters) sites.insert(it.site_packages.begin(), it.site_packages.end());
   for (const auto& site : sites) {
-    for (const auto& dist : scan_site_packages(host.root, site).distributions) {
+    // Only nvidia-* wheels own vendor libraries: skip reading every other METADATA.
+    for (const auto& dist : scan_site_packages(host.root, site, "nvidia").distributions) {
       const LibrarySpec* owner = nullptr;
       for (const auto& spec : library_specs()) {
         if (!spec.dist_prefix.empty() && util::starts_with(dist.normalized, spec.dist_prefix)) owner = &spec;

@@ -3,6 +3,7 @@
 // is scanned without copying it.
 #include "probe/library_version.hpp"
 
+#include "probe/elf_reader.hpp"
 #include "probe/node_path.hpp"
 #include "util/defer.hpp"
 #include "util/fd.hpp"
@@ -183,12 +184,19 @@ std::optional<CopyVersion> version_from_embedded_string(const LibrarySpec& spec,
   else if (spec.key == "nvrtc") needle = "Cuda compilation tools, release ";
   else return std::nullopt;
   MappedFile file(host_file);
-  auto text = version_after(file.view(), needle);
+  // The strings live in .rodata: search only there (NVRTC's is 87 MB into a 109 MB file, 4 MB
+  // into its .rodata), so the probe faults in a few MB rather than the whole library.
+  std::string_view haystack = file.view();
+  if (auto rodata = read_elf_section_range(host_file, ".rodata");
+      rodata && rodata->offset < haystack.size()) {
+    haystack = haystack.substr(rodata->offset, rodata->size);
+  }
+  auto text = version_after(haystack, needle);
   if (!text) return std::nullopt;
   if (spec.key == "nvrtc") {
     // "Cuda compilation tools, release 13.0, V13.0.88": the V part carries the patch.
     std::string full = needle + *text + ", V";
-    if (auto precise = version_after(file.view(), full)) {
+    if (auto precise = version_after(haystack, full)) {
       needle = full;
       text = precise;
     }

@@ -18,8 +18,11 @@ void run_driver_probe(const Host& host, model::Facts& facts);
 void run_pci_probe(const Host& host, model::Facts& facts);
 // driver.* and gpu[i].* from NVML, in a child process bounded by Host::vendor_timeout.
 void run_nvml_probe(const Host& host, model::Facts& facts);
+// The same, started ahead: the NVML child runs until finish() collects it.
+std::unique_ptr<StartedProbe> start_nvml_probe(const Host& host);
 // driver.libcuda_path and the CUDA version of the libcuda the loader picks (never cuInit).
 void run_cuda_driver_probe(const Host& host, model::Facts& facts);
+std::unique_ptr<StartedProbe> start_cuda_driver_probe(const Host& host);
 // Written elsewhere (libraries_probe.cpp, python_probe.cpp).
 void run_libraries_probe(const Host& host, model::Facts& facts);
 void run_python_probe(const Host& host, model::Facts& facts);

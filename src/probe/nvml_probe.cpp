@@ -141,21 +141,9 @@ void query_nvml(const std::vector<std::string>& names, const ChildChannel& chann
   finish("ok", problems.empty() ? std::string() : util::join(problems, "; "));
 }
 
-} // namespace
-
-void run_nvml_probe(const Host& host, model::Facts& facts) {
-  if (!host.allow_vendor_calls) {
-    record_status(facts, k_probe, "skipped", "vendor library calls are disabled");
-    return;
-  }
-  // Under a fake root the loader would find this machine's library, not the node's.
-  if (!host.root.empty() && host.root != "/" && !host.library_overrides.contains("nvml")) {
-    record_status(facts, k_probe, "skipped", "the node root is " + host.root.string() + "; no library given for nvml");
-    return;
-  }
-  auto names = candidates(host);
-  auto outcome = run_vendor_child("NVML", host.vendor_timeout,
-                                  [&](const ChildChannel& channel) { query_nvml(names, channel); });
+// The parent's side: NVML's values into facts (they replace the pci and driver probes' for the
+// GPU with the same bus id).
+void merge_nvml(VendorOutcome outcome, model::Facts& facts) {
   if (!outcome.facts) {
     record_status(facts, k_probe, outcome.status, outcome.reason);
     return;
@@ -169,5 +157,24 @@ void run_nvml_probe(const Host& host, model::Facts& facts) {
   }
   if (!found.has("probe.nvml.status")) record_status(facts, k_probe, "error", "the NVML child sent no status");
 }
+
+} // namespace
+
+std::unique_ptr<StartedProbe> start_nvml_probe(const Host& host) {
+  if (!host.allow_vendor_calls) {
+    return std::make_unique<StartedVendorProbe>(k_probe, "skipped", "vendor library calls are disabled");
+  }
+  // Under a fake root the loader would find this machine's library, not the node's.
+  if (!host.root.empty() && host.root != "/" && !host.library_overrides.contains("nvml")) {
+    return std::make_unique<StartedVendorProbe>(k_probe, "skipped",
+                                                "the node root is " + host.root.string() + "; no library given for nvml");
+  }
+  auto names = candidates(host);
+  return std::make_unique<StartedVendorProbe>(
+      start_vendor_child("NVML", host.vendor_timeout, [&](const ChildChannel& channel) { query_nvml(names, channel); }),
+      merge_nvml);
+}
+
+void run_nvml_probe(const Host& host, model::Facts& facts) { start_nvml_probe(host)->finish(facts); }
 
 } // namespace probe

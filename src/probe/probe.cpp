@@ -7,6 +7,7 @@
 #include "util/logging.hpp"
 
 #include <algorithm>
+#include <map>
 
 extern char** environ;
 
@@ -19,8 +20,9 @@ constexpr ProbeSpec k_probes[] = {
     {"system", "host name, OS release, kernel, architecture, container, glibc", run_system_probe},
     {"driver", "NVIDIA kernel driver from /proc/driver/nvidia (no vendor library)", run_driver_probe},
     {"pci", "NVIDIA GPUs on the PCI bus (libpci; works without a driver)", run_pci_probe},
-    {"nvml", "driver and GPU details from NVML, in a bounded child process", run_nvml_probe},
-    {"cuda_driver", "the libcuda the loader picks and its CUDA version (no cuInit)", run_cuda_driver_probe},
+    {"nvml", "driver and GPU details from NVML, in a bounded child process", run_nvml_probe, start_nvml_probe},
+    {"cuda_driver", "the libcuda the loader picks and its CUDA version (no cuInit)", run_cuda_driver_probe,
+     start_cuda_driver_probe},
     {"python", "Python interpreters and installed packages, without starting Python", run_python_probe},
     {"libraries", "every copy of cuDNN, NCCL, NVRTC, cudart and libcuda, and which one is loaded", run_libraries_probe},
 };
@@ -52,14 +54,37 @@ void record_status(model::Facts& facts, std::string_view probe, std::string_view
   else facts.set(base + ".reason", std::string(reason));
 }
 
-model::Facts probe_node(const Host& host, std::span<const std::string> only) {
+model::Facts probe_node(const Host& host, std::span<const std::string> only, const std::function<void()>& after_start) {
+  using Clock = std::chrono::steady_clock;
+  auto selected = [&](const ProbeSpec& spec) {
+    return only.empty() || std::find(only.begin(), only.end(), spec.name) != only.end();
+  };
+  // The vendor children first, while this process is still single-threaded and small: NVML's
+  // init (tens of milliseconds on a GPU node) then overlaps the file-reading probes.
+  struct Started {
+    std::unique_ptr<StartedProbe> probe;
+    Clock::time_point at;
+  };
+  std::map<std::string_view, Started> started;
+  for (const auto& spec : probes()) {
+    if (!spec.start || !selected(spec)) continue;
+    auto at = Clock::now();
+    started[spec.name] = Started{spec.start(host), at};
+  }
+  if (after_start) after_start();
+
   model::Facts facts;
   for (const auto& spec : probes()) {
-    if (!only.empty() && std::find(only.begin(), only.end(), spec.name) == only.end()) continue;
+    if (!selected(spec)) continue;
     std::string base = "probe." + std::string(spec.name);
-    auto start = std::chrono::steady_clock::now();
-    spec.run(host, facts);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto start = Clock::now();
+    if (auto it = started.find(spec.name); it != started.end()) {
+      start = it->second.at;
+      it->second.probe->finish(facts);
+    } else {
+      spec.run(host, facts);
+    }
+    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     facts.set(base + ".seconds", seconds);
     if (!facts.has(base + ".status")) record_status(facts, spec.name, "ok");
     auto status = facts.get_string(base + ".status").value_or("ok");

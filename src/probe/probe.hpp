@@ -9,7 +9,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,18 +33,36 @@ struct Host {
   std::string getenv(std::string_view name) const; // "" when unset
 };
 
+// A probe whose slow part (a vendor child process) was started ahead of the others; finish()
+// waits for it and writes its facts at the probe's place in the registry order.
+class StartedProbe {
+public:
+  virtual ~StartedProbe() = default;
+  virtual void finish(model::Facts& facts) = 0;
+};
+
 struct ProbeSpec {
   std::string_view name;        // pci, nvml, cuda_driver, libraries, python, env, system
   std::string_view description; // one line for `probe --help` / -v
   void (*run)(const Host& host, model::Facts& facts);
+  // Optional: starts the probe before the loop so it overlaps the others (run = start + finish).
+  std::unique_ptr<StartedProbe> (*start)(const Host& host) = nullptr;
 };
 
 // The registry, in the order probes run (later probes may read earlier facts).
 std::span<const ProbeSpec> probes();
 
-// Runs every probe (or only those named) and derives dependent facts. Records
-// probe.<name>.seconds for each.
-model::Facts probe_node(const Host& host, std::span<const std::string> only = {});
+// Runs every probe (or only those named) and derives dependent facts. Probes with a start hook
+// (the vendor children: NVML, libcuda) are started first and run concurrently with the rest;
+// their facts are still merged in registry order. Records probe.<name>.seconds for each (for a
+// started probe: from its start to its finish, overlapping the others).
+// after_start, when given, is called once, after the vendor children are forked and before the
+// file probes run: the place for work the caller overlaps with probing on a thread of its own.
+// The vendor children are already forked then; a later fork (the libraries probe's last-resort
+// version query) only dlopens and calls one function in the child, which glibc keeps safe in a
+// threaded parent (it resets the malloc and loader locks in the child).
+model::Facts probe_node(const Host& host, std::span<const std::string> only = {},
+                        const std::function<void()>& after_start = {});
 
 // Helpers for probes: record a probe's outcome.
 void record_status(model::Facts& facts, std::string_view probe, std::string_view status, std::string_view reason = {});

@@ -1,15 +1,14 @@
-// The YAML side of the rules database: finds the files, parses them with yaml-cpp (the only
-// place in src/rules that includes it), validates the schema of docs/rules-format.md, compiles
+// The YAML side of the rules database: finds the files, parses them with libyaml (yaml_tree.hpp:
+// yaml-cpp's scanner was most of `check`'s cost; explain_cases.cpp still uses yaml-cpp), validates the schema of docs/rules-format.md, compiles
 // every condition and template, and turns each problem into a Diagnostic that points into the
 // file. Positions inside a scalar are found by walking the raw file text alongside the parsed
 // value from the scalar's Mark, which handles plain, quoted and block (`|`, `>`) scalars alike.
 #include "rules/loader_internal.hpp"
 
 #include "rules/ruleset_impl.hpp"
+#include "rules/yaml_tree.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
-
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
@@ -127,7 +126,7 @@ std::size_t SourceFile::value_offset(std::size_t start, std::string_view value, 
 
 namespace {
 
-using YAML::Node;
+using Node = YamlNode;
 
 constexpr std::string_view k_rule_keys[] = {"id", "title", "severity", "area", "applies_to", "when", "backend", "effect",
                                             "message", "fixes", "references", "tags", "tests"};
@@ -167,22 +166,18 @@ std::string yaml_error_message(const std::string& msg) {
 
 class FileLoader {
 public:
-  FileLoader(const SourceFile& file, RuleSet::Impl& impl, std::vector<Diagnostic>& diagnostics, Registry& registry)
-      : m_file(file), m_impl(impl), m_diagnostics(diagnostics), m_registry(registry) {}
+  FileLoader(const SourceFile& file, RuleSet::Impl& impl, std::vector<Diagnostic>& diagnostics, Registry& registry,
+             TestCases tests)
+      : m_file(file), m_impl(impl), m_diagnostics(diagnostics), m_registry(registry), m_tests(tests) {}
 
   void run() {
-    Node root;
-    try {
-      root = YAML::Load(m_file.text);
-    } catch (const YAML::Exception& e) {
-      m_diagnostics.push_back(m_file.at_mark(e.mark.line, e.mark.column, yaml_error_message(e.msg)));
+    YamlError problem;
+    auto document = YamlDocument::parse(m_file.text, problem);
+    if (!document) {
+      m_diagnostics.push_back(m_file.at_mark(problem.mark.line, problem.mark.column, yaml_error_message(problem.message)));
       return;
     }
-    try {
-      walk(root);
-    } catch (const YAML::Exception& e) {
-      m_diagnostics.push_back(m_file.at_mark(e.mark.line, e.mark.column, yaml_error_message(e.msg)));
-    }
+    walk(document->root());
   }
 
 private:
@@ -408,8 +403,10 @@ private:
     rule.summary.kind = rule.kind == RuleKind::backend ? "backend" : rule.kind == RuleKind::workload ? "workload" : "node";
 
     if (auto it = fields.find("tests"); it != fields.end()) load_tests(it->second, rule);
-    rule.summary.fires_cases = static_cast<std::size_t>(std::count_if(rule.tests.begin(), rule.tests.end(), [](const auto& t) { return t.fires; }));
-    rule.summary.quiet_cases = rule.tests.size() - rule.summary.fires_cases;
+    if (m_tests == TestCases::compile) {
+      rule.summary.fires_cases = static_cast<std::size_t>(std::count_if(rule.tests.begin(), rule.tests.end(), [](const auto& t) { return t.fires; }));
+      rule.summary.quiet_cases = rule.tests.size() - rule.summary.fires_cases;
+    }
 
     if (m_diagnostics.size() == before) m_impl.rules.push_back(std::move(rule));
   }
@@ -453,6 +450,11 @@ private:
       }
       if (!entry.second.IsSequence()) {
         error(entry.second, "'" + key + "' must be a list of fact maps");
+        continue;
+      }
+      if (m_tests == TestCases::count) {
+        auto& counter = key == "fires" ? rule.summary.fires_cases : rule.summary.quiet_cases;
+        counter += entry.second.size();
         continue;
       }
       std::size_t index = 0;
@@ -602,6 +604,7 @@ private:
   RuleSet::Impl& m_impl;
   std::vector<Diagnostic>& m_diagnostics;
   Registry& m_registry;
+  TestCases m_tests;
 };
 
 std::string fnv1a_hex(const std::vector<const SourceFile*>& files) {
@@ -634,13 +637,14 @@ Selection default_selection() {
 
 } // namespace
 
-std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics) {
+std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics,
+                                         TestCases tests) {
   auto impl = std::make_shared<RuleSet::Impl>();
   impl->selection = default_selection();
   Registry registry;
   std::vector<const SourceFile*> sorted;
   for (const auto& file : files) {
-    FileLoader(file, *impl, diagnostics, registry).run();
+    FileLoader(file, *impl, diagnostics, registry, tests).run();
     sorted.push_back(&file);
   }
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->relative < b->relative; });
@@ -649,8 +653,8 @@ std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, s
   return impl;
 }
 
-LoadResult load_files(const std::vector<SourceFile>& files, std::vector<Diagnostic> diagnostics) {
-  auto impl = load_impl(files, diagnostics);
+LoadResult load_files(const std::vector<SourceFile>& files, std::vector<Diagnostic> diagnostics, TestCases tests) {
+  auto impl = load_impl(files, diagnostics, tests);
   LoadResult result;
   result.diagnostics = std::move(diagnostics);
   if (result.diagnostics.empty()) result.rules = RuleSet::from_impl(std::move(impl));
@@ -689,10 +693,10 @@ std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>
 
 } // namespace detail
 
-LoadResult RuleSet::load(const std::vector<std::filesystem::path>& dirs) {
+LoadResult RuleSet::load(const std::vector<std::filesystem::path>& dirs, TestCases tests) {
   std::vector<Diagnostic> diagnostics;
   auto files = detail::read_rule_files(dirs, diagnostics);
-  return detail::load_files(files, std::move(diagnostics));
+  return detail::load_files(files, std::move(diagnostics), tests);
 }
 
 LoadResult RuleSet::load_text(std::string_view text, std::string file) {

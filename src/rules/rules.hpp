@@ -81,11 +81,17 @@ struct RuleTestCase {
 
 struct LoadResult;
 
+// How much of each rule's `tests:` block a load compiles: every case (lint, the rules tests,
+// test_cases()), or only their shape and count (check, explain, which never run the cases;
+// compiling them is about 40% of loading the database). With count, test_cases() is empty and
+// an error inside a case (an unknown fact, a bad value) is left to `rules lint`.
+enum class TestCases { compile, count };
+
 class RuleSet {
 public:
   // Loads every *.yaml under each directory (recursive, sorted by path). Never throws; any
   // malformed file, schema error, type error or duplicate id becomes a diagnostic and no RuleSet.
-  static LoadResult load(const std::vector<std::filesystem::path>& dirs);
+  static LoadResult load(const std::vector<std::filesystem::path>& dirs, TestCases tests = TestCases::compile);
   // The same from one in-memory document (tests, fuzzing); file names the diagnostics.
   static LoadResult load_text(std::string_view text, std::string file);
 

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 
 extern char** environ;
 
@@ -34,17 +35,21 @@ Result<Pipe> make_pipe() {
 // Returns false when the deadline passed.
 bool drain(std::vector<std::pair<int, std::string*>> streams, Clock::time_point deadline, std::size_t max_output) {
   char buffer[16384];
+  int late_reads = 0;
   while (!streams.empty()) {
+    // Past the deadline, what the child already wrote (and its EOF) still counts: a child
+    // collected late (started ahead of other work) may have finished long ago.
     auto now = Clock::now();
-    if (now >= deadline) return false;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    bool late = now >= deadline;
+    auto left = late ? 0 : std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
     std::vector<pollfd> polls;
     for (auto& [fd, sink] : streams) polls.push_back(pollfd{fd, POLLIN, 0});
-    int ready = ::poll(polls.data(), polls.size(), static_cast<int>(std::min<long long>(left, 1000) + 1));
+    int ready = ::poll(polls.data(), polls.size(), late ? 0 : static_cast<int>(std::min<long long>(left, 1000) + 1));
     if (ready < 0) {
       if (errno == EINTR) continue;
       return true;
     }
+    if (late && (ready == 0 || ++late_reads > 64)) return false; // bounded even for a child that never stops writing
     for (std::size_t i = polls.size(); i-- > 0;) {
       if (!(polls[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t n = ::read(polls[i].fd, buffer, sizeof buffer);
@@ -152,8 +157,8 @@ Result<ChildOutcome> run_command(const std::vector<std::string>& argv, const Com
   return outcome;
 }
 
-Result<ChildOutcome> run_function(const std::function<int(int)>& body, std::chrono::milliseconds timeout,
-                                  std::size_t max_output) {
+Result<RunningChild> start_function(const std::function<int(int)>& body, std::chrono::milliseconds timeout,
+                                    std::size_t max_output) {
   auto result = NVTE_TRY(make_pipe());
   auto start = Clock::now();
   pid_t pid = ::fork();
@@ -166,11 +171,42 @@ Result<ChildOutcome> run_function(const std::function<int(int)>& body, std::chro
   }
   ::setpgid(pid, pid);
   result.write.reset();
+  return RunningChild(pid, result.read.release(), start, timeout, max_output);
+}
+
+RunningChild::RunningChild(int pid, int result_fd, Clock::time_point start, std::chrono::milliseconds timeout,
+                           std::size_t max_output)
+    : m_pid(pid), m_fd(result_fd), m_start(start), m_timeout(timeout), m_max_output(max_output) {}
+
+RunningChild::RunningChild(RunningChild&& other) noexcept
+    : m_pid(std::exchange(other.m_pid, -1)), m_fd(std::exchange(other.m_fd, -1)), m_start(other.m_start),
+      m_timeout(other.m_timeout), m_max_output(other.m_max_output) {}
+
+RunningChild::~RunningChild() {
+  if (m_fd >= 0) ::close(m_fd);
+  if (m_pid > 0) {
+    ::kill(-m_pid, SIGKILL);
+    ::kill(m_pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+ChildOutcome RunningChild::wait() {
   ChildOutcome outcome;
-  auto deadline = start + timeout;
-  bool in_time = drain({{result.read.get(), &outcome.out}}, deadline, max_output);
-  finish(pid, outcome, in_time, deadline, start);
+  if (m_pid <= 0) return outcome;
+  Fd fd(std::exchange(m_fd, -1));
+  auto deadline = m_start + m_timeout;
+  bool in_time = drain({{fd.get(), &outcome.out}}, deadline, m_max_output);
+  finish(std::exchange(m_pid, -1), outcome, in_time, deadline, m_start);
   return outcome;
+}
+
+Result<ChildOutcome> run_function(const std::function<int(int)>& body, std::chrono::milliseconds timeout,
+                                  std::size_t max_output) {
+  auto child = NVTE_TRY(start_function(body, timeout, max_output));
+  return child.wait();
 }
 
 } // namespace util

@@ -42,6 +42,34 @@ Result<ChildOutcome> run_command(const std::vector<std::string>& argv, const Com
 Result<ChildOutcome> run_function(const std::function<int(int result_fd)>& body,
                                   std::chrono::milliseconds timeout, std::size_t max_output = 16u << 20);
 
+// A forked child started by start_function, running while the caller does other work. wait()
+// drains its result pipe and reaps it, bounded by the timeout counted from the start. A child
+// never waited for is killed (with its process group) and reaped by the destructor.
+class RunningChild {
+public:
+  RunningChild(int pid, int result_fd, std::chrono::steady_clock::time_point start, std::chrono::milliseconds timeout,
+               std::size_t max_output);
+  RunningChild(RunningChild&& other) noexcept;
+  RunningChild& operator=(RunningChild&&) = delete;
+  RunningChild(const RunningChild&) = delete;
+  ~RunningChild();
+
+  // Blocks until the child ended or the deadline passed (then kills it); call once.
+  ChildOutcome wait();
+
+private:
+  int m_pid = -1;
+  int m_fd = -1;
+  std::chrono::steady_clock::time_point m_start;
+  std::chrono::milliseconds m_timeout;
+  std::size_t m_max_output;
+};
+
+// Forks like run_function and returns at once; the body runs concurrently with the caller.
+// Fork before starting threads: the child inherits only the forking thread.
+Result<RunningChild> start_function(const std::function<int(int result_fd)>& body, std::chrono::milliseconds timeout,
+                                    std::size_t max_output = 16u << 20);
+
 // Writes all of data to fd (retrying on EINTR / short writes); false on error.
 bool write_all(int fd, std::string_view data);
 

@@ -37,6 +37,11 @@ TEST(DistInfo, ScansSitePackagesAndRecord) {
   ASSERT_TRUE(files.ok()) << files.error().message;
   // The quoted entry is unquoted and made a node path.
   EXPECT_EQ(files->at(0), site + "/nvidia/nccl/lib/libnccl.so.2");
+
+  // With a name prefix only the matching metadata directories are read.
+  names.clear();
+  for (const auto& d : scan_site_packages(node.root(), site, "nvidia").distributions) names.push_back(d.normalized);
+  EXPECT_EQ(names, (std::vector<std::string>{"nvidia_cuda_runtime_cu12", "nvidia_cudnn_cu12", "nvidia_nccl_cu12"}));
 }
 
 TEST(DistInfo, EggInfoDirectoriesAndFiles) {

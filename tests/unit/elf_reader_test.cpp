@@ -59,3 +59,19 @@ TEST(ElfReader, ExpandsOrigin) {
   EXPECT_EQ(expand_origin("$ORIGINAL/x", "/a"), "$ORIGINAL/x");
   EXPECT_EQ(expand_origin("/usr/$LIB", "/a"), "/usr/$LIB");
 }
+
+TEST(ElfReader, FindsTheRodataRangeThatHoldsTheVersionString) {
+  // The fake NVRTC embeds its "Cuda compilation tools" string as a constant: it lies in .rodata.
+  auto file = fake_lib("nvrtc13");
+  auto rodata = read_elf_section_range(file, ".rodata");
+  ASSERT_TRUE(rodata.ok()) << rodata.error().message;
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto at = bytes.find("Cuda compilation tools, release ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GE(at, rodata->offset);
+  EXPECT_LT(at, rodata->offset + rodata->size);
+  auto missing = read_elf_section_range(file, ".no_such_section");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, util::ErrorKind::not_found);
+}

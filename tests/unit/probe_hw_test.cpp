@@ -439,6 +439,24 @@ TEST(Registry, RunsProbesInDependencyOrder) {
   EXPECT_EQ(names, (std::vector<std::string>{"env", "system", "driver", "pci", "nvml", "cuda_driver", "python", "libraries"}));
 }
 
+TEST(Registry, VendorProbesStartAheadAndStayBounded) {
+  for (const auto& spec : probe::probes()) {
+    bool vendor = spec.name == "nvml" || spec.name == "cuda_driver";
+    EXPECT_EQ(spec.start != nullptr, vendor) << spec.name;
+  }
+  // Started before the file probes, a hung NVML is still cut off at its bound, and everything
+  // else is merged in registry order as before.
+  Host host = fixture_host("h100-node");
+  host.vendor_timeout = std::chrono::milliseconds(300);
+  auto start = std::chrono::steady_clock::now();
+  auto facts = probe_hardware(host, FAKE_NVML_HANG, FAKE_CUDA);
+  EXPECT_LT(seconds_since(start), 3.0);
+  EXPECT_EQ(str(facts, "probe.nvml.status"), "timeout");
+  EXPECT_EQ(str(facts, "probe.cuda_driver.status"), "ok") << str(facts, "probe.cuda_driver.reason");
+  EXPECT_EQ(facts.get_version("driver.version")->text(), "580.159.04"); // from /proc, not NVML
+  EXPECT_EQ(str(facts, "driver.cuda_version_source"), "cuda_driver");
+}
+
 TEST(Registry, RecordStatusDropsAStaleReason) {
   Facts facts;
   probe::record_status(facts, "nvml", "error", "nvmlInit_v2 failed");

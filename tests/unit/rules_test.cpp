@@ -12,6 +12,7 @@
 #include <ctime>
 #include <cstdio>
 #include <random>
+#include <unistd.h>
 
 namespace {
 
@@ -350,6 +351,34 @@ TEST(RulesLoader, TestCasesAreTypedLikeSet) {
   auto unknown = rules::RuleSet::load_text(rule_yaml("true", "    tests:\n      quiet: [{workload.nope: 1}]\n"), "x.yaml");
   ASSERT_FALSE(unknown.rules);
   EXPECT_NE(unknown.diagnostics[0].message.find("unknown workload key"), std::string::npos);
+}
+
+TEST(RulesLoader, CountingTestCasesSkipsCompilingThem) {
+  // check and explain load with TestCases::count: the cases are counted, not compiled, so a
+  // case only lint would reject does not stop them; the same counts as a compiling load.
+  auto full = rules::RuleSet::load({k_testdata / "engine"});
+  auto counted = rules::RuleSet::load({k_testdata / "engine"}, rules::TestCases::count);
+  ASSERT_TRUE(full.rules && counted.rules) << rules::render(counted.diagnostics);
+  EXPECT_FALSE(full.rules->test_cases().empty());
+  EXPECT_TRUE(counted.rules->test_cases().empty());
+  auto a = full.rules->rule_summaries(), b = counted.rules->rule_summaries();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].fires_cases, b[i].fires_cases) << a[i].id;
+    EXPECT_EQ(a[i].quiet_cases, b[i].quiet_cases) << a[i].id;
+  }
+  std::string bad_case = rule_yaml("gpu.sm < 80", "    tests:\n      fires: [{gpu.sm: seventy}]\n");
+  auto dir = std::filesystem::temp_directory_path() / ("nvte-count-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(util::write_file_atomic(dir / "x.yaml", bad_case).ok());
+  EXPECT_FALSE(rules::RuleSet::load({dir}).rules);
+  auto lenient = rules::RuleSet::load({dir}, rules::TestCases::count);
+  ASSERT_TRUE(lenient.rules) << rules::render(lenient.diagnostics);
+  EXPECT_EQ(lenient.rules->rule_summaries().at(0).fires_cases, 1u);
+  // The shape of the block is still checked.
+  ASSERT_TRUE(util::write_file_atomic(dir / "x.yaml", rule_yaml("true", "    tests:\n      maybe: []\n")).ok());
+  EXPECT_FALSE(rules::RuleSet::load({dir}, rules::TestCases::count).rules);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(RulesLoader, DigestFollowsContent) {

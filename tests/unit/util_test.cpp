@@ -121,6 +121,45 @@ TEST(Subprocess, FunctionHangIsBounded) {
   EXPECT_TRUE(r->timed_out);
 }
 
+TEST(Subprocess, AStartedFunctionRunsWhileTheCallerWorks) {
+  // The child waits for a byte the caller sends only after start_function returned: a
+  // start_function that waited for its child would time out here.
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  auto child = util::start_function(
+      [&](int fd) {
+        char c = 0;
+        if (::read(go[0], &c, 1) != 1) return 1;
+        util::write_all(fd, std::string("got ") + c);
+        return 0;
+      },
+      std::chrono::seconds(5));
+  ASSERT_TRUE(child.ok());
+  ASSERT_EQ(::write(go[1], "x", 1), 1);
+  auto outcome = child->wait();
+  ::close(go[0]);
+  ::close(go[1]);
+  EXPECT_TRUE(outcome.succeeded()) << outcome.describe();
+  EXPECT_EQ(outcome.out, "got x");
+}
+
+TEST(Subprocess, AStartedFunctionNeverWaitedForIsKilled) {
+  int alive[2];
+  ASSERT_EQ(::pipe(alive), 0);
+  {
+    auto child = util::start_function([](int) { ::pause(); return 0; }, std::chrono::seconds(30));
+    ASSERT_TRUE(child.ok());
+  }
+  // The destructor killed and reaped it: a second start/wait still works and is fast.
+  auto start = std::chrono::steady_clock::now();
+  auto r = util::run_function([](int fd) { util::write_all(fd, "ok"); return 0; }, std::chrono::seconds(5));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->out, "ok");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ::close(alive[0]);
+  ::close(alive[1]);
+}
+
 TEST(Subprocess, MissingProgramExits127) {
   auto r = util::run_command({"/nonexistent/program"});
   ASSERT_TRUE(r.ok());

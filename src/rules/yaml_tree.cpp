@@ -1,0 +1,153 @@
+// libyaml events -> YamlData nodes: a stack of open collections; each finished node is appended
+// to its parent (a sequence item, or alternately a key and a value of a mapping). Anchors map to
+// the node built for them, so an alias is the same node.
+#include "rules/yaml_tree.hpp"
+
+#include <map>
+#include <yaml.h>
+
+namespace rules::detail {
+
+namespace {
+
+const YamlData k_null_data{};
+const std::string k_empty;
+
+// Owns a yaml_parser_t / yaml_event_t.
+struct Parser {
+  yaml_parser_t parser;
+  bool ok;
+  Parser() : ok(yaml_parser_initialize(&parser) != 0) {}
+  ~Parser() {
+    if (ok) yaml_parser_delete(&parser);
+  }
+  Parser(const Parser&) = delete;
+  Parser& operator=(const Parser&) = delete;
+};
+struct Event {
+  yaml_event_t event;
+  ~Event() { yaml_event_delete(&event); }
+};
+
+YamlMark mark_of(const yaml_mark_t& m) { return YamlMark{static_cast<int>(m.line), static_cast<int>(m.column)}; }
+
+bool is_null_scalar(const yaml_event_t& e) {
+  if (e.data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return false;
+  if (e.data.scalar.tag) return false;
+  std::string_view v(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
+  return v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL";
+}
+
+struct Open {
+  YamlData* node;
+  std::optional<YamlNode> pending_key; // mappings: the key waiting for its value
+};
+
+} // namespace
+
+YamlNode::YamlNode() : m_data(&k_null_data) {}
+bool YamlNode::IsNull() const { return m_data->type == YamlType::null; }
+bool YamlNode::IsScalar() const { return m_data->type == YamlType::scalar; }
+bool YamlNode::IsSequence() const { return m_data->type == YamlType::sequence; }
+bool YamlNode::IsMap() const { return m_data->type == YamlType::map; }
+const std::string& YamlNode::Scalar() const { return m_data->type == YamlType::scalar ? m_data->scalar : k_empty; }
+YamlMark YamlNode::Mark() const { return m_data->mark; }
+const YamlEntry* YamlNode::begin() const { return m_data->children.data(); }
+const YamlEntry* YamlNode::end() const { return m_data->children.data() + m_data->children.size(); }
+std::size_t YamlNode::size() const { return m_data->children.size(); }
+
+std::optional<YamlDocument> YamlDocument::parse(std::string_view text, YamlError& error) {
+  YamlDocument doc;
+  Parser p;
+  if (!p.ok) {
+    error = YamlError{"cannot initialise the YAML parser", {}};
+    return std::nullopt;
+  }
+  yaml_parser_set_input_string(&p.parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
+  std::vector<Open> stack;
+  std::map<std::string, const YamlData*> anchors;
+  bool done = false;
+
+  // A finished node goes into the open collection, or becomes the root.
+  auto attach = [&](const YamlData* data) {
+    YamlNode node(data);
+    if (stack.empty()) {
+      if (!doc.m_root) doc.m_root = data;
+      return;
+    }
+    Open& top = stack.back();
+    if (top.node->type == YamlType::sequence) {
+      top.node->children.emplace_back(node, YamlNode(), YamlNode());
+    } else if (!top.pending_key) {
+      top.pending_key = node;
+    } else {
+      top.node->children.emplace_back(YamlNode(), *top.pending_key, node);
+      top.pending_key.reset();
+    }
+  };
+  auto anchor = [&](const yaml_char_t* name, const YamlData* data) {
+    if (name) anchors[reinterpret_cast<const char*>(name)] = data;
+  };
+
+  while (!done) {
+    Event ev;
+    if (!yaml_parser_parse(&p.parser, &ev.event)) {
+      std::string message = p.parser.problem ? p.parser.problem : "malformed YAML";
+      if (p.parser.context) message += " (" + std::string(p.parser.context) + ")";
+      error = YamlError{message, mark_of(p.parser.problem_mark)};
+      return std::nullopt;
+    }
+    const yaml_event_t& e = ev.event;
+    switch (e.type) {
+    case YAML_SCALAR_EVENT: {
+      YamlData& d = doc.m_nodes.emplace_back();
+      d.mark = mark_of(e.start_mark);
+      if (!is_null_scalar(e)) {
+        d.type = YamlType::scalar;
+        d.scalar.assign(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
+      }
+      anchor(e.data.scalar.anchor, &d);
+      attach(&d);
+      break;
+    }
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT: {
+      YamlData& d = doc.m_nodes.emplace_back();
+      d.type = e.type == YAML_SEQUENCE_START_EVENT ? YamlType::sequence : YamlType::map;
+      d.mark = mark_of(e.start_mark);
+      anchor(e.type == YAML_SEQUENCE_START_EVENT ? e.data.sequence_start.anchor : e.data.mapping_start.anchor, &d);
+      stack.push_back(Open{&d, std::nullopt});
+      break;
+    }
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT: {
+      const YamlData* d = stack.back().node;
+      stack.pop_back();
+      attach(d);
+      break;
+    }
+    case YAML_ALIAS_EVENT: {
+      auto it = anchors.find(reinterpret_cast<const char*>(e.data.alias.anchor));
+      if (it == anchors.end()) {
+        error = YamlError{"unknown anchor '" + std::string(reinterpret_cast<const char*>(e.data.alias.anchor)) + "'",
+                          mark_of(e.start_mark)};
+        return std::nullopt;
+      }
+      attach(it->second);
+      break;
+    }
+    case YAML_DOCUMENT_END_EVENT:
+      done = true; // the first document only, as YAML::Load
+      break;
+    case YAML_STREAM_END_EVENT:
+      done = true;
+      break;
+    default:
+      break;
+    }
+  }
+  if (!doc.m_root) doc.m_root = &k_null_data;
+  return doc;
+}
+
+} // namespace rules::detail
