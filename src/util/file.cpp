@@ -54,7 +54,11 @@ Result<void> write_file_atomic(const std::filesystem::path& path, std::string_vi
                                unsigned mode, Sync sync) {
   auto dir = path.parent_path();
   if (dir.empty()) dir = ".";
-  std::string tmpl = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+  // Built in steps: GCC 12 at -O3 reports a false -Wrestrict for the one-expression form.
+  std::string name = ".";
+  name += path.filename().string();
+  name += ".tmp.XXXXXX";
+  std::string tmpl = (dir / name).string();
   Fd fd(::mkstemp(tmpl.data()));
   if (!fd) return file_error("cannot create a temporary file in", dir, errno);
   bool committed = false;
