@@ -18,6 +18,7 @@ for t in ${NVTE_GPU_TEST_TARGETS:-}; do cp "build-gpu/tests/$t" .gpu-carry/ 2>/d
 for bin in .gpu-carry/nvte-doctor .gpu-carry/nvte-bench-explain-rate ${NVTE_GPU_TEST_TARGETS:+$(printf '.gpu-carry/%s ' ${NVTE_GPU_TEST_TARGETS})}; do
   [[ -f $bin ]] || continue
   ldd "$bin" | awk '/=> \//{print $3}' | while read -r lib; do
+    [[ $(realpath "$lib") == "$(realpath .gpu-carry)"/* ]] && continue # already carried
     case "$(basename "$lib")" in
       libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) ;;
       *) cp -L "$lib" .gpu-carry/lib/ ;;

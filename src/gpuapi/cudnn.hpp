@@ -75,6 +75,7 @@ inline constexpr int k_reduce_max = 3;
 // cudnnBackendHeurMode_t
 inline constexpr int k_heur_mode_instant = 0;
 inline constexpr int k_heur_mode_a = 3;
+inline constexpr int k_heur_mode_fallback = 2;
 // cudnnBackendAttributeName_t
 inline constexpr int k_attr_pointwise_mode = 0;
 inline constexpr int k_attr_pointwise_math_prec = 1;

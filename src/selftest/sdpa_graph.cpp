@@ -289,7 +289,8 @@ util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
   NVTE_TRY_VOID(finalize(m_graph, "operation graph"));
 
   std::string last_error;
-  for (int mode : {c::k_heur_mode_a, c::k_heur_mode_instant}) {
+  std::string trail; // what each heuristics mode answered, for the error text
+  for (int mode : {c::k_heur_mode_a, c::k_heur_mode_instant, c::k_heur_mode_fallback}) {
     CudnnDescriptor heuristics = NVTE_TRY(create(c::k_engineheur_descriptor));
     NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_operation_graph, c::k_type_backend_descriptor, 1, &m_graph));
     NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_mode, c::k_type_heur_mode, 1, &mode));
@@ -298,8 +299,10 @@ util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
       continue;
     }
     std::int64_t count = 0;
-    if (auto rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor, 0, &count, nullptr);
-        rc != 0 || count <= 0) {
+    auto count_rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor, 0, &count, nullptr);
+    trail += (trail.empty() ? "" : "; ") + std::string(mode == c::k_heur_mode_a ? "heuristics A" : mode == c::k_heur_mode_instant ? "heuristics instant" : "fallback") +
+             ": " + std::to_string(count) + " configurations";
+    if (auto rc = count_rc; rc != 0 || count <= 0) {
       last_error = "the heuristics returned no engine configuration" + (rc != 0 ? ": " + m_cudnn.describe(rc) : std::string());
       continue;
     }
@@ -312,6 +315,7 @@ util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
       last_error = "reading the heuristics' results: " + m_cudnn.describe(rc);
       continue;
     }
+    trail += ", " + std::to_string(returned) + " returned";
     for (std::int64_t i = 0; i < returned; ++i) {
       ++m_configs_tried;
       CudnnDescriptor plan = NVTE_TRY(create(c::k_execution_plan_descriptor));
@@ -328,8 +332,8 @@ util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
     }
   }
   return util::make_error(util::ErrorKind::driver_error,
-                          "No valid execution plans built (" + std::to_string(m_configs_tried) + " engine configurations tried)" +
-                              (last_error.empty() ? "" : ": " + last_error));
+                          "No valid execution plans built (" + std::to_string(m_configs_tried) + " engine configurations tried; " +
+                              trail + ")" + (last_error.empty() ? "" : ": " + last_error));
 }
 
 } // namespace selftest
