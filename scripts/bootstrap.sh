@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libpci-dev libyaml-cpp-dev libcurl4-openssl-dev
-          nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libelf-dev libsystemd-dev scdoc)
+          nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libelf-dev libsystemd-dev scdoc
+          libsodium-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -12,5 +12,8 @@ int run_explain(const Options& options); // nvte-doctor explain
 int run_rules_list(const Options& options);
 int run_rules_show(const Options& options);
 int run_rules_lint(const Options& options);
+int run_rules_update(const Options& options); // rules update URL: verified, linted, swapped in atomically
+int run_rules_sign(const Options& options);   // rules sign DIR --secret-key FILE: a signed bundle
+int run_rules_keygen(const Options& options); // rules keygen PREFIX: PREFIX.key (0600) and PREFIX.pub
 
 } // namespace app

@@ -1,5 +1,7 @@
 #include "app/context.hpp"
 
+#include "app/rules_update.hpp"
+
 #include "probe/probe.hpp"
 #include "util/file.hpp"
 #include "util/logging.hpp"
@@ -53,6 +55,7 @@ void write_output(const Options& options, std::string_view document) {
 std::vector<std::filesystem::path> rules_directories(const Options& options) {
   if (!options.rules_dirs.empty()) return options.rules_dirs;
   if (const char* env = std::getenv("NVTE_DOCTOR_RULES"); env && *env) return {env};
+  if (auto updated = active_bundle(options)) return {*updated}; // `rules update` replaced the installed set
   std::error_code ec;
   // Relative to the binary first, so a relocated install (or a package root) finds its own rules.
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);

@@ -27,6 +27,13 @@ struct Options {
   int verbosity = 0;                               // -v count
   std::string rule_id;                             // rules show ID
   std::vector<std::filesystem::path> lint_dirs;    // rules lint [DIR...]
+  std::filesystem::path state_dir = "/var/lib/nvte-doctor"; // --state-dir: updated rules live in <state_dir>/rules
+  std::filesystem::path config = "/etc/nvte-doctor/config.yaml"; // --config (rules_update.public_keys)
+  std::string update_url;                          // rules update URL
+  std::vector<std::filesystem::path> public_keys;  // rules update --public-key FILE (repeatable)
+  std::filesystem::path sign_dir;                  // rules sign DIR
+  std::filesystem::path secret_key;                // rules sign --secret-key FILE
+  std::filesystem::path keygen_prefix;             // rules keygen PREFIX
 };
 
 } // namespace app

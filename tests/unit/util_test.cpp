@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -76,6 +77,21 @@ TEST(File, ReadErrorsNameThePathAndKind) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().kind, util::ErrorKind::not_found);
   EXPECT_NE(missing.error().message.find("/nonexistent/nvte/file"), std::string::npos);
+}
+
+TEST(File, ReadRefusesFifosAndDirectoriesWithoutBlocking) {
+  auto dir = temp_dir();
+  auto fifo = dir / "version";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  // Without O_NONBLOCK the open() waits for a writer forever; the child's timeout catches that.
+  auto outcome = util::run_function([&](int) { return util::read_file(fifo).ok() ? 1 : 0; }, std::chrono::seconds(5));
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  EXPECT_FALSE(outcome->timed_out);
+  EXPECT_EQ(outcome->exit_code.value_or(-1), 0);
+  auto as_dir = util::read_file(dir);
+  ASSERT_FALSE(as_dir.ok());
+  EXPECT_NE(as_dir.error().message.find("a directory"), std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST(File, UnderRoot) {
