@@ -1,0 +1,112 @@
+// dist-info / egg-info reader. METADATA headers end at the first empty line; only Name and
+// Version matter here. RECORD is CSV (path,hash,size) whose path may be quoted when it contains
+// a comma; the path is relative to the site-packages directory ("nvidia/cudnn/lib/libcudnn.so.9",
+// or "../../bin/x" for scripts).
+#include "probe/dist_info.hpp"
+
+#include "probe/node_path.hpp"
+#include "util/file.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+
+namespace probe {
+
+std::string normalize_distribution_name(std::string_view name) {
+  std::string out;
+  bool separator = false;
+  for (char c : util::trim(name)) {
+    if (c == '-' || c == '_' || c == '.') {
+      separator = true;
+      continue;
+    }
+    if (separator && !out.empty()) out += '_';
+    separator = false;
+    out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  }
+  return out;
+}
+
+util::Result<Distribution> parse_core_metadata(std::string_view text, std::string_view origin) {
+  Distribution dist;
+  for (auto line : util::split(text, '\n')) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) break; // the body (long description) follows
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    auto key = util::to_lower(util::trim(line.substr(0, colon)));
+    auto value = std::string(util::trim(line.substr(colon + 1)));
+    if (key == "name" && dist.name.empty()) dist.name = value;
+    if (key == "version" && dist.version.empty()) dist.version = value;
+  }
+  if (dist.name.empty() || dist.version.empty()) {
+    return util::Error{util::ErrorKind::parse, std::string(origin) + ": no Name or Version header"};
+  }
+  dist.normalized = normalize_distribution_name(dist.name);
+  return dist;
+}
+
+SiteScan scan_site_packages(const std::filesystem::path& root, const std::string& site_packages) {
+  SiteScan scan;
+  for (const auto& entry : node_list_directory(root, site_packages)) {
+    bool dist_info = util::ends_with(entry, ".dist-info");
+    bool egg_info = util::ends_with(entry, ".egg-info");
+    if (!dist_info && !egg_info) continue;
+    std::string dir = site_packages + "/" + entry;
+    std::string metadata;
+    switch (node_file_type(root, dir)) {
+    case NodeFileType::directory: metadata = dir + (dist_info ? "/METADATA" : "/PKG-INFO"); break;
+    case NodeFileType::regular: metadata = dir; break; // an egg-info file is PKG-INFO itself
+    default:
+      scan.problems.push_back(dir + ": broken entry (dangling symlink or special file)");
+      continue;
+    }
+    auto text = util::read_file(host_path(root, metadata), 4u << 20);
+    if (!text) {
+      scan.problems.push_back(metadata + ": " + text.error().message);
+      continue;
+    }
+    auto dist = parse_core_metadata(*text, metadata);
+    if (!dist) {
+      scan.problems.push_back(dist.error().message);
+      continue;
+    }
+    dist->metadata_path = dir;
+    dist->site_packages = site_packages;
+    dist->egg_info = egg_info;
+    scan.distributions.push_back(std::move(dist).value());
+  }
+  std::sort(scan.distributions.begin(), scan.distributions.end(),
+            [](const Distribution& a, const Distribution& b) { return a.normalized < b.normalized; });
+  return scan;
+}
+
+util::Result<std::vector<std::string>> read_record(const std::filesystem::path& root, const Distribution& dist) {
+  if (dist.egg_info) return util::Error{util::ErrorKind::not_found, dist.metadata_path + ": egg-info has no RECORD"};
+  auto text = NVTE_TRY(util::read_file(host_path(root, dist.metadata_path + "/RECORD"), 16u << 20));
+  std::vector<std::string> files;
+  for (auto line : util::split(text, '\n')) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    std::string path;
+    if (line.front() == '"') {
+      for (std::size_t i = 1; i < line.size(); ++i) {
+        if (line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+          path += '"';
+          ++i;
+        } else if (line[i] == '"') {
+          break;
+        } else {
+          path += line[i];
+        }
+      }
+    } else {
+      path = std::string(line.substr(0, line.find(',')));
+    }
+    if (path.empty()) continue;
+    files.push_back(normalize_node_path(path.front() == '/' ? path : dist.site_packages + "/" + path).string());
+  }
+  return files;
+}
+
+} // namespace probe

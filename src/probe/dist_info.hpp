@@ -1,0 +1,44 @@
+// Installed Python distributions, read from their metadata directories without starting Python:
+// <name>-<ver>.dist-info/METADATA (and RECORD), <name>.egg-info/PKG-INFO, or a bare
+// <name>.egg-info file. Only the Name and Version headers are read (core metadata, RFC 822 style).
+#pragma once
+
+#include "util/result.hpp"
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace probe {
+
+struct Distribution {
+  std::string name;          // as written in METADATA ("transformer-engine-cu12")
+  std::string normalized;    // PEP 503 with '_' ("transformer_engine_cu12")
+  std::string version;       // "2.3.0+cu121"
+  std::string metadata_path; // node path of the .dist-info / .egg-info
+  std::string site_packages; // node path of the directory that holds it
+  bool egg_info = false;
+};
+
+// PEP 503 normalisation with '_' as the separator, so names are valid fact segments:
+// "Flash-Attn" -> "flash_attn", "nvidia.cudnn-cu12" -> "nvidia_cudnn_cu12".
+std::string normalize_distribution_name(std::string_view name);
+
+// Name and Version from core-metadata text; parse error naming origin when either is missing.
+util::Result<Distribution> parse_core_metadata(std::string_view text, std::string_view origin);
+
+struct SiteScan {
+  std::vector<Distribution> distributions; // sorted by normalized name
+  std::vector<std::string> problems;       // one line per unreadable or broken metadata directory
+};
+
+// Every distribution installed in a site-packages directory (node path). Broken entries are
+// reported in problems and skipped.
+SiteScan scan_site_packages(const std::filesystem::path& root, const std::string& site_packages);
+
+// The files a dist-info's RECORD lists, as node paths (relative entries resolved against
+// site_packages). Fails when RECORD is missing or unreadable; egg-info has no RECORD.
+util::Result<std::vector<std::string>> read_record(const std::filesystem::path& root, const Distribution& dist);
+
+} // namespace probe

@@ -1,0 +1,123 @@
+// libelf walk: find the SHT_DYNAMIC section, read its entries with gelf_getdyn and the strings
+// from the section it links to (.dynstr). RUNPATH/RPATH values are colon-separated lists.
+#include "probe/elf_reader.hpp"
+
+#include "util/fd.hpp"
+#include "util/file.hpp"
+#include "util/strings.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+
+namespace probe {
+
+namespace {
+
+// Owns an Elf* from elf_begin.
+class ElfHandle {
+public:
+  explicit ElfHandle(Elf* elf) : m_elf(elf) {}
+  ElfHandle(const ElfHandle&) = delete;
+  ElfHandle& operator=(const ElfHandle&) = delete;
+  ~ElfHandle() {
+    if (m_elf) elf_end(m_elf);
+  }
+  Elf* get() const { return m_elf; }
+
+private:
+  Elf* m_elf;
+};
+
+void append_list(std::vector<std::string>& out, std::string_view value) {
+  for (auto part : util::split(value, ':')) {
+    if (!part.empty()) out.emplace_back(part);
+  }
+}
+
+} // namespace
+
+unsigned native_elf_machine() {
+#if defined(__x86_64__)
+  return EM_X86_64;
+#elif defined(__aarch64__)
+  return EM_AARCH64;
+#else
+  return EM_NONE;
+#endif
+}
+
+util::Result<ElfDynamic> read_elf_dynamic(const std::filesystem::path& host_file) {
+  if (elf_version(EV_CURRENT) == EV_NONE) {
+    return util::Error{util::ErrorKind::io, std::string("libelf: ") + elf_errmsg(-1)};
+  }
+  util::Fd fd(::open(host_file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    int err = errno;
+    return util::Error{util::errno_kind(err), "cannot open " + host_file.string() + ": " + util::errno_text(err)};
+  }
+  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
+  auto fail = [&](std::string_view what) {
+    return util::Error{util::ErrorKind::parse, host_file.string() + ": " + std::string(what) + ": " + elf_errmsg(-1)};
+  };
+  if (!elf.get()) return fail("not readable as ELF");
+  if (elf_kind(elf.get()) != ELF_K_ELF) {
+    return util::Error{util::ErrorKind::parse, host_file.string() + ": not an ELF file"};
+  }
+  GElf_Ehdr ehdr;
+  if (!gelf_getehdr(elf.get(), &ehdr)) return fail("no ELF header");
+  ElfDynamic out;
+  out.is_64bit = gelf_getclass(elf.get()) == ELFCLASS64;
+  out.machine = ehdr.e_machine;
+
+  bool found = false;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) return fail("bad section header");
+    if (shdr.sh_type != SHT_DYNAMIC) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data) return fail("unreadable dynamic section (truncated file?)");
+    found = true;
+    std::size_t count = shdr.sh_entsize ? shdr.sh_size / shdr.sh_entsize : 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      GElf_Dyn dyn;
+      if (!gelf_getdyn(data, static_cast<int>(i), &dyn)) return fail("bad dynamic entry");
+      if (dyn.d_tag == DT_NULL) break;
+      if (dyn.d_tag != DT_SONAME && dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RUNPATH && dyn.d_tag != DT_RPATH) continue;
+      const char* text = elf_strptr(elf.get(), shdr.sh_link, dyn.d_un.d_val);
+      if (!text) return fail("bad dynamic string");
+      switch (dyn.d_tag) {
+      case DT_SONAME: out.soname = text; break;
+      case DT_NEEDED: out.needed.emplace_back(text); break;
+      case DT_RUNPATH: append_list(out.runpath, text); break;
+      case DT_RPATH: append_list(out.rpath, text); break;
+      default: break;
+      }
+    }
+  }
+  if (!found) {
+    return util::Error{util::ErrorKind::parse, host_file.string() + ": no dynamic section (not a shared object, or truncated)"};
+  }
+  return out;
+}
+
+std::string expand_origin(std::string_view entry, std::string_view origin_dir) {
+  std::string out;
+  for (std::size_t i = 0; i < entry.size();) {
+    if (entry.compare(i, 9, "${ORIGIN}") == 0) {
+      out += origin_dir;
+      i += 9;
+    } else if (entry.compare(i, 7, "$ORIGIN") == 0 &&
+               (i + 7 == entry.size() || entry[i + 7] == '/')) {
+      out += origin_dir;
+      i += 7;
+    } else {
+      out += entry[i++];
+    }
+  }
+  return out;
+}
+
+} // namespace probe

@@ -1,0 +1,317 @@
+// The libraries probe: every copy of cuDNN / NCCL / NVRTC / cudart / libcuda on the node, the
+// version of each, and the copy each consumer really loads:
+//   te.<lib>.*     TE's own search (te_load_order.hpp) — or, for what TE does not search for,
+//                  the NEEDED entries of libtransformer_engine.so;
+//   torch.<lib>.*  the NEEDED entries of torch's shared objects through the loader model;
+//   <lib>.version  TE's copy, else torch's, else what the loader itself would pick for the
+//                  library's SONAME.
+// PyTorch's collect_env reports whatever ldconfig lists first; this probe reports what the
+// process maps, with the reason it wins.
+#include "probe/dist_info.hpp"
+#include "probe/interpreters.hpp"
+#include "probe/library_copies.hpp"
+#include "probe/library_version.hpp"
+#include "probe/loader_model.hpp"
+#include "probe/node_path.hpp"
+#include "probe/node_probes.hpp"
+#include "probe/te_load_order.hpp"
+#include "probe/torch_load_order.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace probe {
+
+namespace {
+
+struct WheelFile {
+  model::Version version;
+  std::string distribution; // metadata directory
+};
+
+// Real path of every vendor library file that an nvidia-* wheel's RECORD lists.
+std::map<std::string, WheelFile> wheel_files(const Host& host, const std::vector<Interpreter>& interpreters,
+                                             std::vector<std::string>& problems) {
+  std::map<std::string, WheelFile> out;
+  std::set<std::string> sites;
+  for (const auto& it : interpreters) sites.insert(it.site_packages.begin(), it.site_packages.end());
+  for (const auto& site : sites) {
+    for (const auto& dist : scan_site_packages(host.root, site).distributions) {
+      const LibrarySpec* owner = nullptr;
+      for (const auto& spec : library_specs()) {
+        if (!spec.dist_prefix.empty() && util::starts_with(dist.normalized, spec.dist_prefix)) owner = &spec;
+      }
+      if (!owner) continue;
+      auto version = model::Version::parse(dist.version);
+      auto files = read_record(host.root, dist);
+      if (!version || !files) {
+        problems.push_back(dist.metadata_path + ": " + (!version ? version.error().message : files.error().message));
+        continue;
+      }
+      for (const auto& file : *files) {
+        if (!is_library_file(*owner, std::filesystem::path(file).filename().string())) continue;
+        if (auto real = resolve_node_path(host.root, file)) out.emplace(real->real.string(), WheelFile{*version, dist.metadata_path});
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<long> soname_major(const LibrarySpec& spec, const LibraryCopy& copy) {
+  std::string suffix = so_suffix(spec, copy.soname.empty() ? std::filesystem::path(copy.real_path).filename().string() : copy.soname);
+  auto dot = suffix.find('.');
+  auto n = util::parse_int(std::string_view(suffix).substr(0, dot));
+  if (!n) return std::nullopt;
+  return static_cast<long>(*n);
+}
+
+std::optional<CopyVersion> copy_version(const Host& host, const LibrarySpec& spec, const LibraryCopy& copy,
+                                        const std::map<std::string, WheelFile>& wheels, std::vector<std::string>& problems) {
+  if (auto v = version_from_file_name(spec, std::filesystem::path(copy.real_path).filename().string())) return v;
+  if (auto it = wheels.find(copy.real_path); it != wheels.end()) return CopyVersion{it->second.version, "dist_info", it->second.distribution};
+  if (auto v = version_from_header(host.root, spec, copy.real_path, soname_major(spec, copy))) return v;
+  std::filesystem::path file = host_path(host.root, copy.real_path);
+  if (auto v = version_from_embedded_string(spec, file)) return v;
+  if (!spec.api) return std::nullopt;
+  if (!host.allow_vendor_calls) {
+    problems.push_back(copy.real_path + ": version unknown without loading it (vendor calls disabled)");
+    return std::nullopt;
+  }
+  auto loaded = version_from_loading(spec, file, host.vendor_timeout);
+  if (!loaded) {
+    problems.push_back(copy.real_path + ": " + loaded.error().message);
+    return std::nullopt;
+  }
+  return *loaded;
+}
+
+const LibraryCopy* copy_at(const std::vector<LibraryCopy>& copies, const std::string& real) {
+  for (const auto& c : copies) {
+    if (c.real_path == real) return &c;
+  }
+  return nullptr;
+}
+
+// Makes sure a consumer's choice is among the copies (TE may search CUDNN_HOME, which the copy
+// scan does not cover).
+void ensure_copy(const Host& host, std::vector<LibraryCopy>& copies, const ConsumerChoice& choice, std::string_view source) {
+  if (copy_at(copies, choice.real)) return;
+  auto dynamic = read_elf_dynamic(host_path(host.root, choice.real));
+  LibraryCopy copy;
+  copy.real_path = choice.real;
+  copy.seen_as.push_back(choice.path);
+  copy.source = std::string(source);
+  copy.soname = dynamic ? dynamic->soname : std::string{};
+  copies.push_back(std::move(copy));
+}
+
+void set_consumer(model::Facts& facts, const std::string& base, const std::vector<LibraryCopy>& copies,
+                  const util::Result<ConsumerChoice>& choice) {
+  if (!choice) {
+    facts.set(base + ".reason", choice.error().message);
+    return;
+  }
+  facts.set(base + ".path", choice->real);
+  if (const LibraryCopy* c = copy_at(copies, choice->real); c && c->version) facts.set(base + ".version", c->version->version);
+  std::string reason = choice->reason;
+  if (choice->path != choice->real) reason += " [opened as " + choice->path + "]";
+  facts.set(base + ".reason", reason);
+}
+
+std::string describe_version(const std::vector<LibraryCopy>& copies, const std::string& real) {
+  const LibraryCopy* c = copy_at(copies, real);
+  return c && c->version ? c->version->version.to_string() : std::string("unknown version");
+}
+
+} // namespace
+
+void run_libraries_probe(const Host& host, model::Facts& facts) {
+  std::vector<std::string> problems;
+  auto cache_result = read_ld_cache(host.root);
+  std::optional<LdCache> cache;
+  if (cache_result) cache = std::move(cache_result).value();
+  else if (cache_result.error().kind != util::ErrorKind::not_found) problems.push_back(cache_result.error().message);
+  const LdCache* cache_ptr = cache ? &*cache : nullptr;
+
+  InterpreterScan interpreters = find_interpreters(host);
+  std::vector<SearchDir> dirs = library_search_dirs(host, interpreters.interpreters);
+  std::map<std::string, WheelFile> wheels = wheel_files(host, interpreters.interpreters, problems);
+  LoaderView view = make_loader_view(host, cache_ptr);
+
+  auto torch_dir = facts.get_string("torch.path");
+  auto te_dir = facts.get_string("te.path");
+  auto te_version = facts.get_version("te.version");
+  TeContext te_ctx;
+  te_ctx.view = view;
+  te_ctx.env = &host.env;
+  te_ctx.purelib = facts.get_string("python.site_packages").value_or("");
+  te_ctx.cache = cache_ptr;
+  std::optional<ElfDynamic> te_core;
+  std::string te_core_path;
+  if (te_dir) {
+    if (auto core = te_core_library(host.root, *te_dir)) {
+      te_core_path = *core;
+      if (auto real = resolve_node_path(host.root, *core)) {
+        if (auto d = read_elf_dynamic(host_path(host.root, real->real))) te_core = std::move(d).value();
+      }
+    }
+  }
+
+  std::size_t total_copies = 0;
+  for (const auto& spec : library_specs()) {
+    const std::string key(spec.key);
+    CopyScan scan = find_copies(host.root, spec, dirs, cache_ptr);
+    for (auto& p : scan.problems) problems.push_back(std::move(p));
+    std::vector<LibraryCopy>& copies = scan.copies;
+
+    // Consumers.
+    std::optional<util::Result<ConsumerChoice>> torch_choice;
+    if (torch_dir && spec.key != "libcuda") {
+      torch_choice = torch_library_choice(view, *torch_dir, spec);
+      if (*torch_choice) ensure_copy(host, copies, **torch_choice, "site_packages");
+    }
+    std::optional<util::Result<ConsumerChoice>> te_choice;
+    if (te_version && te_dir && spec.key != "libcuda") {
+      util::Result<ConsumerChoice> searched = util::Error{util::ErrorKind::unsupported, ""};
+      if (spec.key != "nccl") searched = te_search(te_ctx, *te_version, spec);
+      bool te_searches = searched.ok() || searched.error().kind != util::ErrorKind::unsupported;
+      // cudart: when TE's wheel search finds nothing, libtransformer_engine.so's NEEDED decides.
+      if (spec.key == "cudart" && !searched.ok()) te_searches = false;
+      if (te_searches) {
+        te_choice = std::move(searched);
+      } else {
+        // TE does not search for it: libtransformer_engine.so's NEEDED entry decides.
+        std::string why = searched.error().message.empty() ? "TE does not search for " + key + " itself" : searched.error().message;
+        std::optional<std::string> needed;
+        if (te_core) {
+          for (const auto& n : te_core->needed) {
+            if (is_library_file(spec, n)) needed = n;
+          }
+        }
+        if (!te_core) {
+          te_choice = util::Error{util::ErrorKind::not_found, why + "; libtransformer_engine.so not found or unreadable under " + *te_dir};
+        } else if (!needed) {
+          std::string text = why + "; libtransformer_engine.so has no NEEDED " + std::string(spec.stem) + ".so*";
+          if (torch_choice && *torch_choice) {
+            ConsumerChoice c = **torch_choice;
+            c.reason = text + ", so the copy in a TE process is torch's: " + c.reason;
+            te_choice = c;
+          } else {
+            te_choice = util::Error{util::ErrorKind::not_found, text};
+          }
+        } else {
+          auto found = resolve_needed(view, *needed, Requester{te_core_path, &*te_core});
+          if (!found) {
+            te_choice = util::Error{found.error().kind, why + "; " + found.error().message};
+          } else {
+            ConsumerChoice c;
+            c.path = found->path;
+            auto real = resolve_node_path(host.root, found->path);
+            c.real = real ? real->real.string() : found->path;
+            c.soname = *needed;
+            c.reason = why + "; " + found->reason + " (NEEDED " + *needed + " of libtransformer_engine.so)";
+            te_choice = c;
+          }
+        }
+      }
+      if (*te_choice) ensure_copy(host, copies, **te_choice, "site_packages");
+    }
+    // The loader's own pick for the highest SONAME among the copies.
+    std::optional<util::Result<ConsumerChoice>> loader_choice;
+    {
+      std::string best;
+      long best_major = -1;
+      for (const auto& c : copies) {
+        if (c.soname.empty()) continue;
+        auto major = soname_major(spec, c);
+        if (major && *major > best_major) {
+          best_major = *major;
+          best = c.soname;
+        }
+      }
+      if (spec.key == "libcuda") best = "libcuda.so.1";
+      if (!best.empty()) {
+        auto found = resolve_needed(view, best, Requester{});
+        if (found) {
+          auto real = resolve_node_path(host.root, found->path);
+          ConsumerChoice c{found->path, real ? real->real.string() : found->path, best, "dlopen(\"" + best + "\") via " + found->reason};
+          ensure_copy(host, copies, c, found->step == "ld_library_path" ? "ld_library_path" : "system");
+          loader_choice = c;
+        } else {
+          loader_choice = util::Error{found.error().kind, found.error().message};
+        }
+      }
+    }
+
+    // Versions of every copy.
+    for (auto& c : copies) c.version = copy_version(host, spec, c, wheels, problems);
+
+    // The subtlety of import order: torch first means its copy is mapped under the SONAME
+    // before TE asks for its own pick.
+    if (te_choice && *te_choice && torch_choice && *torch_choice && (*te_choice)->real != (*torch_choice)->real) {
+      const LibraryCopy* te_copy = copy_at(copies, (*te_choice)->real);
+      const LibraryCopy* torch_copy = copy_at(copies, (*torch_choice)->real);
+      if (te_copy && torch_copy && !te_copy->soname.empty() && te_copy->soname == torch_copy->soname) {
+        (*te_choice)->reason += "; note: after `import torch` (TE imports it first) torch's " + torch_copy->real_path + " (" +
+                                describe_version(copies, torch_copy->real_path) + ") is already mapped under SONAME " +
+                                te_copy->soname + ", and glibc hands that copy to TE's dlopen of " + te_copy->real_path +
+                                " (" + describe_version(copies, te_copy->real_path) +
+                                ") and to libtransformer_engine.so's NEEDED " + te_copy->soname +
+                                ": in that process TE runs on torch's copy";
+      }
+    }
+
+    // Facts.
+    facts.erase_prefix(key + ".copies");
+    std::set<std::string> versions;
+    for (std::size_t i = 0; i < copies.size(); ++i) {
+      const auto& c = copies[i];
+      std::string base = key + ".copies[" + std::to_string(i) + "]";
+      facts.set(base + ".path", c.real_path);
+      facts.set(base + ".source", c.source);
+      if (c.version) {
+        facts.set(base + ".version", c.version->version);
+        facts.set(base + ".version_source", c.version->source);
+        versions.insert(c.version->version.to_string());
+      }
+    }
+    total_copies += copies.size();
+    facts.set(key + ".copy_count", static_cast<long>(copies.size()));
+    facts.set(key + ".distinct_versions", static_cast<long>(versions.size()));
+    if (spec.key == "cudnn" || spec.key == "nccl" || spec.key == "nvrtc") facts.set(key + ".copies_disagree", versions.size() > 1);
+    if (torch_choice) set_consumer(facts, "torch." + key, copies, *torch_choice);
+    if (te_choice) set_consumer(facts, "te." + key, copies, *te_choice);
+
+    const util::Result<ConsumerChoice>* winner = nullptr;
+    std::string loaded_by;
+    for (auto [choice, who] : {std::pair{&te_choice, "transformer_engine"}, std::pair{&torch_choice, "torch"},
+                               std::pair{&loader_choice, "loader"}}) {
+      if (*choice && **choice) {
+        winner = &**choice;
+        loaded_by = who;
+        break;
+      }
+    }
+    if (winner) {
+      facts.set(key + ".path", (*winner)->real);
+      if (const LibraryCopy* c = copy_at(copies, (*winner)->real); c && c->version) facts.set(key + ".version", c->version->version);
+      if (spec.key == "cudnn") facts.set("cudnn.loaded_by", loaded_by);
+    }
+    if (spec.key == "libcuda") {
+      for (const auto& c : copies) {
+        if (c.source != "compat") continue;
+        facts.set("cuda.compat.path", c.real_path);
+        if (c.version) facts.set("cuda.compat.libcuda_version", c.version->version);
+        facts.set("cuda.compat.in_use", winner && (*winner)->real == c.real_path);
+        break;
+      }
+    }
+  }
+
+  facts.set("probe.libraries.status", total_copies > 0 ? "ok" : "not_installed");
+  if (!problems.empty()) facts.set("probe.libraries.reason", util::join(problems, "; "));
+  else if (total_copies == 0) facts.set("probe.libraries.reason", "no copy of cuDNN, NCCL, NVRTC, cudart or libcuda found");
+}
+
+} // namespace probe

@@ -1,0 +1,39 @@
+// Paths on the node as seen from a Host whose filesystem root may be a fixture tree. Probes speak
+// in node paths ("/usr/lib/x86_64-linux-gnu/libcudnn.so.9"), and only these helpers turn them into
+// host paths. Symlinks are followed the way the node's kernel would: an absolute target is read
+// under the root, never on the machine running the doctor.
+#pragma once
+
+#include "util/result.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace probe {
+
+// The host path of a node path (root "/" returns the path unchanged).
+std::filesystem::path host_path(const std::filesystem::path& root, const std::filesystem::path& node_path);
+
+struct ResolvedPath {
+  std::filesystem::path real;                // the node path with every symlink resolved
+  std::vector<std::filesystem::path> chain;  // each symlink followed, in order (node paths)
+};
+
+// Resolves every symlink of node_path under root. Fails with not_found when a component (or a
+// link's target: a broken symlink) is missing, with invalid on a symlink loop (more than 40 links).
+util::Result<ResolvedPath> resolve_node_path(const std::filesystem::path& root, const std::filesystem::path& node_path);
+
+enum class NodeFileType { none, regular, directory, other };
+
+// What node_path is after following symlinks (none when it or its target is missing).
+NodeFileType node_file_type(const std::filesystem::path& root, const std::filesystem::path& node_path);
+
+// Names in a node directory, sorted; empty when it is missing or unreadable.
+std::vector<std::string> node_list_directory(const std::filesystem::path& root, const std::filesystem::path& node_dir);
+
+// Lexically normalised absolute node path ("/a/b/../c/" -> "/a/c"); a relative one is made
+// absolute against "/".
+std::filesystem::path normalize_node_path(const std::filesystem::path& node_path);
+
+} // namespace probe

@@ -1,0 +1,202 @@
+// The python probe: interpreters and the packages that matter to TE, from dist-info metadata
+// only. The interpreter examined (python.*) is --python when given, else the one whose
+// site-packages hold TransformerEngine, else torch, else python3 on PATH. Package facts:
+//   package.<normalized>.version  for nvidia-*, torch, transformer-engine*, flash-attn*, ...
+//   torch.version / torch.cuda_version / torch.path
+//   te.version / te.distribution / te.path / te.cuda_major
+//   flash_attn.version, flash_attn_3.version, megatron_core.version
+#include "probe/dist_info.hpp"
+#include "probe/interpreters.hpp"
+#include "probe/node_path.hpp"
+#include "probe/node_probes.hpp"
+#include "util/file.hpp"
+#include "util/strings.hpp"
+
+#include <set>
+
+namespace probe {
+
+namespace {
+
+// Distribution names of TE, the core (cuXX) packages first: they name the CUDA major.
+constexpr std::string_view k_te_distributions[] = {
+    "transformer_engine_cu13", "transformer_engine_cu12", "transformer_engine",
+    "transformer_engine_torch", "transformer_engine_jax"};
+
+constexpr std::string_view k_interesting[] = {
+    "torch", "flash_attn", "flash_attn_3", "megatron_core", "jax", "jaxlib", "triton",
+    "pytorch_triton", "apex", "deepspeed", "nemo_toolkit", "accelerate", "transformers"};
+
+bool interesting(const std::string& normalized) {
+  if (util::starts_with(normalized, "nvidia_") || util::starts_with(normalized, "transformer_engine") ||
+      util::starts_with(normalized, "flash_attn")) {
+    return true;
+  }
+  for (auto name : k_interesting) {
+    if (normalized == name) return true;
+  }
+  return false;
+}
+
+struct Packages {
+  std::vector<Distribution> all;
+  const Distribution* find(std::string_view normalized) const {
+    for (const auto& d : all) {
+      if (d.normalized == normalized) return &d;
+    }
+    return nullptr;
+  }
+  bool has_te() const {
+    for (auto name : k_te_distributions) {
+      if (find(name)) return true;
+    }
+    return false;
+  }
+};
+
+// torch/version.py holds `cuda = '13.0'` (or `cuda: Optional[str] = '12.1'`; None for CPU builds).
+std::optional<model::Version> torch_cuda_from_version_py(const std::filesystem::path& root, const std::string& torch_dir) {
+  auto text = util::read_file(host_path(root, torch_dir + "/version.py"), 1u << 20);
+  if (!text) return std::nullopt;
+  for (auto line : util::split(*text, '\n')) {
+    line = util::trim(line);
+    if (!util::starts_with(line, "cuda")) continue;
+    auto rest = line.substr(4);
+    if (!rest.empty() && (std::isalnum(static_cast<unsigned char>(rest[0])) || rest[0] == '_')) continue;
+    auto eq = rest.find('=');
+    if (eq == std::string_view::npos) continue;
+    auto value = util::trim(rest.substr(eq + 1));
+    if (value.size() < 2 || (value.front() != '\'' && value.front() != '"')) return std::nullopt; // None
+    auto parsed = model::Version::parse(value.substr(1, value.size() - 2));
+    if (parsed) return *parsed;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// "2.3.0+cu121" -> 12.1, "+cu130" -> 13.0, "+cu118" -> 11.8.
+std::optional<model::Version> cuda_from_local(std::string_view local) {
+  if (!util::starts_with(local, "cu") || local.size() < 4) return std::nullopt;
+  auto digits = local.substr(2);
+  if (!util::parse_int(digits)) return std::nullopt;
+  return model::Version{static_cast<long>(*util::parse_int(digits.substr(0, digits.size() - 1))),
+                        static_cast<long>(*util::parse_int(digits.substr(digits.size() - 1)))};
+}
+
+void set_version(model::Facts& facts, const std::string& name, const std::string& text, std::vector<std::string>& problems) {
+  auto v = model::Version::parse(text);
+  if (v) facts.set(name, *v);
+  else problems.push_back(name + ": unparsable version '" + text + "'");
+}
+
+std::string package_dir(const std::filesystem::path& root, const Distribution& dist, std::string_view module) {
+  std::string dir = dist.site_packages + "/" + std::string(module);
+  return node_file_type(root, dir) == NodeFileType::directory ? dir : std::string{};
+}
+
+void record_te(const Host& host, const Packages& packages, model::Facts& facts, std::vector<std::string>& problems) {
+  const Distribution* version_from = nullptr;
+  const Distribution* core = nullptr;
+  for (auto name : k_te_distributions) {
+    const Distribution* d = packages.find(name);
+    if (!d) continue;
+    if (!core && util::starts_with(name, "transformer_engine_cu")) core = d;
+    if (!version_from && (name == "transformer_engine" || util::starts_with(name, "transformer_engine_cu"))) version_from = d;
+  }
+  if (!version_from) {
+    for (auto name : k_te_distributions) {
+      if ((version_from = packages.find(name))) break;
+    }
+  }
+  if (!version_from) return;
+  set_version(facts, "te.version", version_from->version, problems);
+  facts.set("te.distribution", (core ? core : version_from)->name);
+  if (core) {
+    if (auto major = util::parse_int(std::string_view(core->normalized).substr(std::string_view("transformer_engine_cu").size()))) {
+      facts.set("te.cuda_major", static_cast<long>(*major));
+    }
+  }
+  for (const auto& dist : packages.all) {
+    if (!util::starts_with(dist.normalized, "transformer_engine")) continue;
+    if (auto dir = package_dir(host.root, dist, "transformer_engine"); !dir.empty()) {
+      facts.set("te.path", dir);
+      break;
+    }
+  }
+}
+
+void record_packages(const Host& host, const Packages& packages, model::Facts& facts, std::vector<std::string>& problems) {
+  for (const auto& dist : packages.all) {
+    if (interesting(dist.normalized)) set_version(facts, "package." + dist.normalized + ".version", dist.version, problems);
+  }
+  if (const Distribution* torch = packages.find("torch")) {
+    set_version(facts, "torch.version", torch->version, problems);
+    std::string dir = package_dir(host.root, *torch, "torch");
+    if (!dir.empty()) facts.set("torch.path", dir);
+    std::optional<model::Version> cuda;
+    if (!dir.empty()) cuda = torch_cuda_from_version_py(host.root, dir);
+    if (!cuda) {
+      if (auto v = model::Version::parse(torch->version)) cuda = cuda_from_local(v->local());
+    }
+    if (cuda) facts.set("torch.cuda_version", *cuda);
+  }
+  record_te(host, packages, facts, problems);
+  if (const Distribution* d = packages.find("flash_attn")) set_version(facts, "flash_attn.version", d->version, problems);
+  if (const Distribution* d = packages.find("flash_attn_3")) set_version(facts, "flash_attn_3.version", d->version, problems);
+  if (const Distribution* d = packages.find("megatron_core")) set_version(facts, "megatron_core.version", d->version, problems);
+}
+
+} // namespace
+
+void run_python_probe(const Host& host, model::Facts& facts) {
+  InterpreterScan scan = find_interpreters(host);
+  std::vector<std::string> problems = scan.problems;
+  std::vector<Packages> packages(scan.interpreters.size());
+  for (std::size_t i = 0; i < scan.interpreters.size(); ++i) {
+    const Interpreter& it = scan.interpreters[i];
+    std::string base = "python.interpreters[" + std::to_string(i) + "]";
+    facts.set(base + ".path", it.path);
+    if (it.version) facts.set(base + ".version", *it.version);
+    if (!it.site_packages.empty()) facts.set(base + ".site_packages", it.site_packages.front());
+    std::set<std::string> seen; // a distribution in two site dirs: the first on sys.path wins
+    for (const auto& site : it.site_packages) {
+      SiteScan site_scan = scan_site_packages(host.root, site);
+      for (auto& problem : site_scan.problems) problems.push_back(std::move(problem));
+      for (auto& dist : site_scan.distributions) {
+        if (seen.insert(dist.normalized).second) packages[i].all.push_back(std::move(dist));
+      }
+    }
+  }
+  if (scan.interpreters.empty()) {
+    facts.set("probe.python.status", "not_installed");
+    facts.set("probe.python.reason", problems.empty() ? std::string("no python3 on PATH, no VIRTUAL_ENV / CONDA_PREFIX")
+                                                      : util::join(problems, "; "));
+    return;
+  }
+
+  std::optional<std::size_t> chosen;
+  if (host.python && scan.interpreters.front().origin == "option") chosen = 0;
+  for (std::size_t i = 0; !chosen && i < packages.size(); ++i) {
+    if (packages[i].has_te()) chosen = i;
+  }
+  for (std::size_t i = 0; !chosen && i < packages.size(); ++i) {
+    if (packages[i].find("torch")) chosen = i;
+  }
+  for (std::size_t i = 0; !chosen && i < scan.interpreters.size(); ++i) {
+    if (scan.interpreters[i].origin == "path" && std::filesystem::path(scan.interpreters[i].path).filename() == "python3") chosen = i;
+  }
+  if (!chosen) chosen = 0;
+
+  const Interpreter& it = scan.interpreters[*chosen];
+  facts.set("python.executable", it.path);
+  if (it.version) facts.set("python.version", *it.version);
+  facts.set("python.prefix", it.prefix);
+  if (!it.purelib.empty()) facts.set("python.site_packages", it.site_packages.empty() ? it.purelib : it.site_packages.front());
+  facts.set("python.env_kind", it.env_kind);
+  record_packages(host, packages[*chosen], facts, problems);
+
+  facts.set("probe.python.status", "ok");
+  if (!problems.empty()) facts.set("probe.python.reason", util::join(problems, "; "));
+}
+
+} // namespace probe

@@ -1,0 +1,344 @@
+// TE's library search as data (te_load_order.hpp), read from
+// /work/.mirror/NVIDIA+TransformerEngine at each release tag v1.10 ... v2.18:
+//
+//   cuDNN
+//     v1.10        L48-78    wheel nvidia/cudnn/lib, CUDNN_HOME|CUDNN_PATH, CUDA_HOME|CUDA_PATH, dlopen
+//     v1.11-v2.3   L48-79    wheel first; CUDA_HOME|CUDA_PATH|/usr/local/cuda
+//     v2.4-v2.5    L255-279  (v2.4) CUDNN_*, CUDA_*|/usr/local/cuda, then the wheel, dlopen
+//     v2.6-v2.9    L226-262  (v2.6) + `ldconfig -p | grep libcudnn.so` before dlopen
+//     v2.10        L282-316  ldconfig line test is only "libcudnn" in line
+//     v2.11-v2.18  L257-352  (v2.11; v2.18 L259-354) _load_cuda_library: CUDNN_HOME, CUDNN_PATH,
+//                            CUDA_HOME, CUDA_PATH, /usr/local/cuda each, stubs skipped, then
+//                            dlopen("libcudnn.so"), then wheels nvidia/cu13/cudnn, nvidia/cu13/lib,
+//                            nvidia/cudnn, nvidia/cuda_cudnn
+//   NVRTC: the same shape with CUDA_* only before v2.11 (stub and libnvrtc-builtins filtered),
+//     wheel nvidia/cuda_nvrtc/lib from v2.4, `ldconfig` needle "libnvrtc" (v1.10-v2.5, stub and
+//     builtins skipped), "libnvrtc.so" (v2.6-v2.9), "libnvrtc" (v2.10).
+//   cudart: TE loads none itself before v2.4 (libtransformer_engine.so's NEEDED decides);
+//     v2.4-v2.10 the wheel nvidia/cuda_runtime/lib first (v2.4 L324); v2.11+ wheel cudart only
+//     when neither NVRTC nor cuRAND came from the system (v2.11 L374-378).
+#include "probe/te_load_order.hpp"
+
+#include "probe/node_path.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sys/stat.h>
+
+namespace probe {
+
+namespace {
+
+TeStep glob(std::vector<std::string_view> vars, std::string_view default_dir, bool skip_stub) {
+  TeStep s{TeStepKind::glob, std::move(vars), default_dir, skip_stub, {}, {}, {}, {}, {}};
+  return s;
+}
+TeStep pip(std::string_view dir, std::string_view file_prefix) {
+  return TeStep{TeStepKind::pip, {}, {}, false, dir, file_prefix, {}, {}, {}};
+}
+TeStep ldconfig(std::string_view needle, std::vector<std::string_view> excludes = {}) {
+  return TeStep{TeStepKind::ldconfig, {}, {}, false, {}, {}, needle, std::move(excludes), {}};
+}
+TeStep dlopen(std::string_view name) { return TeStep{TeStepKind::dlopen, {}, {}, false, {}, {}, {}, {}, name}; }
+
+// v2.11+ _load_cuda_library(name): system first, then the wheels.
+std::vector<TeStep> v211_steps(std::string_view upper, std::string_view lower) {
+  static std::set<std::string> storage; // string_views into stable storage
+  auto keep = [](std::string s) -> std::string_view { return *storage.insert(std::move(s)).first; };
+  return {
+      glob({keep(std::string(upper) + "_HOME")}, "", true),
+      glob({keep(std::string(upper) + "_PATH")}, "", true),
+      glob({"CUDA_HOME"}, "", true),
+      glob({"CUDA_PATH"}, "", true),
+      glob({}, "/usr/local/cuda", true),
+      dlopen(keep("lib" + std::string(lower) + ".so")),
+      pip(keep("nvidia/cu13/" + std::string(lower) + "/lib"), "lib"),
+      pip("nvidia/cu13/lib", keep("lib" + std::string(lower))),
+      pip(keep("nvidia/" + std::string(lower) + "/lib"), "lib"),
+      pip(keep("nvidia/cuda_" + std::string(lower) + "/lib"), "lib"),
+  };
+}
+
+const std::vector<TeSearchRule>& rules() {
+  static const std::vector<TeSearchRule> table = {
+      {"cudnn", ">=1.10,<1.11", "v1.10 transformer_engine/common/__init__.py L48-78 (_load_cudnn)",
+       {pip("nvidia/cudnn/lib", "libcudnn"), glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false),
+        glob({"CUDA_HOME", "CUDA_PATH"}, "", false), dlopen("libcudnn.so")}},
+      {"cudnn", ">=1.11,<2.4", "v1.11 transformer_engine/common/__init__.py L48-79 (_load_cudnn; unchanged to v2.3)",
+       {pip("nvidia/cudnn/lib", "libcudnn"), glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false),
+        glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", false), dlopen("libcudnn.so")}},
+      {"cudnn", ">=2.4,<2.6", "v2.4 transformer_engine/common/__init__.py L255-279 (_load_cudnn; v2.5 L226-250)",
+       {glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false), glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", false),
+        pip("nvidia/cudnn/lib", "lib"), dlopen("libcudnn.so")}},
+      {"cudnn", ">=2.6,<2.10", "v2.6 transformer_engine/common/__init__.py L226-262 (_load_cudnn; v2.9 L282-318)",
+       {glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false), glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", false),
+        pip("nvidia/cudnn/lib", "lib"), ldconfig("libcudnn.so"), dlopen("libcudnn.so")}},
+      {"cudnn", ">=2.10,<2.11", "v2.10 transformer_engine/common/__init__.py L282-316 (_load_cudnn)",
+       {glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false), glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", false),
+        pip("nvidia/cudnn/lib", "lib"), ldconfig("libcudnn"), dlopen("libcudnn.so")}},
+      {"cudnn", ">=2.11", "v2.11 transformer_engine/common/__init__.py L257-352 (_load_cuda_library_from_python/_from_system/_load_cuda_library; v2.18 L259-354)",
+       v211_steps("CUDNN", "cudnn")},
+
+      {"nvrtc", ">=1.10,<1.11", "v1.10 transformer_engine/common/__init__.py L92-112 (_load_nvrtc)",
+       {glob({"CUDA_HOME", "CUDA_PATH"}, "", true), ldconfig("libnvrtc", {"stub", "libnvrtc-builtins"}),
+        dlopen("libnvrtc.so")}},
+      {"nvrtc", ">=1.11,<2.4", "v1.11 transformer_engine/common/__init__.py L93-116 (_load_nvrtc; unchanged to v2.3)",
+       {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), ldconfig("libnvrtc", {"stub", "libnvrtc-builtins"}),
+        dlopen("libnvrtc.so")}},
+      {"nvrtc", ">=2.4,<2.6", "v2.4 transformer_engine/common/__init__.py L283-311 (_load_nvrtc)",
+       {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), pip("nvidia/cuda_nvrtc/lib", "lib"),
+        ldconfig("libnvrtc", {"stub", "libnvrtc-builtins"}), dlopen("libnvrtc.so")}},
+      {"nvrtc", ">=2.6,<2.10", "v2.6 transformer_engine/common/__init__.py L266-294 (_load_nvrtc; v2.9 L322-350)",
+       {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), pip("nvidia/cuda_nvrtc/lib", "lib"),
+        ldconfig("libnvrtc.so"), dlopen("libnvrtc.so")}},
+      {"nvrtc", ">=2.10,<2.11", "v2.10 transformer_engine/common/__init__.py L320-346 (_load_nvrtc)",
+       {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), pip("nvidia/cuda_nvrtc/lib", "lib"),
+        ldconfig("libnvrtc"), dlopen("libnvrtc.so")}},
+      {"nvrtc", ">=2.11", "v2.11 transformer_engine/common/__init__.py L257-352 (_load_cuda_library_from_python/_from_system/_load_cuda_library; v2.18 L259-354)",
+       v211_steps("NVRTC", "nvrtc")},
+
+      {"curand", ">=2.11", "v2.11 transformer_engine/common/__init__.py L257-352 (_load_cuda_library; v2.18 L259-354)",
+       v211_steps("CURAND", "curand")},
+
+      {"cudart", ">=2.4,<2.11", "v2.4 transformer_engine/common/__init__.py L324 (_load_nvidia_cuda_library(\"cuda_runtime\"); to v2.10 L391)",
+       {pip("nvidia/cuda_runtime/lib", "lib")}},
+      {"cudart", ">=2.11", "v2.11 transformer_engine/common/__init__.py L374-378 (_load_cuda_library_from_python(\"cudart\"))",
+       {pip("nvidia/cu13/cudart/lib", "lib"), pip("nvidia/cu13/lib", "libcudart"), pip("nvidia/cudart/lib", "lib"),
+        pip("nvidia/cuda_cudart/lib", "lib")},
+       true},
+  };
+  return table;
+}
+
+std::string env_value(const TeContext& ctx, std::string_view var) {
+  if (!ctx.env) return {};
+  auto it = ctx.env->find(std::string(var));
+  return it == ctx.env->end() ? std::string{} : it->second;
+}
+
+// Every file under dir as Python's glob(f"{dir}/**/*", recursive=True) lists them, in its order:
+// a directory's own entries, then each subdirectory's; hidden names skipped, symlinked
+// directories followed (each real directory once). Names are sorted: os.scandir's order is the
+// filesystem's, sorting makes ours deterministic. Paths keep the names they were reached by.
+void walk(const std::filesystem::path& root, const std::string& named, const std::string& real,
+          std::set<std::string>& visited, std::vector<std::string>& out) {
+  if (!visited.insert(real).second) return;
+  std::vector<std::pair<std::string, std::string>> subdirs;
+  for (const auto& name : node_list_directory(root, real)) {
+    if (name.empty() || name[0] == '.') continue;
+    std::string path = named + "/" + name;
+    std::string real_path = real + "/" + name;
+    struct stat st {};
+    if (::lstat(host_path(root, real_path).c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      auto target = resolve_node_path(root, real_path);
+      if (target && node_file_type(root, target->real) == NodeFileType::directory) {
+        subdirs.emplace_back(path, target->real.string());
+        continue;
+      }
+      out.push_back(path); // a file, or a dangling link: glob lists both
+    } else if (S_ISDIR(st.st_mode)) {
+      subdirs.emplace_back(path, real_path);
+    } else {
+      out.push_back(path);
+    }
+  }
+  for (const auto& [sub_named, sub_real] : subdirs) walk(root, sub_named, sub_real, visited, out);
+}
+
+const std::vector<std::string>& all_files(const TeContext& ctx, const std::string& dir) {
+  auto it = ctx.walks.find(dir);
+  if (it != ctx.walks.end()) return it->second;
+  std::vector<std::string> files;
+  std::set<std::string> visited;
+  if (auto real = resolve_node_path(ctx.view.root, dir); real && node_file_type(ctx.view.root, real->real) == NodeFileType::directory) {
+    walk(ctx.view.root, dir, real->real.string(), visited, files);
+  }
+  return ctx.walks.emplace(dir, std::move(files)).first->second;
+}
+
+std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+ConsumerChoice make_choice(const std::filesystem::path& root, const std::string& path, std::string reason) {
+  ConsumerChoice choice;
+  choice.path = path;
+  auto real = resolve_node_path(root, path);
+  choice.real = real ? real->real.string() : path;
+  choice.soname = file_name(path);
+  choice.reason = std::move(reason);
+  return choice;
+}
+
+std::optional<ConsumerChoice> run_glob(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec,
+                                       std::vector<std::string>& notes, util::Result<ConsumerChoice>* failure) {
+  std::string dir;
+  std::string how;
+  for (auto var : step.env_vars) {
+    dir = env_value(ctx, var);
+    if (!dir.empty()) {
+      how = std::string(var) + "=" + dir;
+      break;
+    }
+  }
+  if (dir.empty() && !step.default_dir.empty()) {
+    dir = std::string(step.default_dir);
+    how = dir;
+  }
+  if (dir.empty()) {
+    if (!step.env_vars.empty()) notes.push_back(util::join(std::vector<std::string>(step.env_vars.begin(), step.env_vars.end()), "/") + " unset");
+    return std::nullopt;
+  }
+  std::string prefix = std::string(spec.stem) + ".so";
+  std::vector<std::string> found;
+  for (const auto& path : all_files(ctx, normalize_node_path(dir).string())) {
+    if (util::starts_with(file_name(path), prefix)) found.push_back(path);
+  }
+  std::erase_if(found, [&](const std::string& p) {
+    return (step.skip_stub && p.find("stub") != std::string::npos) || p.find("libnvrtc-builtins") != std::string::npos;
+  });
+  if (found.empty()) {
+    notes.push_back(how + " has no " + prefix + "*");
+    return std::nullopt;
+  }
+  std::stable_sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) { return file_name(a) > file_name(b); });
+  const std::string& pick = found.front();
+  if (!resolve_node_path(ctx.view.root, pick) || node_file_type(ctx.view.root, pick) != NodeFileType::regular) {
+    *failure = util::Error{util::ErrorKind::not_found, "TE's glob in " + how + " picks " + pick +
+                                                           ", which does not resolve to a file: ctypes.CDLL fails and `import transformer_engine` raises"};
+    return std::nullopt;
+  }
+  return make_choice(ctx.view.root, pick, "recursive search of " + how + " (newest file name first" +
+                                              std::string(step.skip_stub ? ", stubs skipped" : "") + ")");
+}
+
+std::optional<ConsumerChoice> run_pip(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec,
+                                      std::vector<std::string>& notes, util::Result<ConsumerChoice>* failure) {
+  if (ctx.purelib.empty()) return std::nullopt;
+  std::string dir = ctx.purelib + "/" + std::string(step.dir);
+  std::vector<std::string> ours;
+  bool any = false;
+  for (const auto& name : node_list_directory(ctx.view.root, dir)) {
+    bool matches = util::starts_with(name, step.file_prefix) && name.find(".so.") != std::string::npos &&
+                   !name.empty() && name.back() >= '0' && name.back() <= '9';
+    if (!matches) continue;
+    any = true;
+    if (is_library_file(spec, name)) ours.push_back(name);
+  }
+  if (!any) {
+    notes.push_back("no wheel files in " + dir);
+    return std::nullopt;
+  }
+  if (ours.empty()) {
+    notes.push_back("wheel directory " + dir + " loaded, but it has no " + std::string(spec.stem) + ".so.N");
+    return std::nullopt;
+  }
+  std::sort(ours.begin(), ours.end());
+  if (step.file_prefix == spec.stem && ours.size() > 1) {
+    // TE <= 2.3 globs only its own library here and asserts there is exactly one.
+    *failure = util::Error{util::ErrorKind::invalid, "TE asserts one " + std::string(spec.stem) + ".so.N in " + dir + " but finds " +
+                                                         std::to_string(ours.size()) + ": `import transformer_engine` raises AssertionError"};
+    return std::nullopt;
+  }
+  return make_choice(ctx.view.root, dir + "/" + ours.back(), "pip wheel directory " + dir);
+}
+
+std::optional<ConsumerChoice> run_ldconfig(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec, std::vector<std::string>& notes) {
+  if (!ctx.cache) {
+    notes.push_back("no ld.so.cache");
+    return std::nullopt;
+  }
+  for (const auto& entry : ctx.cache->entries) {
+    std::string line = entry.soname + " => " + entry.path;
+    if (line.find(step.needle) == std::string::npos) continue;
+    bool excluded = false;
+    for (auto ex : step.excludes) excluded = excluded || line.find(ex) != std::string::npos;
+    if (excluded) continue;
+    std::string reason = "first `ldconfig -p` line containing '" + std::string(step.needle) + "': " + entry.soname;
+    if (is_library_file(spec, entry.soname)) return make_choice(ctx.view.root, entry.path, reason);
+    // TE loads that sibling (libcudnn_ops.so.9, ...); the library itself then comes from the
+    // same directory when libtransformer_engine.so's NEEDED is resolved: report that file.
+    std::string dir = std::filesystem::path(entry.path).parent_path().string();
+    for (const auto& name : node_list_directory(ctx.view.root, dir)) {
+      if (is_library_file(spec, name) && !so_suffix(spec, name).empty() && so_suffix(spec, name).find('.') == std::string::npos) {
+        return make_choice(ctx.view.root, dir + "/" + name, reason + " (a sibling library; " + name + " from its directory)");
+      }
+    }
+    notes.push_back(reason + " is not " + std::string(spec.stem));
+    return std::nullopt;
+  }
+  notes.push_back("no ld.so.cache entry contains '" + std::string(step.needle) + "'");
+  return std::nullopt;
+}
+
+std::optional<ConsumerChoice> run_dlopen(const TeContext& ctx, const TeStep& step, std::vector<std::string>& notes) {
+  auto found = resolve_needed(ctx.view, step.name, Requester{});
+  if (!found) {
+    notes.push_back("dlopen(\"" + std::string(step.name) + "\") fails: " + found.error().message);
+    return std::nullopt;
+  }
+  return make_choice(ctx.view.root, found->path, "dlopen(\"" + std::string(step.name) + "\") via " + found->reason);
+}
+
+} // namespace
+
+std::span<const TeSearchRule> te_search_rules() { return rules(); }
+
+const TeSearchRule* find_te_rule(std::string_view library, const model::Version& te_version) {
+  // Development builds (2.11.0.dev0+abc) follow the release they lead to.
+  model::Version release{te_version.major(), te_version.minor(), te_version.patch()};
+  for (const auto& rule : rules()) {
+    if (rule.library != library) continue;
+    auto range = model::VersionRange::parse(rule.versions);
+    if (range && range->contains(release)) return &rule;
+  }
+  return nullptr;
+}
+
+util::Result<ConsumerChoice> te_search(const TeContext& ctx, const model::Version& te_version, const LibrarySpec& spec) {
+  const TeSearchRule* rule = find_te_rule(spec.key, te_version);
+  if (!rule) {
+    return util::Error{util::ErrorKind::unsupported, "TE " + te_version.to_string() + " does not search for " +
+                                                         std::string(spec.key) + " itself (or the release is not modelled)"};
+  }
+  if (rule->cudart_only_without_ctk) {
+    // TE v2.11+ loads the wheel cudart only when neither NVRTC nor cuRAND came from the system.
+    for (std::string_view other : {"nvrtc", "curand"}) {
+      LibrarySpec other_spec{other, other == "nvrtc" ? "libnvrtc" : "libcurand", "", std::nullopt};
+      if (auto sub = te_search(ctx, te_version, other_spec); sub && sub->reason.find("pip wheel") == std::string::npos) {
+        return util::Error{util::ErrorKind::not_found, "TE " + te_version.to_string() + " found a system " + std::string(other) +
+                                                           " and so loads no cudart itself (" + std::string(rule->citation) + ")"};
+      }
+    }
+  }
+  std::vector<std::string> notes;
+  util::Result<ConsumerChoice> failure = util::Error{util::ErrorKind::not_found, ""};
+  for (const auto& step : rule->steps) {
+    std::optional<ConsumerChoice> choice;
+    switch (step.kind) {
+    case TeStepKind::glob: choice = run_glob(ctx, step, spec, notes, &failure); break;
+    case TeStepKind::pip: choice = run_pip(ctx, step, spec, notes, &failure); break;
+    case TeStepKind::ldconfig: choice = run_ldconfig(ctx, step, spec, notes); break;
+    case TeStepKind::dlopen: choice = run_dlopen(ctx, step, notes); break;
+    }
+    if (!failure.ok() && !failure.error().message.empty()) return failure;
+    if (choice) {
+      choice->reason = "TE " + te_version.to_string() + " search (" + std::string(rule->citation) + "): " + choice->reason;
+      if (!notes.empty()) choice->reason += "; before that: " + util::join(notes, ", ");
+      return *choice;
+    }
+  }
+  return util::Error{util::ErrorKind::not_found, "TE " + te_version.to_string() + " finds no " + std::string(spec.stem) +
+                                                     " (" + std::string(rule->citation) + "): " + util::join(notes, ", ")};
+}
+
+std::optional<std::string> te_core_library(const std::filesystem::path& root, const std::string& te_dir) {
+  std::string parent = std::filesystem::path(te_dir).parent_path().string();
+  for (const auto& candidate : {te_dir + "/libtransformer_engine.so", te_dir + "/wheel_lib/libtransformer_engine.so",
+                                parent + "/libtransformer_engine.so"}) {
+    if (node_file_type(root, candidate) == NodeFileType::regular) return candidate;
+  }
+  return std::nullopt;
+}
+
+} // namespace probe

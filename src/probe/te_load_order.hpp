@@ -1,0 +1,74 @@
+// Which copy of cuDNN / NVRTC / cudart TransformerEngine loads, by its own search in
+// transformer_engine/common/__init__.py, modelled per TE release range as a data table (one row
+// per range, each citing the tag and lines it was read from). TE dlopens its pick with
+// ctypes.CDLL(..., RTLD_GLOBAL) before libtransformer_engine.so, so its pick is what TE asked
+// for; for what it then gets in a process that imported torch first, see te_library_choice.
+//
+// Step kinds, as TE's Python does them:
+//   glob     — glob(f"{DIR}/**/libcudnn.so*", recursive=True) in the first set of some
+//              environment variables (or a default directory); hidden directories skipped,
+//              symlinked directories followed, "stub" paths dropped where TE drops them, sorted
+//              by file name descending (a string sort: newest-looking name first), first taken;
+//   pip      — glob(f"{purelib}/nvidia/cudnn/lib/lib*.so.*[0-9]"): the wheel's files;
+//   ldconfig — the first `ldconfig -p` line containing a needle (ld.so.cache file order);
+//   dlopen   — ctypes.CDLL("libcudnn.so"): the dynamic loader's own search for the dev name.
+#pragma once
+
+#include "model/version.hpp"
+#include "probe/library_copies.hpp"
+#include "probe/loader_model.hpp"
+#include "probe/torch_load_order.hpp"
+
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace probe {
+
+enum class TeStepKind { glob, pip, ldconfig, dlopen };
+
+struct TeStep {
+  TeStepKind kind;
+  std::vector<std::string_view> env_vars; // glob: "A or B": the first one set is used
+  std::string_view default_dir;           // glob: used when none is set ("" = step skipped)
+  bool skip_stub = false;                 // glob: paths containing "stub" dropped
+  std::string_view dir;                   // pip: directory relative to purelib
+  std::string_view file_prefix;           // pip: "lib" for lib*.so.*[0-9], else e.g. "libcudnn"
+  std::string_view needle;                // ldconfig: substring of the line
+  std::vector<std::string_view> excludes; // ldconfig: lines containing these are skipped
+  std::string_view name;                  // dlopen: the name given to ctypes.CDLL
+};
+
+struct TeSearchRule {
+  std::string_view library; // cudnn, nvrtc, cudart, curand
+  std::string_view versions; // a VersionRange
+  std::string_view citation; // "v2.11 transformer_engine/common/__init__.py L301-352"
+  std::vector<TeStep> steps;
+  bool cudart_only_without_ctk = false; // v2.11+: TE loads wheel cudart only when no system NVRTC and cuRAND
+};
+
+std::span<const TeSearchRule> te_search_rules();
+
+// The rule for a library at a TE version, or nullptr when the version is not modelled.
+const TeSearchRule* find_te_rule(std::string_view library, const model::Version& te_version);
+
+struct TeContext {
+  LoaderView view;
+  const std::map<std::string, std::string>* env = nullptr; // the job's environment
+  std::string purelib;                                     // TE's interpreter's site-packages
+  const LdCache* cache = nullptr;
+  // Recursive listings already made, by directory: one walk of /usr/local/cuda serves every
+  // library and every step.
+  mutable std::map<std::string, std::vector<std::string>> walks;
+};
+
+// What TE's own search picks for spec at te_version. `source` of the result tells which step
+// won (glob, pip, ldconfig, dlopen). Fails with not_found (TE's import would fail) or
+// unsupported (version not modelled).
+util::Result<ConsumerChoice> te_search(const TeContext& ctx, const model::Version& te_version, const LibrarySpec& spec);
+
+// The file of TE's core library (libtransformer_engine.so) for a TE package directory.
+std::optional<std::string> te_core_library(const std::filesystem::path& root, const std::string& te_dir);
+
+} // namespace probe

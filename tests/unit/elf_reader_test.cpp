@@ -1,0 +1,61 @@
+#include "probe/elf_reader.hpp"
+#include "support/node_fixture.hpp"
+
+#include <fstream>
+#include <gtest/gtest.h>
+
+using namespace probe;
+using test_support::fake_lib;
+
+TEST(ElfReader, ReadsSonameNeededAndRunpath) {
+  auto dyn = read_elf_dynamic(fake_lib("torch_cuda_cu130"));
+  ASSERT_TRUE(dyn.ok()) << dyn.error().message;
+  EXPECT_EQ(dyn->soname, "libtorch_cuda.so");
+  EXPECT_NE(std::find(dyn->needed.begin(), dyn->needed.end(), "libcudnn.so.9"), dyn->needed.end());
+  EXPECT_NE(std::find(dyn->needed.begin(), dyn->needed.end(), "libcudart.so.13"), dyn->needed.end());
+  ASSERT_EQ(dyn->runpath.size(), 4u);
+  EXPECT_EQ(dyn->runpath[0], "$ORIGIN/../../nvidia/cudnn/lib");
+  EXPECT_EQ(dyn->runpath[3], "$ORIGIN");
+  EXPECT_TRUE(dyn->rpath.empty());
+  EXPECT_TRUE(dyn->is_64bit);
+  EXPECT_EQ(dyn->machine, native_elf_machine());
+}
+
+TEST(ElfReader, OldStyleRpathIsRpathNotRunpath) {
+  auto dyn = read_elf_dynamic(fake_lib("consumer_rpath"));
+  ASSERT_TRUE(dyn.ok()) << dyn.error().message;
+  EXPECT_TRUE(dyn->runpath.empty());
+  ASSERT_EQ(dyn->rpath.size(), 1u);
+  EXPECT_EQ(dyn->rpath[0], "$ORIGIN/rpath_dir");
+}
+
+TEST(ElfReader, RejectsTruncatedAndNonElfFiles) {
+  auto dir = std::filesystem::temp_directory_path();
+  auto truncated = dir / "nvte-truncated.so";
+  {
+    std::ifstream in(fake_lib("cudnn9_14"), std::ios::binary);
+    std::string head(200, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(truncated, std::ios::binary) << head;
+  }
+  auto r = read_elf_dynamic(truncated);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, util::ErrorKind::parse);
+  EXPECT_NE(r.error().message.find("nvte-truncated.so"), std::string::npos);
+  auto text = dir / "nvte-script.so";
+  std::ofstream(text) << "/* GNU ld script */ GROUP ( libc.so.6 )\n";
+  auto t = read_elf_dynamic(text);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().kind, util::ErrorKind::parse);
+  std::filesystem::remove(truncated);
+  std::filesystem::remove(text);
+  EXPECT_EQ(read_elf_dynamic(dir / "nvte-absent.so").error().kind, util::ErrorKind::not_found);
+}
+
+TEST(ElfReader, ExpandsOrigin) {
+  EXPECT_EQ(expand_origin("$ORIGIN/../../nvidia/cudnn/lib", "/v/torch/lib"), "/v/torch/lib/../../nvidia/cudnn/lib");
+  EXPECT_EQ(expand_origin("${ORIGIN}/x", "/a"), "/a/x");
+  EXPECT_EQ(expand_origin("$ORIGIN", "/a"), "/a");
+  EXPECT_EQ(expand_origin("$ORIGINAL/x", "/a"), "$ORIGINAL/x");
+  EXPECT_EQ(expand_origin("/usr/$LIB", "/a"), "/usr/$LIB");
+}

@@ -1,0 +1,192 @@
+#include "model/fact_catalog.hpp"
+#include "probe/interpreters.hpp"
+#include "probe/node_probes.hpp"
+#include "support/node_fixture.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+using namespace probe;
+using test_support::NodeFixture;
+
+namespace {
+std::string str(const model::Facts& f, std::string_view name) { return f.get_string(name).value_or("<absent>"); }
+} // namespace
+
+TEST(PythonProbe, ReferenceNodeVenvWithTorch) {
+  NodeFixture node("h100-node");
+  model::Facts facts;
+  run_python_probe(node.host(), facts);
+  EXPECT_EQ(str(facts, "probe.python.status"), "ok");
+  EXPECT_FALSE(facts.has("probe.python.reason")) << str(facts, "probe.python.reason");
+  EXPECT_EQ(str(facts, "python.executable"), "/opt/torch/.venv/bin/python3");
+  EXPECT_EQ(str(facts, "python.version"), "3.12.3");
+  EXPECT_EQ(str(facts, "python.env_kind"), "venv");
+  EXPECT_EQ(str(facts, "python.prefix"), "/opt/torch/.venv");
+  EXPECT_EQ(str(facts, "python.site_packages"), "/opt/torch/.venv/lib/python3.12/site-packages");
+  EXPECT_EQ(str(facts, "torch.version"), "2.11.0+cu130");
+  EXPECT_EQ(str(facts, "torch.cuda_version"), "13.0");
+  EXPECT_EQ(str(facts, "torch.path"), "/opt/torch/.venv/lib/python3.12/site-packages/torch");
+  EXPECT_EQ(str(facts, "package.nvidia_cudnn_cu13.version"), "9.19.0.56");
+  EXPECT_EQ(str(facts, "package.nvidia_cuda_nvrtc.version"), "13.0.88");
+  EXPECT_FALSE(facts.has("package.numpy.version"));
+  EXPECT_FALSE(facts.has("te.version"));
+  EXPECT_FALSE(facts.has("flash_attn.version"));
+  // The venv and the system interpreter; python3 and python3.12 of /usr/bin are one.
+  EXPECT_EQ(facts.count("python.interpreters"), 2u);
+  EXPECT_EQ(str(facts, "python.interpreters[1].path"), "/usr/bin/python3");
+  EXPECT_EQ(str(facts, "python.interpreters[1].version"), "3.12"); // from the symlink python3 -> python3.12
+}
+
+TEST(PythonProbe, TeNodeChoosesTheInterpreterWithTe) {
+  NodeFixture node("a100-node");
+  model::Facts facts;
+  run_python_probe(node.host(), facts);
+  EXPECT_EQ(str(facts, "python.executable"), "/opt/venv/bin/python3");
+  EXPECT_EQ(str(facts, "python.version"), "3.10.12");
+  EXPECT_EQ(str(facts, "te.version"), "2.3.0");
+  EXPECT_EQ(str(facts, "te.distribution"), "transformer_engine");
+  EXPECT_FALSE(facts.has("te.cuda_major"));
+  EXPECT_EQ(str(facts, "te.path"), "/opt/venv/lib/python3.10/site-packages/transformer_engine");
+  EXPECT_EQ(str(facts, "torch.version"), "2.3.0+cu121");
+  EXPECT_EQ(str(facts, "torch.cuda_version"), "12.1");
+  EXPECT_EQ(str(facts, "flash_attn.version"), "2.5.8");
+  EXPECT_EQ(str(facts, "megatron_core.version"), "0.7.0");
+  EXPECT_EQ(str(facts, "package.nvidia_cudnn_cu12.version"), "9.1.0.70");
+}
+
+TEST(PythonProbe, PypiTeDistributionsAndTheirCudaMajor) {
+  NodeFixture node("a100-node");
+  std::string site = "/opt/venv/lib/python3.10/site-packages";
+  std::filesystem::remove_all(node.path(site + "/transformer_engine-2.3.0.dist-info"));
+  std::filesystem::remove_all(node.path(site + "/torch/version.py"));
+  node.write(site + "/transformer_engine_cu12-2.5.0.dist-info/METADATA", "Name: transformer-engine-cu12\nVersion: 2.5.0\n");
+  node.write(site + "/transformer_engine_torch-2.5.0.dist-info/METADATA", "Name: transformer_engine_torch\nVersion: 2.5.0\n");
+  model::Facts facts;
+  run_python_probe(node.host(), facts);
+  EXPECT_EQ(str(facts, "te.version"), "2.5.0");
+  EXPECT_EQ(str(facts, "te.distribution"), "transformer-engine-cu12");
+  EXPECT_EQ(facts.get_int("te.cuda_major"), 12);
+  EXPECT_EQ(str(facts, "package.transformer_engine_torch.version"), "2.5.0");
+  // Without torch/version.py the CUDA version comes from the +cu121 suffix.
+  EXPECT_EQ(str(facts, "torch.cuda_version"), "12.1");
+}
+
+TEST(PythonProbe, PythonOptionWinsAndAMissingOneIsReported) {
+  NodeFixture node("a100-node");
+  Host host = node.host();
+  host.python = "/usr/bin/python3.10";
+  model::Facts facts;
+  run_python_probe(host, facts);
+  EXPECT_EQ(str(facts, "python.executable"), "/usr/bin/python3.10");
+  EXPECT_EQ(str(facts, "python.env_kind"), "system");
+  EXPECT_FALSE(facts.has("torch.version"));
+  host.python = "/opt/none/python3";
+  model::Facts other;
+  run_python_probe(host, other);
+  EXPECT_NE(str(other, "probe.python.reason").find("--python /opt/none/python3: not found"), std::string::npos);
+  EXPECT_EQ(str(other, "python.executable"), "/opt/venv/bin/python3");
+}
+
+TEST(PythonProbe, SystemPythonEggInfo) {
+  NodeFixture node("no-driver-node");
+  model::Facts facts;
+  run_python_probe(node.host(), facts);
+  EXPECT_EQ(str(facts, "probe.python.status"), "ok");
+  EXPECT_EQ(str(facts, "python.executable"), "/usr/bin/python3");
+  EXPECT_EQ(str(facts, "python.version"), "3.11");
+  EXPECT_EQ(str(facts, "python.env_kind"), "system");
+  EXPECT_EQ(str(facts, "python.interpreters[0].site_packages"), "/usr/lib/python3/dist-packages");
+  EXPECT_FALSE(facts.has("torch.version"));
+}
+
+TEST(PythonProbe, NoInterpreterIsNotInstalled) {
+  NodeFixture node("no-driver-node");
+  Host host = node.host();
+  host.env["PATH"] = "/nonexistent";
+  model::Facts facts;
+  run_python_probe(host, facts);
+  EXPECT_EQ(str(facts, "probe.python.status"), "not_installed");
+  EXPECT_FALSE(facts.has("python.executable"));
+}
+
+TEST(PythonProbe, BrokenDistInfoIsRecordedAndSkipped) {
+  NodeFixture node("broken-node");
+  std::string site = "/opt/venv/lib/python3.11/site-packages";
+  ::chmod(node.path(site + "/nvidia_cudnn_cu12-9.0.0.312.dist-info").c_str(), 0);
+  model::Facts facts;
+  run_python_probe(node.host(), facts);
+  EXPECT_EQ(str(facts, "probe.python.status"), "ok");
+  EXPECT_EQ(str(facts, "torch.version"), "2.4.0");
+  EXPECT_FALSE(facts.has("torch.cuda_version")); // cuda = None: a CPU build
+  std::string reason = str(facts, "probe.python.reason");
+  EXPECT_NE(reason.find("flash_attn-2.6.3.dist-info/METADATA"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("broken_pkg-1.0.dist-info/METADATA: no Name or Version"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("dangling-1.0.dist-info: broken entry"), std::string::npos) << reason;
+  EXPECT_FALSE(facts.has("flash_attn.version"));
+  if (::geteuid() != 0) {
+    EXPECT_NE(reason.find("nvidia_cudnn_cu12-9.0.0.312.dist-info"), std::string::npos) << reason;
+    EXPECT_FALSE(facts.has("package.nvidia_cudnn_cu12.version"));
+  }
+}
+
+// pyenv's shims are shell scripts; the interpreter that runs is the selected version's.
+TEST(PythonProbe, PyenvShimsResolveToTheSelectedVersion) {
+  NodeFixture node("no-driver-node");
+  node.write("/root/.pyenv/shims/python3", "#!/usr/bin/env bash\nexec pyenv exec \"$program\" \"$@\"\n");
+  node.write("/root/.pyenv/shims/python3.9", "#!/usr/bin/env bash\n");
+  node.write("/root/.pyenv/version", "3.11.7\n");
+  node.write("/root/.pyenv/versions/3.11.7/bin/python3.11", "# interpreter");
+  node.symlink("/root/.pyenv/versions/3.11.7/bin/python3", "python3.11");
+  node.write("/root/.pyenv/versions/3.9.18/bin/python3.9", "# interpreter");
+  std::string site = "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages";
+  node.write(site + "/torch-2.5.1.dist-info/METADATA", "Name: torch\nVersion: 2.5.1+cu124\n");
+  node.write(site + "/torch/__init__.py", "");
+  Host host = node.host();
+  host.env["PATH"] = "/root/.pyenv/shims:/usr/bin";
+  model::Facts facts;
+  run_python_probe(host, facts);
+  EXPECT_EQ(str(facts, "python.executable"), "/root/.pyenv/versions/3.11.7/bin/python3");
+  EXPECT_EQ(str(facts, "python.version"), "3.11.7");
+  EXPECT_EQ(str(facts, "python.site_packages"), site);
+  EXPECT_EQ(str(facts, "torch.cuda_version"), "12.4");
+  // python3.9 is not provided by the selected 3.11.7: that shim would fail, so it is no interpreter.
+  EXPECT_EQ(facts.count("python.interpreters"), 2u);
+  host.env["PYENV_VERSION"] = "3.9.18";
+  model::Facts other;
+  run_python_probe(host, other);
+  EXPECT_EQ(str(other, "python.interpreters[0].path"), "/root/.pyenv/versions/3.9.18/bin/python3.9");
+}
+
+// Every fact the two probes write is a catalog name of the right type (so --facts replays it).
+TEST(PythonProbe, EveryFactIsInTheCatalog) {
+  for (const char* fixture : {"h100-node", "a100-node", "no-driver-node", "broken-node"}) {
+    NodeFixture node(fixture);
+    model::Facts facts;
+    run_python_probe(node.host(), facts);
+    run_libraries_probe(node.host(), facts);
+    for (const auto& [name, value] : facts.entries()) {
+      const model::FactSpec* spec = model::find_fact_spec(name);
+      ASSERT_NE(spec, nullptr) << fixture << ": " << name;
+      EXPECT_EQ(spec->type, value.type()) << fixture << ": " << name;
+    }
+  }
+}
+
+TEST(PythonProbe, CondaEnvironment) {
+  NodeFixture node("no-driver-node");
+  node.write("/opt/conda/envs/te/bin/python3.11", "# interpreter");
+  node.symlink("/opt/conda/envs/te/bin/python3", "python3.11");
+  node.write("/opt/conda/envs/te/conda-meta/python-3.11.5-h955ad1f_0.json", "{}");
+  node.write("/opt/conda/envs/te/lib/python3.11/site-packages/transformer_engine-1.13.0.dist-info/METADATA",
+             "Name: transformer_engine\nVersion: 1.13.0\n");
+  Host host = node.host();
+  host.env["CONDA_PREFIX"] = "/opt/conda/envs/te";
+  model::Facts facts;
+  run_python_probe(host, facts);
+  EXPECT_EQ(str(facts, "python.executable"), "/opt/conda/envs/te/bin/python3");
+  EXPECT_EQ(str(facts, "python.env_kind"), "conda");
+  EXPECT_EQ(str(facts, "python.version"), "3.11.5");
+  EXPECT_EQ(str(facts, "te.version"), "1.13.0");
+  EXPECT_FALSE(facts.has("te.path")); // no transformer_engine/ package directory
+}

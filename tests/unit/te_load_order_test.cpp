@@ -1,0 +1,139 @@
+#include "probe/te_load_order.hpp"
+#include "support/node_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace probe;
+using test_support::NodeFixture;
+
+namespace {
+
+model::Version v(const char* text) { return *model::Version::parse(text); }
+const LibrarySpec& spec(std::string_view key) { return *find_library_spec(key); }
+
+struct Search {
+  explicit Search(const NodeFixture& node, std::string purelib) : host(node.host()) {
+    auto c = read_ld_cache(node.root());
+    if (c) cache = *c;
+    ctx.view = make_loader_view(host, cache ? &*cache : nullptr);
+    ctx.env = &host.env;
+    ctx.purelib = std::move(purelib);
+    ctx.cache = cache ? &*cache : nullptr;
+  }
+  util::Result<ConsumerChoice> operator()(const char* te, std::string_view lib) { return te_search(ctx, v(te), spec(lib)); }
+  Host host;
+  std::optional<LdCache> cache;
+  TeContext ctx;
+};
+
+const std::string k_a100_site = "/opt/venv/lib/python3.10/site-packages";
+const std::string k_h100_site = "/opt/torch/.venv/lib/python3.12/site-packages";
+
+} // namespace
+
+TEST(TeLoadOrder, EveryReleaseFromV110ToV218IsModelled) {
+  for (const char* tag : {"1.10", "1.11", "1.12", "1.13", "2.0", "2.1", "2.2", "2.2.1", "2.3", "2.4", "2.5", "2.6", "2.7",
+                          "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14", "2.14.1", "2.15", "2.16", "2.16.1", "2.17",
+                          "2.18", "2.11.0.dev0+abc"}) {
+    EXPECT_NE(find_te_rule("cudnn", v(tag)), nullptr) << tag;
+    EXPECT_NE(find_te_rule("nvrtc", v(tag)), nullptr) << tag;
+  }
+  EXPECT_EQ(find_te_rule("cudnn", v("1.9")), nullptr);
+  EXPECT_EQ(find_te_rule("cudart", v("2.3")), nullptr);
+  EXPECT_NE(find_te_rule("cudart", v("2.4")), nullptr);
+  EXPECT_NE(std::string(find_te_rule("cudnn", v("2.3"))->citation).find("v1.11"), std::string::npos);
+}
+
+// TE <= 2.3 tries the pip wheel first; TE 2.4+ tries the toolkit first.
+TEST(TeLoadOrder, WheelFirstUntil23ToolkitFirstFrom24) {
+  NodeFixture node("a100-node");
+  Search search(node, k_a100_site);
+  auto te23 = search("2.3.0", "cudnn");
+  ASSERT_TRUE(te23.ok()) << te23.error().message;
+  EXPECT_EQ(te23->real, k_a100_site + "/nvidia/cudnn/lib/libcudnn.so.9");
+  EXPECT_NE(te23->reason.find("pip wheel directory"), std::string::npos);
+  node.install("/usr/local/cuda-12.4/targets/x86_64-linux/lib/libcudnn.so.8.9.7", "cudnn8");
+  EXPECT_EQ(search("2.3.0", "cudnn")->real, k_a100_site + "/nvidia/cudnn/lib/libcudnn.so.9");
+  auto te25 = search("2.5.0", "cudnn");
+  ASSERT_TRUE(te25.ok());
+  EXPECT_EQ(te25->real, "/usr/local/cuda-12.4/targets/x86_64-linux/lib/libcudnn.so.8.9.7");
+  EXPECT_NE(te25->reason.find("recursive search of /usr/local/cuda"), std::string::npos);
+  EXPECT_NE(te25->reason.find("CUDNN_HOME/CUDNN_PATH unset"), std::string::npos);
+}
+
+TEST(TeLoadOrder, NewestFileNameFirstAndStubsOnlySkippedFrom211) {
+  NodeFixture node("a100-node");
+  node.install("/opt/cudnn/lib/libcudnn.so.9.1.0", "cudnn9_1");
+  node.install("/opt/cudnn/lib/stubs/libcudnn.so.9.9.9", "cudnn9_1");
+  node.symlink("/opt/cudnn/lib/libcudnn.so.9", "libcudnn.so.9.1.0");
+  Search search(node, k_a100_site);
+  search.host.env["CUDNN_PATH"] = "/opt/cudnn";
+  EXPECT_EQ(search("2.11.0", "cudnn")->path, "/opt/cudnn/lib/libcudnn.so.9.1.0");
+  EXPECT_EQ(search("2.5.0", "cudnn")->path, "/opt/cudnn/lib/stubs/libcudnn.so.9.9.9");
+}
+
+TEST(TeLoadOrder, NvrtcFromTheToolkitWithoutStubs) {
+  NodeFixture node("a100-node");
+  Search search(node, k_a100_site);
+  auto nvrtc = search("2.3.0", "nvrtc");
+  ASSERT_TRUE(nvrtc.ok()) << nvrtc.error().message;
+  EXPECT_EQ(nvrtc->path, "/usr/local/cuda/lib64/libnvrtc.so.12.4.127");
+  EXPECT_EQ(nvrtc->real, "/usr/local/cuda-12.4/targets/x86_64-linux/lib/libnvrtc.so.12.4.127");
+}
+
+// TE 2.11+ on the reference node: nothing in /usr/local/cuda, so dlopen("libcudnn.so") finds
+// the system 9.14 before the wheel's 9.19 is ever looked at.
+TEST(TeLoadOrder, Te211OnTheReferenceNodePicksTheSystemCudnn) {
+  NodeFixture node("h100-node");
+  Search search(node, k_h100_site);
+  auto cudnn = search("2.11.0", "cudnn");
+  ASSERT_TRUE(cudnn.ok()) << cudnn.error().message;
+  EXPECT_EQ(cudnn->real, "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0");
+  EXPECT_NE(cudnn->reason.find("dlopen(\"libcudnn.so\") via default directory /usr/lib/x86_64-linux-gnu"), std::string::npos)
+      << cudnn->reason;
+  // Without the dev link the loader finds nothing and the wheel wins.
+  std::filesystem::remove(node.path("/usr/lib/x86_64-linux-gnu/libcudnn.so"));
+  EXPECT_EQ(search("2.11.0", "cudnn")->real, k_h100_site + "/nvidia/cudnn/lib/libcudnn.so.9");
+  // TE 2.6-2.9 tries the wheel, then `ldconfig -p`, then dlopen: without a wheel directory
+  // (and without the dev link) the ld.so.cache entry is taken.
+  Search no_wheel(node, "/nonexistent");
+  auto te26 = no_wheel("2.6.0", "cudnn");
+  ASSERT_TRUE(te26.ok());
+  EXPECT_EQ(te26->path, "/usr/lib/x86_64-linux-gnu/libcudnn.so.9");
+  EXPECT_NE(te26->reason.find("ldconfig -p"), std::string::npos);
+}
+
+TEST(TeLoadOrder, CudartWheelOnlyWithoutAToolkitFrom211) {
+  NodeFixture node("h100-node");
+  Search search(node, k_h100_site);
+  auto cudart = search("2.11.0", "cudart");
+  ASSERT_FALSE(cudart.ok());
+  EXPECT_NE(cudart.error().message.find("found a system nvrtc"), std::string::npos);
+  std::filesystem::remove_all(node.path("/usr/local/cuda-13.0"));
+  std::filesystem::remove(node.path("/usr/local/cuda"));
+  auto wheel = search("2.11.0", "cudart");
+  ASSERT_TRUE(wheel.ok()) << wheel.error().message;
+  EXPECT_EQ(wheel->real, k_h100_site + "/nvidia/cu13/lib/libcudart.so.13");
+}
+
+TEST(TeLoadOrder, ABrokenPickMakesTheImportFail) {
+  NodeFixture node("a100-node");
+  node.symlink("/opt/cudnn/libcudnn.so.9.99", "libcudnn.so.missing");
+  Search search(node, k_a100_site);
+  search.host.env["CUDNN_HOME"] = "/opt/cudnn";
+  auto r = search("2.11.0", "cudnn");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("import transformer_engine"), std::string::npos);
+}
+
+TEST(TeLoadOrder, OldTeAssertsOneWheelCudnn) {
+  NodeFixture node("a100-node");
+  node.install(k_a100_site + "/nvidia/cudnn/lib/libcudnn.so.8", "cudnn8");
+  Search search(node, k_a100_site);
+  auto te23 = search("2.3.0", "cudnn");
+  ASSERT_FALSE(te23.ok());
+  EXPECT_EQ(te23.error().kind, util::ErrorKind::invalid);
+  EXPECT_NE(te23.error().message.find("AssertionError"), std::string::npos);
+  // TE 2.4+ loads every lib*.so.*[0-9] there: the newest libcudnn.so.N is the one reported.
+  EXPECT_EQ(search("2.5.0", "cudnn")->path, k_a100_site + "/nvidia/cudnn/lib/libcudnn.so.9");
+}
