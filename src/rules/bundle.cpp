@@ -19,9 +19,10 @@ namespace {
 constexpr std::string_view k_magic = "nvte-doctor-rules-bundle 1";
 constexpr std::size_t k_max_files = 4096;
 
-util::Result<void> init_sodium() {
+// sodium_init is idempotent and thread-safe; a failure (no entropy source) is an error value.
+std::optional<util::Error> init_sodium() {
   if (::sodium_init() < 0) return util::make_error(util::ErrorKind::io, "libsodium failed to initialise");
-  return {};
+  return std::nullopt;
 }
 
 std::string to_hex(std::string_view raw) {
@@ -68,7 +69,7 @@ util::Error malformed(std::string_view origin, std::string_view what) {
 } // namespace
 
 util::Result<KeyPair> generate_key_pair() {
-  NVTE_TRY(init_sodium());
+  if (auto failed = init_sodium()) return *failed;
   KeyPair pair{std::string(crypto_sign_PUBLICKEYBYTES, '\0'), std::string(crypto_sign_SECRETKEYBYTES, '\0')};
   ::crypto_sign_keypair(reinterpret_cast<unsigned char*>(pair.public_key.data()),
                         reinterpret_cast<unsigned char*>(pair.secret_key.data()));
@@ -123,7 +124,7 @@ util::Result<std::vector<BundleFile>> read_rules_tree(const std::filesystem::pat
 }
 
 util::Result<std::string> pack_bundle(std::span<const BundleFile> files, std::string_view secret_key) {
-  NVTE_TRY(init_sodium());
+  if (auto failed = init_sodium()) return *failed;
   if (secret_key.size() != crypto_sign_SECRETKEYBYTES)
     return util::make_error(util::ErrorKind::invalid, "an Ed25519 secret key has 64 bytes");
   std::string payload;
@@ -142,7 +143,7 @@ util::Result<std::string> pack_bundle(std::span<const BundleFile> files, std::st
 
 util::Result<UnpackedBundle> unpack_bundle(std::string_view bundle, std::span<const std::string> public_keys,
                                            std::string_view origin) {
-  NVTE_TRY(init_sodium());
+  if (auto failed = init_sodium()) return *failed;
   std::size_t pos = 0;
   auto magic = next_line(bundle, pos);
   if (!magic || *magic != k_magic) return malformed(origin, "the first line is not '" + std::string(k_magic) + "'");

@@ -6,11 +6,12 @@
 
 #include <sodium.h>
 
+#include <cstdlib>
 #include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const auto keys = [] {
-    (void)::sodium_init();
+    if (::sodium_init() < 0) std::abort();
     unsigned char seed[crypto_sign_SEEDBYTES] = {7};
     std::string pk(crypto_sign_PUBLICKEYBYTES, '\0'), sk(crypto_sign_SECRETKEYBYTES, '\0');
     ::crypto_sign_seed_keypair(reinterpret_cast<unsigned char*>(pk.data()), reinterpret_cast<unsigned char*>(sk.data()), seed);

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sys/stat.h>
 
 namespace fs = std::filesystem;
@@ -77,7 +78,7 @@ INSTANTIATE_TEST_SUITE_P(
                     VendorFault{"nvml_hang", "libnvidia-ml.so.1", FAKE_NVML_HANG, "nvml", "timeout"},
                     VendorFault{"cuda_segfault", "libcuda.so.1", FAKE_CUDA_CRASH, "cuda_driver", "crashed"},
                     VendorFault{"cuda_hang", "libcuda.so.1", FAKE_CUDA_HANG, "cuda_driver", "timeout"}),
-    [](const testing::TestParamInfo<VendorFault>& info) { return std::string(info.param.name); });
+    [](const testing::TestParamInfo<VendorFault>& param) { return std::string(param.param.name); });
 
 // A node tree where the files the probes read are FIFOs (open() would wait for a writer),
 // looping or dangling symlinks, and directories.
@@ -110,6 +111,93 @@ TEST(NodeTreeFaults, FifosAndLoopingSymlinksDoNotHangOrCrash) {
   const json* driver = fact(doc, {"probe", "driver", "status"});
   ASSERT_NE(driver, nullptr) << reliability::context(run);
   EXPECT_NE(*driver, "ok");
+}
+
+// A libcudnn.so.9 under the node's CUDA home whose only version source is its own cudnnGetVersion,
+// which segfaults, hangs, or whose constructor aborts while it is loaded.
+struct CudnnFault {
+  const char* name;
+  const char* library;
+};
+
+class CudnnLibraryFault : public testing::TestWithParam<CudnnFault> {};
+
+TEST_P(CudnnLibraryFault, ProbeReportsItAndFinishesInTime) {
+  TempDir dir(GetParam().name);
+  fs::path lib64 = dir / "node/usr/local/cuda/lib64";
+  fs::create_directories(lib64);
+  fs::copy_file(GetParam().library, lib64 / "libcudnn.so.9");
+  auto run = run_doctor({"probe", "--format", "json", "--root", (dir / "node").string()}, {}, std::chrono::seconds(60));
+  ASSERT_FALSE(run.timed_out) << reliability::context(run);
+  EXPECT_LT(run.seconds, 30.0) << reliability::context(run);
+  EXPECT_EQ(run.exit_code, 0) << reliability::context(run);
+  json doc = json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << reliability::context(run);
+  EXPECT_EQ(fact(doc, {"cudnn", "version"}), nullptr) << "a version was invented" << reliability::context(run);
+  // The copy is listed, and the failed call is named.
+  EXPECT_NE(run.out.find("/usr/local/cuda/lib64/libcudnn.so.9"), std::string::npos) << reliability::context(run);
+  const json* reason = fact(doc, {"probe", "libraries", "reason"});
+  ASSERT_NE(reason, nullptr) << reliability::context(run);
+  EXPECT_NE(reason->get<std::string>().find("libcudnn.so.9"), std::string::npos) << reliability::context(run);
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, CudnnLibraryFault,
+                         testing::Values(CudnnFault{"cudnn_segfault", FAKE_CUDNN_CRASH},
+                                         CudnnFault{"cudnn_hang", FAKE_CUDNN_HANG},
+                                         CudnnFault{"cudnn_abort_on_load", FAKE_CUDNN_ABORT}),
+                         [](const testing::TestParamInfo<CudnnFault>& param) { return std::string(param.param.name); });
+
+// Truncated ELF files where vendor libraries should be: the probe names them and goes on.
+TEST(NodeTreeFaults, TruncatedElfFiles) {
+  TempDir dir("elf");
+  fs::path lib64 = dir / "node/usr/local/cuda/lib64";
+  fs::create_directories(lib64);
+  auto elf = util::read_file(FAKE_CUDNN_CRASH);
+  ASSERT_TRUE(elf.ok());
+  for (std::size_t cut : {0u, 4u, 20u, 64u, 700u}) {
+    ASSERT_TRUE(util::write_file_atomic(lib64 / ("libcudnn.so.9." + std::to_string(cut) + ".0"), elf->substr(0, cut)).ok());
+  }
+  ASSERT_TRUE(util::write_file_atomic(lib64 / "libnccl.so.2", elf->substr(0, elf->size() / 2)).ok());
+  fs::create_symlink("libnvrtc.so.13", lib64 / "libnvrtc.so.13"); // loops onto itself
+  auto run = run_doctor({"probe", "--format", "json", "--root", (dir / "node").string()}, {}, std::chrono::seconds(60));
+  ASSERT_FALSE(run.timed_out) << reliability::context(run);
+  EXPECT_EQ(run.exit_code, 0) << reliability::context(run);
+  json doc = json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << reliability::context(run);
+  EXPECT_NE(fact(doc, {"probe", "libraries", "status"}), nullptr) << reliability::context(run);
+}
+
+// A virtual environment with thousands of dist-info directories (generated here): the python
+// probe reads only what it needs and stays fast.
+TEST(NodeTreeFaults, ThousandsOfDistInfoDirectoriesStayFast) {
+  TempDir dir("distinfo");
+  fs::path venv = dir / "node/opt/venv";
+  fs::path site = venv / "lib/python3.12/site-packages";
+  fs::create_directories(venv / "bin");
+  fs::create_directories(site);
+  ASSERT_TRUE(util::write_file_atomic(venv / "pyvenv.cfg", "home = /usr/bin\nversion = 3.12.3\n").ok());
+  ASSERT_TRUE(util::write_file_atomic(venv / "bin/python3", "").ok());
+  constexpr int k_packages = 5000;
+  for (int i = 0; i < k_packages; ++i) {
+    fs::path info = site / ("package_" + std::to_string(i) + "-1.0." + std::to_string(i) + ".dist-info");
+    fs::create_directory(info);
+    std::ofstream(info / "METADATA") << "Metadata-Version: 2.1\nName: package-" << i << "\nVersion: 1.0." << i << "\n";
+  }
+  fs::create_directory(site / "torch-2.6.0+cu124.dist-info");
+  ASSERT_TRUE(util::write_file_atomic(site / "torch-2.6.0+cu124.dist-info/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: 2.6.0+cu124\n").ok());
+  fs::create_symlink("loop.dist-info", site / "loop.dist-info");
+  fs::create_directory(site / "broken-1.0.dist-info"); // no METADATA
+  auto run = run_doctor({"probe", "--format", "json", "--root", (dir / "node").string(), "--python", "/opt/venv/bin/python3"},
+                        {}, std::chrono::seconds(60));
+  ASSERT_FALSE(run.timed_out) << reliability::context(run);
+  EXPECT_EQ(run.exit_code, 0) << reliability::context(run);
+  EXPECT_LT(run.seconds, 10.0) << reliability::context(run);
+  json doc = json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << reliability::context(run);
+  const json* torch = fact(doc, {"torch", "version"});
+  ASSERT_NE(torch, nullptr) << reliability::context(run);
+  EXPECT_EQ(*torch, "2.6.0+cu124");
+  std::printf("probe over %d dist-info directories: %.2f s\n", k_packages, run.seconds);
 }
 
 // RLIMIT_FSIZE in the child (bash's ulimit -f, 1 KiB blocks) makes the report write fail half-way,

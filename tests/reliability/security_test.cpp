@@ -59,7 +59,7 @@ TEST(Rules, ShellTextInTemplatesIsOnlyText) {
   TempDir dir("rulesdata");
   const std::string marker = (dir / "ran").string();
   fs::create_directories(dir / "rules");
-  std::string rule = R"(rules:
+  std::string rule = R"yaml(rules:
   - id: shell-text-is-data
     title: "Shell text $(touch MARK) is data"
     severity: warning
@@ -74,7 +74,7 @@ TEST(Rules, ShellTextInTemplatesIsOnlyText) {
     tests:
       fires: [{driver.version: 550.54.15}]
       quiet: [{gpu.count: 0}]
-)";
+)yaml";
   for (std::size_t pos; (pos = rule.find("MARK")) != std::string::npos;) rule.replace(pos, 4, marker);
   ASSERT_TRUE(util::write_file_atomic(dir / "rules" / "shell.yaml", rule).ok());
   auto run = run_doctor({"check", "--format", "json", "--rules", (dir / "rules").string(), "--facts",
