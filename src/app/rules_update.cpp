@@ -215,7 +215,10 @@ int run_rules_sign(const Options& options) {
   auto files = rules::read_rules_tree(options.sign_dir);
   if (!files) throw util::Fatal{files.error().message};
   auto problems = rules::lint({options.sign_dir});
-  if (!problems.empty()) throw util::Fatal{"refusing to sign rules that do not lint: " + problems.front().rendered().substr(0, problems.front().rendered().find('\n'))};
+  if (!problems.empty()) {
+    std::string first = problems.front().rendered();
+    throw util::Fatal{"refusing to sign rules that do not lint: " + first.substr(0, first.find('\n'))};
+  }
   auto key_text = util::read_file(options.secret_key, 1u << 16);
   if (!key_text) throw util::Fatal{key_text.error().message};
   auto key = rules::decode_key(*key_text, 64, options.secret_key.string());

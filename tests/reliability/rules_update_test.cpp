@@ -187,6 +187,17 @@ TEST_F(RulesUpdate, RefusesPlainHttpToOtherHosts) {
   EXPECT_NE(run.err.find("https"), std::string::npos) << run.err;
 }
 
+TEST_F(RulesUpdate, SignRefusesRulesThatDoNotLintAndKeysArePrivate) {
+  fs::create_directories(m_dir / "bad");
+  ASSERT_TRUE(util::write_file_atomic(m_dir / "bad" / "x.yaml", "rules:\n  - id: lonely\n    title: t\n").ok());
+  auto run = run_doctor({"rules", "sign", (m_dir / "bad").string(), "--secret-key", (m_dir / "signer.key").string()});
+  EXPECT_EQ(run.exit_code, 3) << reliability::context(run);
+  EXPECT_NE(run.err.find("do not lint"), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty());
+  auto perms = fs::status(m_dir / "signer.key").permissions();
+  EXPECT_EQ(perms & (fs::perms::group_all | fs::perms::others_all), fs::perms::none);
+}
+
 TEST_F(RulesUpdate, KeysFromTheConfigFile) {
   LoopbackServer server({{"/good.bundle", {200, m_good, 0}}});
   std::string pub = *util::read_file(m_dir / "signer.pub");
