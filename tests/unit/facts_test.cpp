@@ -60,6 +60,9 @@ TEST(Facts, FromJsonRejectsBadInputWithOneLine) {
   auto huge = Facts::from_json(R"({"schema_version": 1, "facts": {"x": 1e99999}})", "huge.json");
   ASSERT_FALSE(huge.ok());
   EXPECT_NE(huge.error().message.find("huge.json"), std::string::npos);
+  // Shapes that would load under one name and save under another (fuzzing's round-trip property).
+  EXPECT_FALSE(Facts::from_json(R"({"schema_version": 1, "facts": {"cuda": {"x[]": {"y": 1}}}})", "k.json").ok());
+  EXPECT_FALSE(Facts::from_json(R"({"schema_version": 1, "facts": {"a": [[1, 2]]}})", "n.json").ok());
 }
 
 TEST(Facts, OverrideTypesByCatalogAndCreatesSyntheticGpu) {
