@@ -115,9 +115,10 @@ struct Loader {
     if (error) return;
     if (node.is_object()) {
       for (auto it = node.begin(); it != node.end(); ++it) {
-        // Brackets in a key or an array inside an array would be read back as other names
-        // (found by fuzz_facts_json's round-trip property); no fact is shaped that way.
-        if (it.key().find_first_of("[]") != std::string::npos) return fail(name + "." + it.key(), "'[' or ']' in a key");
+        // Names come from nesting: a key with '.', '[' or ']' (or an array inside an array) would
+        // be written back under other names, or collide with a collection such as gpu[] (found
+        // by fuzz_facts_json's round-trip property). to_json never writes such keys.
+        if (it.key().find_first_of(".[]") != std::string::npos) return fail(name + "." + it.key(), "'.', '[' or ']' in a key");
         walk(it.value(), name.empty() ? it.key() : name + "." + it.key());
       }
     } else if (node.is_array()) {

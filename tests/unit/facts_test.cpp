@@ -63,6 +63,7 @@ TEST(Facts, FromJsonRejectsBadInputWithOneLine) {
   // Shapes that would load under one name and save under another (fuzzing's round-trip property).
   EXPECT_FALSE(Facts::from_json(R"({"schema_version": 1, "facts": {"cuda": {"x[]": {"y": 1}}}})", "k.json").ok());
   EXPECT_FALSE(Facts::from_json(R"({"schema_version": 1, "facts": {"a": [[1, 2]]}})", "n.json").ok());
+  EXPECT_FALSE(Facts::from_json(R"({"schema_version": 1, "facts": {"gpu": [{"sm": 90}], "gpu.x": {"y": 1}}})", "d.json").ok());
 }
 
 TEST(Facts, OverrideTypesByCatalogAndCreatesSyntheticGpu) {
