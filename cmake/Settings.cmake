@@ -12,6 +12,15 @@ if(NVTE_SANITIZE)
                          -fno-sanitize-recover=undefined)
   target_link_options(nvte_settings INTERFACE -fsanitize=address,undefined)
 endif()
+if(NVTE_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "NVTE_FUZZ needs clang (libFuzzer): -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang")
+  endif()
+  # Coverage instrumentation for every library; the fuzzers add -fsanitize=fuzzer at link time.
+  target_compile_options(nvte_settings INTERFACE -fsanitize=fuzzer-no-link,address,undefined
+                         -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(nvte_settings INTERFACE -fsanitize=address,undefined)
+endif()
 target_include_directories(nvte_settings INTERFACE ${PROJECT_SOURCE_DIR}/src)
 
 # Third-party headers are system headers: their warnings are not ours to fix.

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libpci-dev libyaml-cpp-dev libcurl4-openssl-dev
           nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libelf-dev libsystemd-dev scdoc
-          libyaml-dev python3-jsonschema prometheus zsh)
+          libyaml-dev python3-jsonschema prometheus zsh libsodium-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -18,5 +18,8 @@ int run_fleet(const Options& options);  // nvte-doctor fleet REPORT...|DIR
 int run_selftest(const Options& options); // nvte-doctor selftest
 // The hidden `selftest-child CHECK JSON` the self-test re-executes (selftest/selftest.hpp).
 int run_selftest_child(int argc, char** argv);
+int run_rules_update(const Options& options); // rules update URL: verified, linted, swapped in atomically
+int run_rules_sign(const Options& options);   // rules sign DIR --secret-key FILE: a signed bundle
+int run_rules_keygen(const Options& options); // rules keygen PREFIX: PREFIX.key (0600) and PREFIX.pub
 
 } // namespace app

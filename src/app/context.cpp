@@ -1,5 +1,7 @@
 #include "app/context.hpp"
 
+#include "app/rules_update.hpp"
+
 #include "probe/probe.hpp"
 #include "util/file.hpp"
 #include "util/logging.hpp"
@@ -56,6 +58,7 @@ void write_output(const Options& options, std::string_view document) {
 std::vector<std::filesystem::path> rules_directories(const Options& options) {
   if (!options.rules_dirs.empty()) return options.rules_dirs;
   if (const char* env = std::getenv("NVTE_DOCTOR_RULES"); env && *env) return {env};
+  if (auto updated = active_bundle(options)) return {*updated}; // `rules update` replaced the installed set
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   // A binary in its build tree uses the rules of its source tree, even where a package is installed.

@@ -34,6 +34,12 @@ struct Options {
   std::string max_age;                             // fleet --max-age DURATION (default 1d)
   bool selftest = false;                           // check --selftest: run the self-test and fold it in
   double selftest_timeout = 120;                   // selftest --timeout S: per check, in seconds
+  std::filesystem::path state_dir = "/var/lib/nvte-doctor"; // --state-dir: updated rules live in <state_dir>/rules
+  std::string update_url;                          // rules update URL
+  std::vector<std::filesystem::path> public_keys;  // rules update --public-key FILE (repeatable)
+  std::filesystem::path sign_dir;                  // rules sign DIR
+  std::filesystem::path secret_key;                // rules sign --secret-key FILE
+  std::filesystem::path keygen_prefix;             // rules keygen PREFIX
 };
 
 } // namespace app

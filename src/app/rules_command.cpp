@@ -2,6 +2,7 @@
 #include "app/app.hpp"
 #include "app/context.hpp"
 #include "app/rules_loading.hpp"
+#include "app/rules_update.hpp"
 #include "util/strings.hpp"
 
 #include <nlohmann/json.hpp>
@@ -10,16 +11,32 @@
 
 namespace app {
 
+namespace {
+
+// Where the rules in use come from: an updated bundle (with its source) or the directories.
+std::string rules_source(const Options& options) {
+  auto dirs = rules_directories(options);
+  if (auto bundle = active_bundle(options); bundle && dirs.size() == 1 && dirs.front() == *bundle) {
+    if (auto description = bundle_description(*bundle)) return *description + " in " + bundle->string();
+  }
+  std::vector<std::string> names;
+  for (const auto& dir : dirs) names.push_back(dir.string());
+  return util::join(names, ", ");
+}
+
+} // namespace
+
 int run_rules_list(const Options& options) {
   rules::RuleSet rules = load_rules(options);
   auto summaries = rules.rule_summaries();
+  const std::string source = rules_source(options);
   if (options.format == Format::json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& r : summaries) {
       list.push_back({{"id", r.id}, {"severity", std::string(model::to_string(r.severity))}, {"area", r.area},
                       {"kind", r.kind}, {"backend", r.backend}, {"title", r.title}, {"file", r.file}, {"line", r.line}});
     }
-    write_output(options, nlohmann::ordered_json{{"rules_digest", rules.digest()}, {"rules", list}}.dump(2) + "\n");
+    write_output(options, nlohmann::ordered_json{{"rules_digest", rules.digest()}, {"source", source}, {"rules", list}}.dump(2) + "\n");
     return 0;
   }
   std::size_t width = 0;
@@ -33,6 +50,7 @@ int run_rules_list(const Options& options) {
     out += id + severity + r.title + "\n";
   }
   out += std::to_string(summaries.size()) + " rules, digest " + rules.digest() + "\n";
+  out += "source: " + source + "\n";
   write_output(options, out);
   return 0;
 }

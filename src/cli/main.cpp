@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -65,6 +66,9 @@ int main(int argc, char** argv) {
   // The self-test's child (selftest/selftest.hpp): not a user command, not in --help.
   if (argc >= 2 && std::string_view(argv[1]) == "selftest-child") return app::run_selftest_child(argc, argv);
 
+  // A full file system or a file size limit (RLIMIT_FSIZE) must be an error the atomic writer
+  // reports and cleans up after, not SIGXFSZ killing the process with a temporary file left.
+  std::signal(SIGXFSZ, SIG_IGN);
   app::Options options;
   std::string format = "text";
   bool no_color = false;
@@ -137,13 +141,29 @@ int main(int argc, char** argv) {
   fleet->add_option("--output,-o", options.output, "Write the summary to FILE (atomically) instead of stdout");
   fleet->add_option("--max-age", options.max_age, "Reports older than this are stale (default 1d; e.g. 30m, 2h)");
 
-  for (auto* sub : {check, probe, explain, selftest, rules, rules_list, rules_show, rules_lint, run, daemon, fleet}) sub->fallthrough();
+  auto* rules_update = rules->add_subcommand("update", "Download a signed rules bundle, verify, lint and activate it atomically");
+  rules_update->add_option("url", options.update_url, "Bundle URL (https://; http:// only to 127.0.0.1)")->required();
+  rules_update->add_option("--public-key", options.public_keys, "Trusted Ed25519 public key file (repeatable; default: the config's rules_update.public_keys)");
+  add_config_option(*rules_update, options);
+  auto* rules_sign = rules->add_subcommand("sign", "Make a signed rules bundle from a rules directory");
+  rules_sign->add_option("dir", options.sign_dir, "Rules directory")->required();
+  rules_sign->add_option("--secret-key", options.secret_key, "Ed25519 secret key file (rules keygen)")->required();
+  rules_sign->add_option("--output,-o", options.output, "Write the bundle to FILE (atomically) instead of stdout");
+  auto* rules_keygen = rules->add_subcommand("keygen", "Make a rules signing key pair: PREFIX.key (secret) and PREFIX.pub");
+  rules_keygen->add_option("prefix", options.keygen_prefix, "Path prefix of the key files")->required();
+  for (auto* sub : {rules_list, rules_show, rules_update})
+    sub->add_option("--state-dir", options.state_dir, "State directory holding updated rules (default /var/lib/nvte-doctor)");
+
+
+  for (auto* sub : {check, probe, explain, selftest, rules, rules_list, rules_show, rules_lint, run, daemon, fleet, rules_update, rules_sign,
+                    rules_keygen}) sub->fallthrough();
 
   // The default command takes the same options at top level: `nvte-doctor --format json`.
   add_common(cli, options, format);
   add_rules_option(cli, options);
   add_workload_options(cli, options);
   add_config_option(cli, options);
+  cli.add_option("--state-dir", options.state_dir, "State directory holding updated rules (default /var/lib/nvte-doctor)");
 
   try {
     cli.parse(argc, argv);
@@ -178,6 +198,9 @@ int main(int argc, char** argv) {
     if (run->parsed()) return app::run_run(options);
     if (daemon->parsed()) return app::run_daemon(options);
     if (fleet->parsed()) return app::run_fleet(options);
+    if (rules_update->parsed()) return app::run_rules_update(options);
+    if (rules_sign->parsed()) return app::run_rules_sign(options);
+    if (rules_keygen->parsed()) return app::run_rules_keygen(options);
     return app::run_check(options);
   } catch (const util::Fatal& fatal) {
     std::fprintf(stderr, "nvte-doctor: %s\n", fatal.message.c_str());

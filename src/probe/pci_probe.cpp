@@ -55,7 +55,8 @@ private:
 thread_local std::jmp_buf* t_error_jump = nullptr;
 thread_local char t_error_message[512];
 
-[[noreturn]] void on_pci_error(char* format, ...) {
+// __attribute__ (not [[noreturn]]): libpci declares the hook noreturn as part of its type, which clang checks.
+__attribute__((noreturn)) void on_pci_error(char* format, ...) {
   va_list args;
   va_start(args, format);
   std::vsnprintf(t_error_message, sizeof t_error_message, format, args);

@@ -338,4 +338,55 @@ FlushResult push_report(const PushConfig& config, std::string_view document, con
   return result;
 }
 
+namespace {
+
+struct Download {
+  std::string body;
+  std::size_t max_bytes = 0;
+  bool too_large = false;
+};
+
+std::size_t keep_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* download = static_cast<Download*>(user);
+  std::size_t bytes = size * count;
+  if (download->body.size() + bytes > download->max_bytes) {
+    download->too_large = true;
+    return 0; // aborts the transfer
+  }
+  download->body.append(data, bytes);
+  return bytes;
+}
+
+} // namespace
+
+util::Result<std::string> http_get(const std::string& url, std::chrono::milliseconds timeout, std::size_t max_bytes) {
+  const auto& api = curl_api();
+  if (!api) return api.error();
+  CurlHandle curl(api->easy_init());
+  if (!curl) return util::make_error(util::ErrorKind::io, "libcurl could not create a handle");
+  Download download{{}, max_bytes, false};
+  char error[CURL_ERROR_SIZE] = {};
+  api->easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
+  api->easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "https,http");
+  api->easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 0L);
+  api->easy_setopt(curl.get(), CURLOPT_FAILONERROR, 1L);
+  api->easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
+  api->easy_setopt(curl.get(), CURLOPT_SSL_VERIFYPEER, 1L);
+  api->easy_setopt(curl.get(), CURLOPT_SSL_VERIFYHOST, 2L);
+  api->easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT_MS, std::min<long>(10000L, static_cast<long>(timeout.count())));
+  api->easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  api->easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, keep_body);
+  api->easy_setopt(curl.get(), CURLOPT_WRITEDATA, &download);
+  api->easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
+  CURLcode code = api->easy_perform(curl.get());
+  if (download.too_large)
+    return util::make_error(util::ErrorKind::invalid, url + ": larger than " + std::to_string(max_bytes) + " bytes");
+  if (code != CURLE_OK) {
+    std::string why = error[0] ? error : api->easy_strerror(code);
+    auto kind = code == CURLE_OPERATION_TIMEDOUT ? util::ErrorKind::timeout : util::ErrorKind::io;
+    return util::make_error(kind, "cannot download " + url + ": " + why);
+  }
+  return std::move(download.body);
+}
+
 } // namespace service

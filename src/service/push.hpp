@@ -65,4 +65,8 @@ std::chrono::milliseconds retry_delay(const PushConfig& config, int attempt);
 // Spools the report and flushes the spool (the `run` step); the token is read once here.
 FlushResult push_report(const PushConfig& config, std::string_view document, const SleepFunction& sleep = {});
 
+// GETs url through the same dlopen'd libcurl as push (TLS verification on, no redirects, the body
+// capped at max_bytes); an HTTP error status, a timeout or a larger body is an error naming url.
+util::Result<std::string> http_get(const std::string& url, std::chrono::milliseconds timeout, std::size_t max_bytes);
+
 } // namespace service

@@ -30,8 +30,16 @@ static Error file_error(std::string_view what, const std::filesystem::path& path
 }
 
 Result<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO (a node tree can hold one where a /proc file should be) must not
+  // wait for a writer; sockets and FIFOs are refused, other files are read blocking as usual.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd) return file_error("cannot open", path, errno);
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) return file_error("cannot stat", path, errno);
+  if (S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode) || S_ISDIR(info.st_mode))
+    return Error{ErrorKind::invalid, path.string() + ": not a regular file (" +
+                                         (S_ISDIR(info.st_mode) ? "a directory" : S_ISFIFO(info.st_mode) ? "a FIFO" : "a socket") + ")"};
+  if (::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK) != 0) return file_error("cannot read", path, errno);
   std::string content;
   char buffer[16384];
   for (;;) {

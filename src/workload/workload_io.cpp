@@ -188,6 +188,9 @@ util::Result<HfImport> parse_hf_config(std::string_view json_text, std::string_v
     std::string what = e.what();
     if (auto pos = what.find("parse error"); pos != std::string::npos) what = what.substr(pos);
     return parse_error(at_offset(json_text, source, e.byte) + what);
+  } catch (const Json::exception& e) {
+    // out_of_range 406: a number that overflows a double (found by fuzzing).
+    return parse_error(std::string(source) + ": " + e.what());
   }
   if (!root.is_object()) return parse_error(std::string(source) + ": a config.json must be a JSON object");
   // Multimodal configs keep the language model's shape under text_config.

@@ -3,10 +3,12 @@
  * Compile-time variants misbehave the way real drivers have been seen to:
  *   FAKE_NVML_HANG       nvmlInit_v2 never returns
  *   FAKE_NVML_CRASH      nvmlDeviceGetCount_v2 dereferences NULL
+ *   FAKE_NVML_ABORT      nvmlInit_v2 calls abort() (an assertion inside the driver)
  *   FAKE_NVML_NO_INIT_V2 an NVML from before the _v2 entry points (only nvmlInit)
  *   FAKE_NVML_NO_MIG     lacks nvmlDeviceGetMigMode (an optional entry point)
  *   FAKE_NVML_NO_DRIVER  nvmlInit_v2 fails with NVML_ERROR_DRIVER_NOT_LOADED */
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -45,6 +47,8 @@ int nvmlInit_v2(void) {
   for (;;) pause();
 #elif defined(FAKE_NVML_NO_DRIVER)
   return 9;
+#elif defined(FAKE_NVML_ABORT)
+  abort();
 #else
   return 0;
 #endif

@@ -56,6 +56,14 @@ TEST(Facts, FromJsonRejectsBadInputWithOneLine) {
   EXPECT_NE(typed.error().message.find("cudnn.version"), std::string::npos);
   auto wrong = Facts::from_json(R"({"schema_version": 1, "facts": {"gpu": [{"sm": "eighty"}]}})", "w.json");
   EXPECT_FALSE(wrong.ok());
+  // A number beyond a double made the JSON library throw despite allow_exceptions=false (fuzzing).
+  auto huge = Facts::from_json(R"({"schema_version": 1, "facts": {"x": 1e99999}})", "huge.json");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("huge.json"), std::string::npos);
+  // Shapes that would load under one name and save under another (fuzzing's round-trip property).
+  EXPECT_FALSE(Facts::from_json(R"({"schema_version": 1, "facts": {"cuda": {"x[]": {"y": 1}}}})", "k.json").ok());
+  EXPECT_FALSE(Facts::from_json(R"({"schema_version": 1, "facts": {"a": [[1, 2]]}})", "n.json").ok());
+  EXPECT_FALSE(Facts::from_json(R"({"schema_version": 1, "facts": {"gpu": [{"sm": 90}], "gpu.x": {"y": 1}}})", "d.json").ok());
 }
 
 TEST(Facts, OverrideTypesByCatalogAndCreatesSyntheticGpu) {

@@ -266,3 +266,10 @@ TEST(WorkloadSettings, OverridesAndClearsAssumed) {
   ASSERT_FALSE(e3.ok());
   EXPECT_NE(e3.error().message.find("is_training"), std::string::npos);
 }
+
+TEST(HfConfig, NumberBeyondADoubleIsAnErrorNotACrash) {
+  // nlohmann throws out_of_range (not parse_error) for it; found by fuzzing.
+  auto huge = workload::parse_hf_config(R"({"num_attention_heads": 32, "hidden_size": 1e99999})", "config.json");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("config.json"), std::string::npos);
+}

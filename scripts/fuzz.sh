@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer targets of tests/fuzz. Builds them with clang into build-fuzz/ (-DNVTE_FUZZ=ON:
+# ASan + UBSan + coverage), then runs each named target (default: all) for SECONDS (default 180)
+# on a working copy of its seed corpus. New inputs stay in build-fuzz/corpus/<target>/; crashes,
+# leaks and timeouts land in build-fuzz/artifacts/<target>/ — copy a reproducer into
+# tests/fuzz/corpus/<target>/ once it is fixed, and the ordinary ctest replay keeps it fixed.
+# Usage: scripts/fuzz.sh [-t SECONDS] [target...]   (targets: the fuzz_<name> files, without prefix)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=180
+if [[ ${1:-} == -t ]]; then seconds=$2; shift 2; fi
+targets=("$@")
+if ((${#targets[@]} == 0)); then
+  for f in tests/fuzz/fuzz_*.cpp; do t=$(basename "$f" .cpp); targets+=("${t#fuzz_}"); done
+fi
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTE_FUZZ=ON >/dev/null
+cmake --build build-fuzz -j"${JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}"
+for t in "${targets[@]}"; do
+  mkdir -p "build-fuzz/corpus/$t" "build-fuzz/artifacts/$t"
+  echo "== fuzz_$t for ${seconds}s"
+  # detect_leaks=0: the YAML and JSON libraries keep process-lifetime caches; leaks are checked
+  # by scripts/sanitize.sh on the test suite instead.
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 "build-fuzz/tests/fuzz/fuzz_$t" \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="build-fuzz/artifacts/$t/" "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" 2>&1 |
+    tee "build-fuzz/artifacts/$t/log.txt" | grep -E '^(#[0-9]+ +(DONE|pulse)|stat::|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)' || true
+done

@@ -1,0 +1,79 @@
+// Runs the built nvte-doctor as a user would, for the reliability tests: a clean environment
+// (PATH, HOME, NO_COLOR and what the test adds), a hard timeout, and the time it took.
+#pragma once
+
+#include "util/subprocess.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace reliability {
+
+struct DoctorRun {
+  int exit_code = -1;  // -1 when a signal ended it or it timed out
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+  double seconds = 0;
+};
+
+inline DoctorRun run_doctor(std::vector<std::string> args, std::map<std::string, std::string> env = {},
+                            std::chrono::seconds timeout = std::chrono::seconds(60), std::string program = NVTE_BINARY) {
+  std::vector<std::string> argv = {std::move(program)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  util::CommandOptions options;
+  options.timeout = timeout;
+  env.emplace("PATH", "/usr/bin:/bin");
+  env.emplace("HOME", "/nonexistent");
+  env.emplace("NO_COLOR", "1");
+  options.environment = env;
+  auto start = std::chrono::steady_clock::now();
+  auto result = util::run_command(argv, options);
+  DoctorRun run;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!result.ok()) {
+    run.err = result.error().message;
+    return run;
+  }
+  run.exit_code = result->exit_code.value_or(-1);
+  run.timed_out = result->timed_out;
+  run.out = result->out;
+  run.err = result->err;
+  return run;
+}
+
+// A fresh directory under the system temp dir, removed by the destructor.
+class TempDir {
+public:
+  explicit TempDir(const std::string& name)
+      : m_path(std::filesystem::temp_directory_path() / ("nvte-rel-" + name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(m_path);
+    std::filesystem::create_directories(m_path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return m_path; }
+  std::filesystem::path operator/(const std::string& name) const { return m_path / name; }
+
+private:
+  std::filesystem::path m_path;
+};
+
+inline std::string context(const DoctorRun& run) {
+  return "\n--- exit " + std::to_string(run.exit_code) + (run.timed_out ? " (timed out)" : "") + " after " +
+         std::to_string(run.seconds) + " s\n--- stdout ---\n" + run.out.substr(0, 3000) + "\n--- stderr ---\n" +
+         run.err.substr(0, 3000);
+}
+
+} // namespace reliability

@@ -1,0 +1,240 @@
+// Signed rules updates end to end: the real binary makes keys and bundles (`rules keygen`,
+// `rules sign`) and runs `rules update` against a loopback HTTP server (127.0.0.1, a thread of
+// this test) that serves a good bundle, a tampered one, one signed by another key, a truncated
+// file, a connection that closes mid-body, a 500, and a well-signed bundle whose rules do not
+// lint. After each failure the previously active set must still be active and working.
+#include "doctor_runner.hpp"
+#include "rules/bundle.hpp"
+#include "util/file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
+
+namespace fs = std::filesystem;
+using reliability::run_doctor;
+using reliability::TempDir;
+
+namespace {
+
+// One response per path: the body, and how many bytes Content-Length claims (to cut a body short).
+struct Response {
+  int status = 200;
+  std::string body;
+  std::size_t claimed_length = 0;
+};
+
+class LoopbackServer {
+public:
+  explicit LoopbackServer(std::map<std::string, Response> responses) : m_responses(std::move(responses)) {
+    m_listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = 0;
+    if (::bind(m_listener, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(m_listener, 8) != 0)
+      throw std::runtime_error("cannot listen on 127.0.0.1");
+    socklen_t length = sizeof address;
+    ::getsockname(m_listener, reinterpret_cast<sockaddr*>(&address), &length);
+    m_port = ntohs(address.sin_port);
+    m_thread = std::thread([this] { serve(); });
+  }
+  ~LoopbackServer() {
+    ::shutdown(m_listener, SHUT_RDWR);
+    ::close(m_listener);
+    m_thread.join();
+  }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(m_port) + path; }
+
+private:
+  void serve() {
+    for (;;) {
+      int client = ::accept4(m_listener, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client < 0) return;
+      std::string request;
+      char buffer[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        ssize_t n = ::recv(client, buffer, sizeof buffer, 0);
+        if (n <= 0) break;
+        request.append(buffer, static_cast<std::size_t>(n));
+      }
+      auto first_space = request.find(' ');
+      std::string path = request.substr(first_space + 1, request.find(' ', first_space + 1) - first_space - 1);
+      auto it = m_responses.find(path);
+      Response response = it == m_responses.end() ? Response{404, "not found\n", 0} : it->second;
+      std::size_t claimed = response.claimed_length ? response.claimed_length : response.body.size();
+      std::string head = "HTTP/1.1 " + std::to_string(response.status) + " X\r\nContent-Length: " + std::to_string(claimed) +
+                         "\r\nConnection: close\r\n\r\n";
+      std::string all = head + response.body;
+      (void)util::write_all(client, all);
+      ::close(client);
+    }
+  }
+
+  std::map<std::string, Response> m_responses;
+  int m_listener = -1;
+  int m_port = 0;
+  std::thread m_thread;
+};
+
+std::string source_rules() { return std::string(NVTE_SOURCE_DIR) + "/rules"; }
+
+class RulesUpdate : public testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_EQ(run_doctor({"rules", "keygen", (m_dir / "signer").string()}).exit_code, 0);
+    ASSERT_EQ(run_doctor({"rules", "keygen", (m_dir / "stranger").string()}).exit_code, 0);
+    auto signed_run = run_doctor({"rules", "sign", source_rules(), "--secret-key", (m_dir / "signer.key").string(),
+                                  "--output", (m_dir / "good.bundle").string()});
+    ASSERT_EQ(signed_run.exit_code, 0) << reliability::context(signed_run);
+    m_good = *util::read_file(m_dir / "good.bundle");
+  }
+
+  reliability::DoctorRun update(const std::string& url, const std::string& key = "signer.pub") {
+    return run_doctor({"rules", "update", url, "--public-key", (m_dir / key).string(), "--state-dir", m_state.string()});
+  }
+  reliability::DoctorRun list() { return run_doctor({"rules", "list", "--state-dir", m_state.string()}); }
+  std::string active() const {
+    std::error_code ec;
+    return fs::read_symlink(m_state / "rules" / "current", ec).string();
+  }
+
+  TempDir m_dir{"update"};
+  fs::path m_state = m_dir / "state";
+  std::string m_good;
+};
+
+TEST_F(RulesUpdate, GoodBundleIsInstalledAndListed) {
+  LoopbackServer server({{"/good.bundle", {200, m_good, 0}}});
+  auto run = update(server.url("/good.bundle"));
+  ASSERT_EQ(run.exit_code, 0) << reliability::context(run);
+  EXPECT_NE(active(), "");
+  auto listed = list();
+  ASSERT_EQ(listed.exit_code, 0) << reliability::context(listed);
+  EXPECT_NE(listed.out.find("source: bundle "), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("from " + server.url("/good.bundle")), std::string::npos) << listed.out;
+  // The same digest as the source tree: the bundle carries the files byte for byte.
+  auto shipped = run_doctor({"rules", "list", "--rules", source_rules()});
+  EXPECT_EQ(shipped.out.substr(0, shipped.out.find("source:")), listed.out.substr(0, listed.out.find("source:")));
+  // check uses the installed bundle.
+  auto check = run_doctor({"check", "--state-dir", m_state.string(), "--facts",
+                           std::string(NVTE_TESTS_DIR) + "/fixtures/snapshots/h100-node.json"});
+  EXPECT_LE(check.exit_code, 2) << reliability::context(check);
+  // Installing it again is a no-op.
+  auto again = update(server.url("/good.bundle"));
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_NE(again.out.find("already active"), std::string::npos) << again.out;
+}
+
+TEST_F(RulesUpdate, EveryBadDownloadLeavesTheOldSetActive) {
+  std::string tampered = m_good;
+  auto at = tampered.find("severity: warning");
+  ASSERT_NE(at, std::string::npos);
+  tampered.replace(at, 17, "severity: error  "); // same length: only the signature can tell
+
+  // Well signed, but its rules do not lint (a rule without references or tests).
+  auto secret = rules::decode_key(*util::read_file(m_dir / "signer.key"), 64, "signer.key");
+  ASSERT_TRUE(secret.ok());
+  std::vector<rules::BundleFile> files = {{"bad.yaml", "rules:\n  - id: lonely\n    title: t\n    severity: info\n    when: has(driver.version)\n    message: m\n"}};
+  auto unlinted = rules::pack_bundle(files, *secret);
+  ASSERT_TRUE(unlinted.ok());
+
+  LoopbackServer server({{"/good.bundle", {200, m_good, 0}},
+                         {"/tampered.bundle", {200, tampered, 0}},
+                         {"/truncated.bundle", {200, m_good.substr(0, m_good.size() / 2), 0}},
+                         {"/cut.bundle", {200, m_good.substr(0, m_good.size() / 3), m_good.size()}},
+                         {"/error.bundle", {500, "internal error\n", 0}},
+                         {"/unlinted.bundle", {200, *unlinted, 0}}});
+  ASSERT_EQ(update(server.url("/good.bundle")).exit_code, 0);
+  const std::string before = active();
+  const std::string listed_before = list().out;
+
+  struct Bad {
+    std::string path;
+    std::string key;
+    std::string reason;
+  };
+  for (const Bad& bad : {Bad{"/tampered.bundle", "signer.pub", "does not verify"},
+                         Bad{"/good.bundle", "stranger.pub", "does not verify"},
+                         Bad{"/truncated.bundle", "signer.pub", "truncated"},
+                         Bad{"/cut.bundle", "signer.pub", "cannot download"},
+                         Bad{"/error.bundle", "signer.pub", "500"},
+                         Bad{"/missing.bundle", "signer.pub", "404"},
+                         Bad{"/unlinted.bundle", "signer.pub", "does not lint"}}) {
+    SCOPED_TRACE(bad.path + " with " + bad.key);
+    auto run = update(server.url(bad.path), bad.key);
+    EXPECT_EQ(run.exit_code, 3) << reliability::context(run);
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << reliability::context(run);
+    EXPECT_NE(run.err.find(bad.reason), std::string::npos) << reliability::context(run);
+    EXPECT_EQ(active(), before);
+    EXPECT_EQ(list().out, listed_before);
+    // No half-unpacked bundle is left beside the good one.
+    std::size_t entries = 0;
+    for (const auto& entry : fs::directory_iterator(m_state / "rules" / "bundles")) {
+      (void)entry;
+      ++entries;
+    }
+    EXPECT_EQ(entries, 1u);
+  }
+}
+
+TEST_F(RulesUpdate, RefusesPlainHttpToOtherHosts) {
+  auto run = update("http://192.0.2.1/rules.bundle");
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_NE(run.err.find("https"), std::string::npos) << run.err;
+}
+
+TEST_F(RulesUpdate, SignRefusesRulesThatDoNotLintAndKeysArePrivate) {
+  fs::create_directories(m_dir / "bad");
+  ASSERT_TRUE(util::write_file_atomic(m_dir / "bad" / "x.yaml", "rules:\n  - id: lonely\n    title: t\n").ok());
+  auto run = run_doctor({"rules", "sign", (m_dir / "bad").string(), "--secret-key", (m_dir / "signer.key").string()});
+  EXPECT_EQ(run.exit_code, 3) << reliability::context(run);
+  EXPECT_NE(run.err.find("do not lint"), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty());
+  auto perms = fs::status(m_dir / "signer.key").permissions();
+  EXPECT_EQ(perms & (fs::perms::group_all | fs::perms::others_all), fs::perms::none);
+}
+
+TEST_F(RulesUpdate, KeysFromTheConfigFile) {
+  LoopbackServer server({{"/good.bundle", {200, m_good, 0}}});
+  std::string pub = *util::read_file(m_dir / "signer.pub");
+  std::string key_line = pub.substr(pub.find('\n') + 1);
+  key_line = key_line.substr(0, key_line.find('\n'));
+  ASSERT_TRUE(util::write_file_atomic(m_dir / "config.yaml", "rules_update:\n  public_keys:\n    - " + key_line + "\n").ok());
+  auto run = run_doctor({"rules", "update", server.url("/good.bundle"), "--config", (m_dir / "config.yaml").string(),
+                         "--state-dir", m_state.string()});
+  EXPECT_EQ(run.exit_code, 0) << reliability::context(run);
+  auto none = run_doctor({"rules", "update", server.url("/good.bundle"), "--config", (m_dir / "nope.yaml").string(),
+                          "--state-dir", m_state.string()});
+  EXPECT_EQ(none.exit_code, 3);
+  EXPECT_NE(none.err.find("no trusted public key"), std::string::npos) << none.err;
+}
+
+TEST(Bundle, RoundTripAndRejections) {
+  auto pair = rules::generate_key_pair();
+  ASSERT_TRUE(pair.ok());
+  std::vector<rules::BundleFile> files = {{"a.yaml", "rules: []\n"}, {"sub/b.yaml", "x\n\n"}};
+  auto bundle = rules::pack_bundle(files, pair->secret_key);
+  ASSERT_TRUE(bundle.ok());
+  std::vector<std::string> keys = {pair->public_key};
+  auto unpacked = rules::unpack_bundle(*bundle, keys, "test");
+  ASSERT_TRUE(unpacked.ok()) << unpacked.error().message;
+  ASSERT_EQ(unpacked->files.size(), 2u);
+  EXPECT_EQ(unpacked->files[1].path, "sub/b.yaml");
+  EXPECT_EQ(unpacked->files[1].content, "x\n\n");
+  EXPECT_EQ(unpacked->key_id, rules::key_id(pair->public_key));
+  for (const char* bad : {"../x.yaml", "/abs.yaml", "a/./b.yaml", "a b.yaml", "x.sh"}) {
+    std::vector<rules::BundleFile> evil = {{bad, "x"}};
+    EXPECT_FALSE(rules::pack_bundle(evil, pair->secret_key).ok()) << bad;
+  }
+  EXPECT_EQ(rules::unpack_bundle(*bundle, {}, "test").error().kind, util::ErrorKind::permission);
+  EXPECT_EQ(rules::unpack_bundle(bundle->substr(0, bundle->size() - 1), keys, "test").error().kind, util::ErrorKind::parse);
+  EXPECT_FALSE(rules::unpack_bundle("", keys, "test").ok());
+  EXPECT_EQ(rules::encode_key(*rules::decode_key(rules::encode_key(pair->public_key), 32, "k")), rules::encode_key(pair->public_key));
+  EXPECT_FALSE(rules::decode_key("bm90IGEga2V5", 32, "k").ok());
+}
+
+} // namespace
