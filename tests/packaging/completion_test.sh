@@ -34,7 +34,7 @@ expect() {
 
 expect "nvte-doctor ch" = check
 expect "nvte-doctor " check probe explain rules
-expect "nvte-doctor rules " = list show lint
+expect "nvte-doctor rules " = list show lint update sign keygen
 expect "nvte-doctor rules l" = list lint
 expect "nvte-doctor check --fo" = --format
 expect "nvte-doctor check --format " = text json prometheus nfd
