@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -33,6 +34,11 @@ inline DoctorRun run_doctor(std::vector<std::string> args, std::map<std::string,
   env.emplace("PATH", "/usr/bin:/bin");
   env.emplace("HOME", "/nonexistent");
   env.emplace("NO_COLOR", "1");
+  // In a sanitizer build the doctor and its vendor children need the same runtime options as the
+  // test (abort_on_error makes a crashed child a signal, as without ASan).
+  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+    if (const char* value = std::getenv(name)) env.emplace(name, value);
+  }
   options.environment = env;
   auto start = std::chrono::steady_clock::now();
   auto result = util::run_command(argv, options);
