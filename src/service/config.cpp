@@ -195,6 +195,17 @@ util::Result<Config> parse_document(const YAML::Node& root, const Parser& p) {
          return {};
        }},
   };
+  // `rules update` reads its keys itself (rules/bundle.cpp); here the section only has to be known.
+  std::map<std::string, Parser::Setter, std::less<>> rules_update = {
+      {"public_keys", [&](const YAML::Node& n) -> util::Result<void> {
+         if (!n.IsSequence()) return p.error(n, "rules_update.public_keys must be a list of base64 public keys");
+         for (const auto& item : n) {
+           if (!item.IsScalar()) return p.error(item, "rules_update.public_keys: not a string");
+           c.rules_update_public_keys.push_back(item.Scalar());
+         }
+         return {};
+       }},
+  };
   std::map<std::string, Parser::Setter, std::less<>> top = {
       {"workloads_dir", [&](const YAML::Node& n) -> util::Result<void> { c.workloads_dir = NVTE_TRY(p.path(n, "workloads_dir")); return {}; }},
       {"rules", [&](const YAML::Node& n) -> util::Result<void> {
@@ -220,6 +231,7 @@ util::Result<Config> parse_document(const YAML::Node& root, const Parser& p) {
        }},
       {"selftest", [&](const YAML::Node& n) { return p.section(n, "selftest", selftest); }},
       {"daemon", [&](const YAML::Node& n) { return p.section(n, "daemon", daemon); }},
+      {"rules_update", [&](const YAML::Node& n) { return p.section(n, "rules_update", rules_update); }},
   };
   NVTE_TRY_VOID(p.section(root, "the top level", top));
 

@@ -53,6 +53,7 @@ struct Config {
   std::chrono::seconds selftest_timeout{120};
   std::chrono::milliseconds debounce{5000};         // daemon: wait after a watched path changed
   std::vector<std::filesystem::path> watch;         // daemon: extra paths to watch
+  std::vector<std::string> rules_update_public_keys; // rules update: trusted Ed25519 keys (base64; checked there)
 };
 
 // Parses config text; origin names the file in errors. Relative paths are taken relative to

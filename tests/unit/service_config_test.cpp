@@ -130,3 +130,13 @@ TEST(Config, DurationsAndSizes) {
 }
 
 } // namespace
+
+TEST(Config, RulesUpdateKeysShareTheFile) {
+  // `rules update` reads rules_update.public_keys from the same file `run` parses.
+  auto config = service::parse_config("rules_update:\n  public_keys: [AAAA, BBBB]\n", "cfg.yaml");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->rules_update_public_keys, (std::vector<std::string>{"AAAA", "BBBB"}));
+  auto wrong = service::parse_config("rules_update:\n  public_keys: AAAA\n", "cfg.yaml");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().message.find("cfg.yaml:2"), std::string::npos) << wrong.error().message;
+}
