@@ -132,6 +132,31 @@ SdpaGradLayout make_grad_layout(const SdpaShape& s, const SdpaLayout& l) {
   return g;
 }
 
+// scale * Q K^T, with the causal mask applied (row index >= column index keeps a score, the rest
+// become the mask value): the part of the graph the forward and the backward pass share.
+util::Result<CudnnDescriptor> SdpaGraph::masked_scores(CudnnDescriptor q, CudnnDescriptor kt, CudnnDescriptor scale, bool causal,
+                                                       const std::array<std::int64_t, 4>& dims,
+                                                       const std::array<std::int64_t, 4>& strides) {
+  const int f32 = c::k_data_float;
+  const std::array<std::int64_t, 4> one{1, 1, 1, 1};
+  auto virtual_tensor = [&](int dtype) { return tensor(m_next_virtual++, dtype, dims, strides, true); };
+  auto scores = NVTE_TRY(virtual_tensor(f32));
+  NVTE_TRY_VOID(matmul(q, kt, scores));
+  auto scaled = NVTE_TRY(virtual_tensor(f32));
+  NVTE_TRY(pointwise(c::k_pw_mul, f32, scores, scale, scaled));
+  if (!causal) return scaled;
+  auto neg_inf = NVTE_TRY(tensor(k_uid_neg_inf, f32, one, one, false, true));
+  auto rows = NVTE_TRY(virtual_tensor(c::k_data_int32));
+  auto cols = NVTE_TRY(virtual_tensor(c::k_data_int32));
+  NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, rows, nullptr, 2));
+  NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, cols, nullptr, 3));
+  auto keep = NVTE_TRY(virtual_tensor(c::k_data_boolean));
+  NVTE_TRY(pointwise(c::k_pw_cmp_ge, c::k_data_boolean, rows, cols, keep));
+  auto masked = NVTE_TRY(virtual_tensor(f32));
+  NVTE_TRY(pointwise(c::k_pw_binary_select, f32, scaled, neg_inf, masked, keep));
+  return masked;
+}
+
 util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, const SdpaLayout& l, const SdpaGradLayout& gl) {
   NVTE_TRY_VOID(check_api());
   const int io = s.bf16 ? c::k_data_bfloat16 : c::k_data_half;
@@ -168,22 +193,7 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   NVTE_TRY(pointwise(c::k_pw_mul, f32, row_sum, unit, softmax_sum));
 
   // P = exp(scale * Q K^T (masked) - stats).
-  auto scores = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
-  NVTE_TRY_VOID(matmul(q, kt, scores));
-  auto scaled = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
-  NVTE_TRY(pointwise(c::k_pw_mul, f32, scores, scale, scaled));
-  auto masked = scaled;
-  if (s.causal) {
-    auto neg_inf = NVTE_TRY(tensor(k_uid_neg_inf, f32, one, one, false, true));
-    auto rows = NVTE_TRY(virtual_tensor(c::k_data_int32, score_dims, score_strides));
-    auto cols = NVTE_TRY(virtual_tensor(c::k_data_int32, score_dims, score_strides));
-    NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, rows, nullptr, 2));
-    NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, cols, nullptr, 3));
-    auto keep = NVTE_TRY(virtual_tensor(c::k_data_boolean, score_dims, score_strides));
-    NVTE_TRY(pointwise(c::k_pw_cmp_ge, c::k_data_boolean, rows, cols, keep));
-    masked = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
-    NVTE_TRY(pointwise(c::k_pw_binary_select, f32, scaled, neg_inf, masked, keep));
-  }
+  auto masked = NVTE_TRY(masked_scores(q, kt, scale, s.causal, score_dims, score_strides));
   auto shifted = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
   NVTE_TRY(pointwise(c::k_pw_sub, f32, masked, stats, shifted));
   auto p = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
@@ -248,22 +258,7 @@ util::Result<void> SdpaGraph::build_operations(const SdpaShape& s, const SdpaLay
   auto stats = NVTE_TRY(tensor(k_uid_stats, f32, row_dims, row_strides, false));
   auto scale = NVTE_TRY(tensor(k_uid_scale, f32, one, one, false, true));
 
-  auto scores = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
-  NVTE_TRY_VOID(matmul(q, kt, scores));
-  auto scaled = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
-  NVTE_TRY(pointwise(c::k_pw_mul, f32, scores, scale, scaled));
-  auto masked = scaled;
-  if (s.causal) {
-    auto neg_inf = NVTE_TRY(tensor(k_uid_neg_inf, f32, one, one, false, true));
-    auto rows = NVTE_TRY(virtual_tensor(c::k_data_int32, score_dims, score_strides));
-    auto cols = NVTE_TRY(virtual_tensor(c::k_data_int32, score_dims, score_strides));
-    NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, rows, nullptr, 2));
-    NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, cols, nullptr, 3));
-    auto keep = NVTE_TRY(virtual_tensor(c::k_data_boolean, score_dims, score_strides));
-    NVTE_TRY(pointwise(c::k_pw_cmp_ge, c::k_data_boolean, rows, cols, keep));
-    masked = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
-    NVTE_TRY(pointwise(c::k_pw_binary_select, f32, scaled, neg_inf, masked, keep));
-  }
+  auto masked = NVTE_TRY(masked_scores(q, kt, scale, s.causal, score_dims, score_strides));
   auto max = NVTE_TRY(virtual_tensor(f32, row_dims, row_strides));
   NVTE_TRY_VOID(reduction(c::k_reduce_max, masked, max));
   auto shifted = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));

@@ -65,6 +65,10 @@ private:
   util::Result<void> matmul(gpuapi::CudnnDescriptor a, gpuapi::CudnnDescriptor b, gpuapi::CudnnDescriptor c);
   util::Result<void> reshape(gpuapi::CudnnDescriptor x, gpuapi::CudnnDescriptor y);
   util::Result<void> check_api() const;
+  util::Result<gpuapi::CudnnDescriptor> masked_scores(gpuapi::CudnnDescriptor q, gpuapi::CudnnDescriptor kt,
+                                                      gpuapi::CudnnDescriptor scale, bool causal,
+                                                      const std::array<std::int64_t, 4>& dims,
+                                                      const std::array<std::int64_t, 4>& strides);
 
   const gpuapi::Cudnn& m_cudnn;
   std::vector<gpuapi::CudnnDescriptor> m_owned;      // destroyed in reverse order
