@@ -132,28 +132,34 @@ SdpaGradLayout make_grad_layout(const SdpaShape& s, const SdpaLayout& l) {
   return g;
 }
 
-// scale * Q K^T, with the causal mask applied (row index >= column index keeps a score, the rest
-// become the mask value): the part of the graph the forward and the backward pass share.
-util::Result<CudnnDescriptor> SdpaGraph::masked_scores(CudnnDescriptor q, CudnnDescriptor kt, CudnnDescriptor scale, bool causal,
+// scale * Q K^T in float: the start of the forward and the backward graph.
+util::Result<CudnnDescriptor> SdpaGraph::scaled_scores(CudnnDescriptor q, CudnnDescriptor kt, CudnnDescriptor scale,
                                                        const std::array<std::int64_t, 4>& dims,
                                                        const std::array<std::int64_t, 4>& strides) {
   const int f32 = c::k_data_float;
-  const std::array<std::int64_t, 4> one{1, 1, 1, 1};
-  auto virtual_tensor = [&](int dtype) { return tensor(m_next_virtual++, dtype, dims, strides, true); };
-  auto scores = NVTE_TRY(virtual_tensor(f32));
+  auto scores = NVTE_TRY(tensor(m_next_virtual++, f32, dims, strides, true));
   NVTE_TRY_VOID(matmul(q, kt, scores));
-  auto scaled = NVTE_TRY(virtual_tensor(f32));
+  auto scaled = NVTE_TRY(tensor(m_next_virtual++, f32, dims, strides, true));
   NVTE_TRY(pointwise(c::k_pw_mul, f32, scores, scale, scaled));
-  if (!causal) return scaled;
+  return scaled;
+}
+
+// The causal (top-left) mask: where the row index (query) is >= the column index (key) the score
+// stays, elsewhere it becomes -inf (a by-value scalar). The index generators compute in float,
+// as cudnn-frontend's do, with int32 outputs.
+util::Result<CudnnDescriptor> SdpaGraph::causal_mask(CudnnDescriptor scores, const std::array<std::int64_t, 4>& dims,
+                                                     const std::array<std::int64_t, 4>& strides) {
+  const int f32 = c::k_data_float;
+  const std::array<std::int64_t, 4> one{1, 1, 1, 1};
   auto neg_inf = NVTE_TRY(tensor(k_uid_neg_inf, f32, one, one, false, true));
-  auto rows = NVTE_TRY(virtual_tensor(c::k_data_int32));
-  auto cols = NVTE_TRY(virtual_tensor(c::k_data_int32));
-  NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, rows, nullptr, 2));
-  NVTE_TRY(pointwise(c::k_pw_gen_index, c::k_data_int32, scaled, nullptr, cols, nullptr, 3));
-  auto keep = NVTE_TRY(virtual_tensor(c::k_data_boolean));
+  auto rows = NVTE_TRY(tensor(m_next_virtual++, c::k_data_int32, dims, strides, true));
+  auto cols = NVTE_TRY(tensor(m_next_virtual++, c::k_data_int32, dims, strides, true));
+  NVTE_TRY(pointwise(c::k_pw_gen_index, f32, scores, nullptr, rows, nullptr, 2));
+  NVTE_TRY(pointwise(c::k_pw_gen_index, f32, scores, nullptr, cols, nullptr, 3));
+  auto keep = NVTE_TRY(tensor(m_next_virtual++, c::k_data_boolean, dims, strides, true));
   NVTE_TRY(pointwise(c::k_pw_cmp_ge, c::k_data_boolean, rows, cols, keep));
-  auto masked = NVTE_TRY(virtual_tensor(f32));
-  NVTE_TRY(pointwise(c::k_pw_binary_select, f32, scaled, neg_inf, masked, keep));
+  auto masked = NVTE_TRY(tensor(m_next_virtual++, f32, dims, strides, true));
+  NVTE_TRY(pointwise(c::k_pw_binary_select, f32, scores, neg_inf, masked, keep));
   return masked;
 }
 
@@ -192,12 +198,14 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   auto softmax_sum = NVTE_TRY(tensor(k_uid_softmax_sum, f32, row_dims, row_strides, false));
   NVTE_TRY(pointwise(c::k_pw_mul, f32, row_sum, unit, softmax_sum));
 
-  // P = exp(scale * Q K^T (masked) - stats).
-  auto masked = NVTE_TRY(masked_scores(q, kt, scale, s.causal, score_dims, score_strides));
+  // P = exp(mask(scale * Q K^T - stats)).
+  auto scaled = NVTE_TRY(scaled_scores(q, kt, scale, score_dims, score_strides));
   auto shifted = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
-  NVTE_TRY(pointwise(c::k_pw_sub, f32, masked, stats, shifted));
+  NVTE_TRY(pointwise(c::k_pw_sub, f32, scaled, stats, shifted));
+  auto masked = shifted;
+  if (s.causal) masked = NVTE_TRY(causal_mask(shifted, score_dims, score_strides));
   auto p = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
-  NVTE_TRY(pointwise(c::k_pw_exp, f32, shifted, nullptr, p));
+  NVTE_TRY(pointwise(c::k_pw_exp, f32, masked, nullptr, p));
 
   // dV = P^T dO (per query head, then summed over each GQA group).
   auto pt = NVTE_TRY(virtual_tensor(io, t_dims, t_strides));
@@ -205,18 +213,18 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   if (H == s.kv_heads) {
     NVTE_TRY_VOID(matmul(pt, d_o, dv));
   } else {
-    auto dv_full = NVTE_TRY(virtual_tensor(f32, {B, H, Skv, Dv}, {H * Skv * Dv, Skv * Dv, Dv, 1}));
+    auto dv_full = NVTE_TRY(virtual_tensor(io, {B, H, Skv, Dv}, {H * Skv * Dv, Skv * Dv, Dv, 1}));
     NVTE_TRY_VOID(matmul(pt, d_o, dv_full));
     NVTE_TRY_VOID(reduction(c::k_reduce_add, dv_full, dv));
   }
-  // dS = P (dO V^T - softmax_sum) scale.
+  // dS = P (dO V^T - softmax_sum) scale, in float.
   auto dp = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
   NVTE_TRY_VOID(matmul(d_o, vt, dp));
   auto dp_centered = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
   NVTE_TRY(pointwise(c::k_pw_sub, f32, dp, softmax_sum, dp_centered));
   auto ds_unscaled = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
   NVTE_TRY(pointwise(c::k_pw_mul, f32, dp_centered, p, ds_unscaled));
-  auto ds = NVTE_TRY(virtual_tensor(io, score_dims, score_strides));
+  auto ds = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
   NVTE_TRY(pointwise(c::k_pw_mul, f32, ds_unscaled, scale, ds));
   // dK = dS^T Q.
   auto dst = NVTE_TRY(virtual_tensor(io, t_dims, t_strides));
@@ -224,12 +232,12 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   if (H == s.kv_heads) {
     NVTE_TRY_VOID(matmul(dst, q, dk));
   } else {
-    auto dk_full = NVTE_TRY(virtual_tensor(f32, {B, H, Skv, D}, {H * Skv * D, Skv * D, D, 1}));
+    auto dk_full = NVTE_TRY(virtual_tensor(io, {B, H, Skv, D}, {H * Skv * D, Skv * D, D, 1}));
     NVTE_TRY_VOID(matmul(dst, q, dk_full));
     NVTE_TRY_VOID(reduction(c::k_reduce_add, dk_full, dk));
   }
-  // dQ = dS K, through a float accumulator.
-  auto k = NVTE_TRY(virtual_tensor(io, l.k.dims, l.k.strides));
+  // dQ = dS K (K read back through its transposed view), into a float accumulator.
+  auto k = NVTE_TRY(virtual_tensor(f32, l.k.dims, l.k.strides));
   NVTE_TRY_VOID(reshape(kt, k));
   auto dq_accum = NVTE_TRY(tensor(k_uid_dq_accum, f32, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, false));
   NVTE_TRY_VOID(matmul(ds, k, dq_accum));
@@ -258,7 +266,9 @@ util::Result<void> SdpaGraph::build_operations(const SdpaShape& s, const SdpaLay
   auto stats = NVTE_TRY(tensor(k_uid_stats, f32, row_dims, row_strides, false));
   auto scale = NVTE_TRY(tensor(k_uid_scale, f32, one, one, false, true));
 
-  auto masked = NVTE_TRY(masked_scores(q, kt, scale, s.causal, score_dims, score_strides));
+  auto scaled = NVTE_TRY(scaled_scores(q, kt, scale, score_dims, score_strides));
+  auto masked = scaled;
+  if (s.causal) masked = NVTE_TRY(causal_mask(scaled, score_dims, score_strides));
   auto max = NVTE_TRY(virtual_tensor(f32, row_dims, row_strides));
   NVTE_TRY_VOID(reduction(c::k_reduce_max, masked, max));
   auto shifted = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));

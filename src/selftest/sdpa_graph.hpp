@@ -41,9 +41,11 @@ public:
   // handle, no GPU needed). The error is cuDNN's text for the first call that failed.
   util::Result<void> build_operations(const SdpaShape& shape, const SdpaLayout& layout);
   // The backward graph (the composite cudnn-frontend's sdpa backward node lowers to): softmax
-  // sum rowsum(dO * O) into a float workspace; S = scale * Q K^T, mask, P = exp(S - stats);
+  // sum rowsum(dO * O) into a float workspace; S = scale * Q K^T - stats, masked, P = exp(S);
   // dV = P^T dO; dP = dO V^T; dS = P (dP - sum) scale; dK = dS^T Q; dQ = dS K through a float
   // accumulator and an identity; with GQA, dK/dV per query head reduced over each group.
+  // cuDNN recognises the fused attention engines' graphs by their shape, operation by operation
+  // (in this order, with these data types), and rejects an equivalent graph that differs.
   util::Result<void> build_backward_operations(const SdpaShape& shape, const SdpaLayout& layout, const SdpaGradLayout& grads);
   // The operation graph (needs a handle, so a GPU), the heuristics' engine configs, and the
   // first execution plan that finalizes. Returns the workspace size.
@@ -65,10 +67,11 @@ private:
   util::Result<void> matmul(gpuapi::CudnnDescriptor a, gpuapi::CudnnDescriptor b, gpuapi::CudnnDescriptor c);
   util::Result<void> reshape(gpuapi::CudnnDescriptor x, gpuapi::CudnnDescriptor y);
   util::Result<void> check_api() const;
-  util::Result<gpuapi::CudnnDescriptor> masked_scores(gpuapi::CudnnDescriptor q, gpuapi::CudnnDescriptor kt,
-                                                      gpuapi::CudnnDescriptor scale, bool causal,
-                                                      const std::array<std::int64_t, 4>& dims,
+  util::Result<gpuapi::CudnnDescriptor> scaled_scores(gpuapi::CudnnDescriptor q, gpuapi::CudnnDescriptor kt,
+                                                      gpuapi::CudnnDescriptor scale, const std::array<std::int64_t, 4>& dims,
                                                       const std::array<std::int64_t, 4>& strides);
+  util::Result<gpuapi::CudnnDescriptor> causal_mask(gpuapi::CudnnDescriptor scores, const std::array<std::int64_t, 4>& dims,
+                                                    const std::array<std::int64_t, 4>& strides);
 
   const gpuapi::Cudnn& m_cudnn;
   std::vector<gpuapi::CudnnDescriptor> m_owned;      // destroyed in reverse order
