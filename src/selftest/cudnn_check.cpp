@@ -219,12 +219,19 @@ Json check_cudnn_sdpa(const Json& args) {
   if (auto rc = api.cudnnBackendExecute(handle, bwd.plan(), bwd_pack); rc != 0) return fail_pack(rc, "cudnnBackendExecute (backward)");
   if (error = s.check(s.api().cuCtxSynchronize(), "cuCtxSynchronize after the backward"); !error.empty())
     return with_info(failed_result(error, "execute"));
-  info["execute_ms"] = since(bwd_start) * 1e3;
-  info["tflops"] = info["execute_ms"].get<double>() > 0 ? 2.5 * flops / (info["execute_ms"].get<double>() / 1e3) / 1e12 : 0.0;
+  info["first_execute_seconds"] = since(bwd_start);
   for (std::size_t i = 1; i < grads.size(); ++i) {
     error = s.check(s.api().cuMemcpyDtoH_v2(grads[i].data(), grad_device[i]->get(), grads[i].size() * 2), "cuMemcpyDtoH");
     if (!error.empty()) return with_info(failed_result(error, "execute"));
   }
+  // The timing runs after the results are read: the first run pays for loading the kernels, and
+  // each run adds into dQ's accumulator, so only the first run's gradients are the answer.
+  auto bwd_timed = std::chrono::steady_clock::now();
+  for (int i = 0; i < k_repeats; ++i) api.cudnnBackendExecute(handle, bwd.plan(), bwd_pack);
+  s.api().cuCtxSynchronize();
+  double bwd_per_run = since(bwd_timed) / k_repeats;
+  info["execute_ms"] = bwd_per_run * 1e3;
+  info["tflops"] = bwd_per_run > 0 ? 2.5 * flops / bwd_per_run / 1e12 : 0.0;
   GradComparison gc = compare_gradients(*shape, *layout, inputs, grads_layout.d_o, grads_layout.dq, grads_layout.dk, grads_layout.dv, grads);
   info["max_abs_err"] = gc.max_abs_err;
   info["max_rel_err"] = gc.max_rel_err;
