@@ -48,14 +48,17 @@ std::vector<std::string> Cudnn::preloaded() const {
   return out;
 }
 
+std::string Cudnn::last_error() const {
+  if (!m_api.cudnnGetLastErrorString) return {};
+  char text[2048] = {};
+  m_api.cudnnGetLastErrorString(text, sizeof text);
+  return text;
+}
+
 std::string Cudnn::describe(CudnnStatus status) const {
   std::string out = m_api.cudnnGetErrorString ? m_api.cudnnGetErrorString(status) : "cuDNN error";
   out += " (" + std::to_string(status) + ")";
-  if (m_api.cudnnGetLastErrorString) {
-    char text[2048] = {};
-    m_api.cudnnGetLastErrorString(text, sizeof text);
-    if (text[0]) out += ": " + std::string(text);
-  }
+  if (auto text = last_error(); !text.empty()) out += ": " + text;
   return out;
 }
 

@@ -148,6 +148,10 @@ public:
   // Paths of the sub-libraries loaded before the shim.
   std::vector<std::string> preloaded() const;
 
+  // cuDNN's text for its most recent failure or rejection (cudnnGetLastErrorString, cuDNN 9), or
+  // "" when there is none or this cuDNN lacks the call. Also set when a call succeeds but drops
+  // candidates, e.g. heuristics whose engine configurations all fail their support checks.
+  std::string last_error() const;
   // "CUDNN_STATUS_NOT_SUPPORTED (3000): <cudnnGetLastErrorString's text>" for a failed call.
   std::string describe(CudnnStatus status) const;
 

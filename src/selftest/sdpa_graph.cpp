@@ -321,6 +321,12 @@ util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
       continue;
     }
     trail += ", " + std::to_string(returned) + " returned";
+    // The heuristics drop configurations that fail cuDNN's support checks without an error status;
+    // cuDNN's reason (e.g. which part of the graph its attention engines do not recognise) is
+    // only in its last-error text.
+    if (returned < count) {
+      if (auto reason = m_cudnn.last_error(); !reason.empty()) last_error = "cuDNN: " + reason;
+    }
     for (std::int64_t i = 0; i < returned; ++i) {
       ++m_configs_tried;
       CudnnDescriptor plan = NVTE_TRY(create(c::k_execution_plan_descriptor));
