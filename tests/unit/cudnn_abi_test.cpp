@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <string>
 
@@ -22,12 +21,19 @@ std::string header_path() {
   return "/usr/local/cuda/include/cudnn_graph.h";
 }
 
-// NAME = value pairs of the header's enums (a CUDNN_DEPRECATED_ENUM marker between them too).
+// NAME = value pairs of the header's enums, one per line ("NAME [CUDNN_DEPRECATED_ENUM] = 42,").
 std::map<std::string, long> header_enums(const std::string& text) {
   std::map<std::string, long> values;
-  static const std::regex entry(R"((CUDNN_[A-Z0-9_]+)\s*(?:CUDNN_DEPRECATED_ENUM\s*)?=\s*(-?[0-9]+))");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator(); ++it) {
-    values.emplace((*it)[1].str(), std::stol((*it)[2].str()));
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string name, word;
+    if (!(words >> name) || !name.starts_with("CUDNN_")) continue;
+    if (!(words >> word)) continue;
+    if (word == "CUDNN_DEPRECATED_ENUM" && !(words >> word)) continue;
+    if (word != "=") continue;
+    long value = 0;
+    if (words >> value) values.emplace(name, value);
   }
   return values;
 }
