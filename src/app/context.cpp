@@ -35,6 +35,7 @@ model::Facts load_facts(const Options& options, const std::function<void()>& ove
     probe::Host host = probe::Host::current();
     host.root = std::filesystem::absolute(options.root);
     host.python = options.python;
+    host.deep = options.deep;
     facts = probe::probe_node(host, {}, overlap);
   }
   for (const auto& assignment : options.sets) {

@@ -23,6 +23,7 @@ struct Options {
   std::vector<std::string> sweeps;                 // explain --sweep KEY=V1,V2,...
   std::filesystem::path root = "/";                // probe --root DIR: a node tree to examine
   std::optional<std::filesystem::path> python;     // --python PATH
+  bool deep = false;                               // --deep: also ask NVML and libcuda (probe::Host::deep)
   bool color = false;                              // resolved from --no-color, NO_COLOR and isatty
   int verbosity = 0;                               // -v count
   std::string rule_id;                             // rules show ID

@@ -38,6 +38,7 @@ void add_common(CLI::App& cmd, app::Options& o, std::string& format) {
   cmd.add_option("--set", o.sets, "Override a fact, e.g. --set cudnn.version=9.3.0 (repeatable)");
   cmd.add_option("--root", o.root, "Examine the node tree under DIR instead of / (for saved node images)");
   cmd.add_option("--python", o.python, "The Python interpreter to examine (default: the one with TE, else torch)");
+  cmd.add_flag("--deep", o.deep, "Also ask NVML and libcuda (GPU memory, MIG mode, libcuda's CUDA version); tens of ms slower");
 }
 
 void add_rules_option(CLI::App& cmd, app::Options& o) {

@@ -79,4 +79,15 @@ std::unique_ptr<StartedProbe> start_cuda_driver_probe(const Host& host) {
 
 void run_cuda_driver_probe(const Host& host, model::Facts& facts) { start_cuda_driver_probe(host)->finish(facts); }
 
+ProbeSpec::Need cuda_driver_needed(const Host& host, const model::Facts& facts) {
+  if (host.library_overrides.contains("cuda")) return {true, "a libcuda was given explicitly"};
+  auto driver = facts.get_version("driver.version");
+  if (!driver) return {false, "no NVIDIA kernel driver: a libcuda could not work"};
+  if (!facts.has("driver.cuda_version")) {
+    return {true, "driver " + driver->to_string() + " is newer than the doctor's branch table; libcuda knows its CUDA version"};
+  }
+  return {false, "driver branch " + std::to_string(driver->major()) + " gives the CUDA version (" +
+                     facts.get_version("driver.cuda_version")->to_string() + "); the libraries probe finds the libcuda the loader picks"};
+}
+
 } // namespace probe

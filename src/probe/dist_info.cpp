@@ -69,7 +69,9 @@ SiteScan scan_site_packages(const std::filesystem::path& root, const std::string
       scan.problems.push_back(dir + ": broken entry (dangling symlink or special file)");
       continue;
     }
-    auto text = util::read_file(host_path(root, metadata), 4u << 20);
+    // Name and Version are among the first headers; the long description after them can be
+    // hundreds of kilobytes (torch's README) and is never needed.
+    auto text = util::read_file_head(host_path(root, metadata), 16u << 10);
     if (!text) {
       scan.problems.push_back(metadata + ": " + text.error().message);
       continue;

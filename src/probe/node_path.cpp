@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <deque>
+#include <map>
+#include <utility>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,13 +27,96 @@ std::deque<std::string> components(const std::filesystem::path& p) {
   return out;
 }
 
+struct Entry {
+  int lstat_errno = 0;
+  bool is_link = false;
+  int readlink_errno = 0;
+  std::string target;
+};
+
+struct Memo {
+  std::map<std::string, Entry> entries; // host path -> lstat/readlink
+  using Key = std::pair<std::string, std::string>; // root, node path
+  std::map<Key, util::Result<ResolvedPath>> resolved;
+  std::map<Key, NodeFileType> types;
+  std::map<Key, std::vector<std::string>> listings;
+};
+std::unique_ptr<Memo> g_memo;
+
+// lstat(2) and, for a symlink, readlink(2) of one host path: the step of every walk.
+Entry read_entry(const std::filesystem::path& on_host) {
+  Entry e;
+  struct stat st {};
+  if (::lstat(on_host.c_str(), &st) != 0) {
+    e.lstat_errno = errno;
+    return e;
+  }
+  e.is_link = S_ISLNK(st.st_mode);
+  if (!e.is_link) return e;
+  std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4096), '\0');
+  ssize_t n = ::readlink(on_host.c_str(), target.data(), target.size());
+  if (n < 0) {
+    e.readlink_errno = errno;
+    return e;
+  }
+  target.resize(static_cast<std::size_t>(n));
+  e.target = std::move(target);
+  return e;
+}
+
+// Walks share their prefixes (/usr, /usr/local, /usr/local/cuda-13.0, ...): with a memo active
+// each host path is read once per run.
+const Entry& lookup(const std::filesystem::path& on_host) {
+  thread_local Entry scratch;
+  if (!g_memo) return scratch = read_entry(on_host);
+  auto [it, inserted] = g_memo->entries.try_emplace(on_host.string());
+  if (inserted) it->second = read_entry(on_host);
+  return it->second;
+}
+
+Memo::Key memo_key(const std::filesystem::path& root, const std::filesystem::path& node_path) {
+  return {root.string(), normalize_node_path(node_path).string()};
+}
+
+util::Result<ResolvedPath> resolve_uncached(const std::filesystem::path& root, const std::filesystem::path& node_path);
+
 } // namespace
+
+NodeFsMemo::NodeFsMemo() {
+  if (g_memo) return;
+  g_memo = std::make_unique<Memo>();
+  m_owner = true;
+}
+
+NodeFsMemo::~NodeFsMemo() {
+  if (m_owner) g_memo.reset();
+}
 
 std::filesystem::path host_path(const std::filesystem::path& root, const std::filesystem::path& node_path) {
   return util::under_root(root, normalize_node_path(node_path));
 }
 
+namespace {
+
+// Already absolute and normal: no empty, "." or ".." component and no trailing slash. The common
+// case, and lexically_normal() is the probe's most expensive string operation.
+bool is_normal_absolute(const std::string& s) {
+  if (s.empty() || s[0] != '/') return false;
+  if (s.size() == 1) return true;
+  if (s.back() == '/') return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '/') continue;
+    std::size_t end = s.find('/', i + 1);
+    std::string_view part(s.data() + i + 1, (end == std::string::npos ? s.size() : end) - i - 1);
+    if (part.empty() || part == "." || part == "..") return false;
+  }
+  return true;
+}
+
+} // namespace
+
 std::filesystem::path normalize_node_path(const std::filesystem::path& node_path) {
+  if (is_normal_absolute(node_path.native())) return node_path;
   std::filesystem::path p = node_path.is_absolute() ? node_path : std::filesystem::path("/") / node_path;
   p = p.lexically_normal();
   std::string s = p.string();
@@ -40,6 +125,17 @@ std::filesystem::path normalize_node_path(const std::filesystem::path& node_path
 }
 
 util::Result<ResolvedPath> resolve_node_path(const std::filesystem::path& root, const std::filesystem::path& node_path) {
+  if (!g_memo) return resolve_uncached(root, node_path);
+  auto key = memo_key(root, node_path);
+  if (auto it = g_memo->resolved.find(key); it != g_memo->resolved.end()) return it->second;
+  auto result = resolve_uncached(root, node_path);
+  g_memo->resolved.emplace(std::move(key), result);
+  return result;
+}
+
+namespace {
+
+util::Result<ResolvedPath> resolve_uncached(const std::filesystem::path& root, const std::filesystem::path& node_path) {
   ResolvedPath out;
   std::filesystem::path resolved = "/";
   std::deque<std::string> todo = components(normalize_node_path(node_path));
@@ -54,13 +150,12 @@ util::Result<ResolvedPath> resolve_node_path(const std::filesystem::path& root, 
     }
     std::filesystem::path candidate = resolved / part;
     std::filesystem::path on_host = util::under_root(root, candidate);
-    struct stat st {};
-    if (::lstat(on_host.c_str(), &st) != 0) {
-      int err = errno;
+    const Entry& entry = lookup(on_host);
+    if (entry.lstat_errno != 0) {
       std::string what = out.chain.empty() ? "" : " (broken symlink " + out.chain.back().string() + ")";
-      return util::Error{util::errno_kind(err), candidate.string() + ": " + util::errno_text(err) + what};
+      return util::Error{util::errno_kind(entry.lstat_errno), candidate.string() + ": " + util::errno_text(entry.lstat_errno) + what};
     }
-    if (!S_ISLNK(st.st_mode)) {
+    if (!entry.is_link) {
       resolved = candidate;
       continue;
     }
@@ -69,10 +164,9 @@ util::Result<ResolvedPath> resolve_node_path(const std::filesystem::path& root, 
                                                        ": symlink loop (more than 40 links) at " + candidate.string()};
     }
     out.chain.push_back(candidate);
-    std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4096), '\0');
-    ssize_t n = ::readlink(on_host.c_str(), target.data(), target.size());
-    if (n < 0) return util::Error{util::errno_kind(errno), candidate.string() + ": readlink: " + util::errno_text(errno)};
-    target.resize(static_cast<std::size_t>(n));
+    if (entry.readlink_errno != 0)
+      return util::Error{util::errno_kind(entry.readlink_errno), candidate.string() + ": readlink: " + util::errno_text(entry.readlink_errno)};
+    const std::string& target = entry.target;
     std::deque<std::string> next = components(target);
     next.insert(next.end(), todo.begin(), todo.end());
     todo = std::move(next);
@@ -82,7 +176,7 @@ util::Result<ResolvedPath> resolve_node_path(const std::filesystem::path& root, 
   return out;
 }
 
-NodeFileType node_file_type(const std::filesystem::path& root, const std::filesystem::path& node_path) {
+NodeFileType file_type_uncached(const std::filesystem::path& root, const std::filesystem::path& node_path) {
   auto resolved = resolve_node_path(root, node_path);
   if (!resolved) return NodeFileType::none;
   struct stat st {};
@@ -92,11 +186,31 @@ NodeFileType node_file_type(const std::filesystem::path& root, const std::filesy
   return NodeFileType::other;
 }
 
-std::vector<std::string> node_list_directory(const std::filesystem::path& root, const std::filesystem::path& node_dir) {
+std::vector<std::string> list_uncached(const std::filesystem::path& root, const std::filesystem::path& node_dir) {
   auto resolved = resolve_node_path(root, node_dir);
   if (!resolved) return {};
   auto names = util::list_directory(util::under_root(root, resolved->real));
   return names ? std::move(names).value() : std::vector<std::string>{};
+}
+
+} // namespace
+
+NodeFileType node_file_type(const std::filesystem::path& root, const std::filesystem::path& node_path) {
+  if (!g_memo) return file_type_uncached(root, node_path);
+  auto key = memo_key(root, node_path);
+  if (auto it = g_memo->types.find(key); it != g_memo->types.end()) return it->second;
+  auto type = file_type_uncached(root, node_path);
+  g_memo->types.emplace(std::move(key), type);
+  return type;
+}
+
+std::vector<std::string> node_list_directory(const std::filesystem::path& root, const std::filesystem::path& node_dir) {
+  if (!g_memo) return list_uncached(root, node_dir);
+  auto key = memo_key(root, node_dir);
+  if (auto it = g_memo->listings.find(key); it != g_memo->listings.end()) return it->second;
+  auto names = list_uncached(root, node_dir);
+  g_memo->listings.emplace(std::move(key), names);
+  return names;
 }
 
 } // namespace probe

@@ -7,6 +7,7 @@
 #include "util/result.hpp"
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,23 @@ NodeFileType node_file_type(const std::filesystem::path& root, const std::filesy
 
 // Names in a node directory, sorted; empty when it is missing or unreadable.
 std::vector<std::string> node_list_directory(const std::filesystem::path& root, const std::filesystem::path& node_dir);
+
+// While a NodeFsMemo lives, resolve_node_path, node_file_type and node_list_directory answer
+// repeated questions from memory. One probe run asks for the same directories and paths many
+// times (every library's copy scan lists every search directory; every copy's path is resolved
+// by the scan, the loader model and the consumers), and the node does not change in the
+// milliseconds a run takes. Single-threaded use (the probes run in sequence); an inner memo
+// while one is active changes nothing, and the outermost one's end forgets everything.
+class NodeFsMemo {
+public:
+  NodeFsMemo();
+  ~NodeFsMemo();
+  NodeFsMemo(const NodeFsMemo&) = delete;
+  NodeFsMemo& operator=(const NodeFsMemo&) = delete;
+
+private:
+  bool m_owner = false;
+};
 
 // Lexically normalised absolute node path ("/a/b/../c/" -> "/a/c"); a relative one is made
 // absolute against "/".

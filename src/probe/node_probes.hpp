@@ -20,9 +20,15 @@ void run_pci_probe(const Host& host, model::Facts& facts);
 void run_nvml_probe(const Host& host, model::Facts& facts);
 // The same, started ahead: the NVML child runs until finish() collects it.
 std::unique_ptr<StartedProbe> start_nvml_probe(const Host& host);
+// Whether NVML must be asked after all (a GPU the PCI table does not know, GPUs the driver's files
+// do not list, an NVML library given explicitly) and why, or why not.
+ProbeSpec::Need nvml_needed(const Host& host, const model::Facts& facts);
 // driver.libcuda_path and the CUDA version of the libcuda the loader picks (never cuInit).
 void run_cuda_driver_probe(const Host& host, model::Facts& facts);
 std::unique_ptr<StartedProbe> start_cuda_driver_probe(const Host& host);
+// Whether libcuda must be asked for its CUDA version (a driver branch newer than the branch
+// table, a libcuda given explicitly) and why, or why not.
+ProbeSpec::Need cuda_driver_needed(const Host& host, const model::Facts& facts);
 // Written elsewhere (libraries_probe.cpp, python_probe.cpp).
 void run_libraries_probe(const Host& host, model::Facts& facts);
 void run_python_probe(const Host& host, model::Facts& facts);

@@ -177,4 +177,22 @@ std::unique_ptr<StartedProbe> start_nvml_probe(const Host& host) {
 
 void run_nvml_probe(const Host& host, model::Facts& facts) { start_nvml_probe(host)->finish(facts); }
 
+ProbeSpec::Need nvml_needed(const Host& host, const model::Facts& facts) {
+  if (host.library_overrides.contains("nvml")) return {true, "an NVML library was given explicitly"};
+  std::size_t gpus = facts.count("gpu");
+  bool driver = facts.has("driver.version");
+  if (!driver && gpus == 0) return {false, "no NVIDIA driver and no NVIDIA GPU: nothing for NVML to add"};
+  if (driver && gpus == 0) return {true, "the driver is loaded but neither /proc/driver/nvidia nor the PCI bus listed a GPU"};
+  if (!driver) return {true, "NVIDIA GPUs are on the PCI bus but /proc/driver/nvidia/version is unreadable"};
+  for (std::size_t i = 0; i < gpus; ++i) {
+    std::string base = gpu_base(i);
+    if (!facts.has(base + ".compute_capability")) {
+      return {true, "GPU " + std::to_string(i) + " (" + facts.get_string(base + ".pci_device_id").value_or("unknown device id") +
+                        ") is not in the doctor's device table"};
+    }
+    if (!facts.has(base + ".uuid")) return {true, "GPU " + std::to_string(i) + " is not listed under /proc/driver/nvidia/gpus"};
+  }
+  return {false, "the driver's /proc files and the PCI device table named every GPU (NVML would add MIG mode and the exact memory size)"};
+}
+
 } // namespace probe

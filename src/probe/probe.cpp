@@ -3,6 +3,7 @@
 // (pci names the GPUs the driver probe found, nvml refines them, libraries needs python.*).
 #include "probe/probe.hpp"
 
+#include "probe/node_path.hpp"
 #include "probe/node_probes.hpp"
 #include "util/logging.hpp"
 
@@ -20,9 +21,9 @@ constexpr ProbeSpec k_probes[] = {
     {"system", "host name, OS release, kernel, architecture, container, glibc", run_system_probe},
     {"driver", "NVIDIA kernel driver from /proc/driver/nvidia (no vendor library)", run_driver_probe},
     {"pci", "NVIDIA GPUs on the PCI bus (libpci; works without a driver)", run_pci_probe},
-    {"nvml", "driver and GPU details from NVML, in a bounded child process", run_nvml_probe, start_nvml_probe},
+    {"nvml", "driver and GPU details from NVML, in a bounded child process", run_nvml_probe, start_nvml_probe, nvml_needed},
     {"cuda_driver", "the libcuda the loader picks and its CUDA version (no cuInit)", run_cuda_driver_probe,
-     start_cuda_driver_probe},
+     start_cuda_driver_probe, cuda_driver_needed},
     {"python", "Python interpreters and installed packages, without starting Python", run_python_probe},
     {"libraries", "every copy of cuDNN, NCCL, NVRTC, cudart and libcuda, and which one is loaded", run_libraries_probe},
 };
@@ -68,12 +69,14 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
   std::map<std::string_view, Started> started;
   for (const auto& spec : probes()) {
     if (!spec.start || !selected(spec)) continue;
+    if (spec.needed && !host.deep) continue; // decided at its turn, from the facts before it
     auto at = Clock::now();
     started[spec.name] = Started{spec.start(host), at};
   }
   if (after_start) after_start();
 
   model::Facts facts;
+  NodeFsMemo memo;
   for (const auto& spec : probes()) {
     if (!selected(spec)) continue;
     std::string base = "probe." + std::string(spec.name);
@@ -81,6 +84,14 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
     if (auto it = started.find(spec.name); it != started.end()) {
       start = it->second.at;
       it->second.probe->finish(facts);
+    } else if (spec.needed && !host.deep) {
+      auto need = spec.needed(host, facts);
+      if (need.run) {
+        util::log::debug("probe " + std::string(spec.name) + ": needed: " + need.why);
+        spec.run(host, facts);
+      } else {
+        record_status(facts, spec.name, "skipped", need.why + "; --deep asks anyway");
+      }
     } else {
       spec.run(host, facts);
     }

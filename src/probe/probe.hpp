@@ -27,6 +27,11 @@ struct Host {
   std::map<std::string, std::filesystem::path> library_overrides;
   std::chrono::milliseconds vendor_timeout{5000}; // bound on any call into a vendor library
   bool allow_vendor_calls = true;                 // false: never dlopen a vendor library
+  // false (the default): the vendor probes (NVML, libcuda) run only where the file probes left a
+  // gap; true (--deep): always, for what only they know (GPU memory, MIG mode, libcuda's own
+  // CUDA version). Loading NVML costs more than all the file probes together (37 ms of nvmlInit
+  // on an H100 node), and the doctor runs before every Slurm job.
+  bool deep = false;
 
   // The real node: root "/", this process's environment.
   static Host current();
@@ -47,13 +52,22 @@ struct ProbeSpec {
   void (*run)(const Host& host, model::Facts& facts);
   // Optional: starts the probe before the loop so it overlaps the others (run = start + finish).
   std::unique_ptr<StartedProbe> (*start)(const Host& host) = nullptr;
+  // Optional, for the vendor probes: unless Host::deep, the probe runs (at its place in the
+  // order, not started early) only when this decides it is needed, given the facts of the probes
+  // before it; otherwise it is recorded as skipped with the decision's reason.
+  struct Need {
+    bool run = false;
+    std::string why;
+  };
+  Need (*needed)(const Host& host, const model::Facts& facts) = nullptr;
 };
 
 // The registry, in the order probes run (later probes may read earlier facts).
 std::span<const ProbeSpec> probes();
 
-// Runs every probe (or only those named) and derives dependent facts. Probes with a start hook
-// (the vendor children: NVML, libcuda) are started first and run concurrently with the rest;
+// Runs every probe (or only those named) and derives dependent facts. With Host::deep, probes
+// with a start hook (the vendor children: NVML, libcuda) are started first and run concurrently
+// with the rest; without it they run only where their `needed` hook asks for them;
 // their facts are still merged in registry order. Records probe.<name>.seconds for each (for a
 // started probe: from its start to its finish, overlapping the others).
 // after_start, when given, is called once, after the vendor children are forked and before the

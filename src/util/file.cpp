@@ -29,7 +29,11 @@ static Error file_error(std::string_view what, const std::filesystem::path& path
   return Error{errno_kind(err), std::string(what) + " " + path.string() + ": " + errno_text(err)};
 }
 
-Result<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes) {
+namespace {
+
+enum class Overflow { error, truncate };
+
+Result<std::string> read_up_to(const std::filesystem::path& path, std::size_t max_bytes, Overflow overflow) {
   // O_NONBLOCK: opening a FIFO (a node tree can hold one where a /proc file should be) must not
   // wait for a writer; sockets and FIFOs are refused, other files are read blocking as usual.
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
@@ -51,11 +55,25 @@ Result<std::string> read_file(const std::filesystem::path& path, std::size_t max
     if (n == 0) break;
     content.append(buffer, static_cast<std::size_t>(n));
     if (content.size() > max_bytes) {
+      if (overflow == Overflow::truncate) {
+        content.resize(max_bytes);
+        break;
+      }
       return Error{ErrorKind::invalid,
                    path.string() + ": larger than " + std::to_string(max_bytes) + " bytes"};
     }
   }
   return content;
+}
+
+} // namespace
+
+Result<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  return read_up_to(path, max_bytes, Overflow::error);
+}
+
+Result<std::string> read_file_head(const std::filesystem::path& path, std::size_t max_bytes) {
+  return read_up_to(path, max_bytes, Overflow::truncate);
 }
 
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view content,

@@ -13,6 +13,9 @@ namespace util {
 
 // The file's whole content; at most max_bytes (a guard against /dev/zero and huge files).
 Result<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes = 64u << 20);
+// The first bytes of a file, up to max_bytes and without an error for a longer file: for formats
+// whose part of interest comes first (the headers of a wheel's METADATA, before a long README).
+Result<std::string> read_file_head(const std::filesystem::path& path, std::size_t max_bytes);
 
 // Writes content to path through a temporary file in the same directory, fsync and rename(2):
 // readers see the old file or the new one, never a half-written one. The temporary file is

@@ -457,6 +457,51 @@ TEST(Registry, VendorProbesStartAheadAndStayBounded) {
   EXPECT_EQ(str(facts, "driver.cuda_version_source"), "cuda_driver");
 }
 
+TEST(Registry, WithoutDeepTheVendorProbesRunOnlyWhereTheFilesLeftAGap) {
+  // The H100 fixture: /proc/driver/nvidia names the GPU and the PCI table knows 0x2330, so the
+  // default probe loads neither NVML nor libcuda and still has every GPU fact rules use.
+  Host host = fixture_host("h100-node");
+  auto facts = probe::probe_node(host, std::vector<std::string>{"driver", "pci", "nvml", "cuda_driver"});
+  EXPECT_EQ(str(facts, "probe.nvml.status"), "skipped");
+  EXPECT_NE(str(facts, "probe.nvml.reason").find("named every GPU"), std::string::npos) << str(facts, "probe.nvml.reason");
+  EXPECT_EQ(str(facts, "probe.cuda_driver.status"), "skipped");
+  EXPECT_EQ(str(facts, "gpu[0].name"), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(facts.get_version("gpu[0].compute_capability")->text(), "9.0");
+  EXPECT_EQ(str(facts, "driver.cuda_version_source"), "driver_branch_table");
+  EXPECT_FALSE(facts.has("gpu[0].mig_enabled")); // NVML's alone: --deep
+
+  // Each gap that makes them needed.
+  Facts unknown_gpu;
+  unknown_gpu.set("driver.version", ver("580.159.04"));
+  unknown_gpu.set("gpu[0].pci_device_id", std::string("0x2fff"));
+  unknown_gpu.set("gpu[0].uuid", std::string("GPU-1"));
+  auto need = probe::nvml_needed(Host{}, unknown_gpu);
+  EXPECT_TRUE(need.run);
+  EXPECT_NE(need.why.find("0x2fff"), std::string::npos) << need.why;
+  Facts driver_without_gpus;
+  driver_without_gpus.set("driver.version", ver("580.159.04"));
+  EXPECT_TRUE(probe::nvml_needed(Host{}, driver_without_gpus).run);
+  EXPECT_FALSE(probe::nvml_needed(Host{}, Facts{}).run); // no driver, no GPU
+  Host given;
+  given.library_overrides["nvml"] = FAKE_NVML;
+  EXPECT_TRUE(probe::nvml_needed(given, Facts{}).run);
+
+  Facts new_branch;
+  new_branch.set("driver.version", ver("610.10"));
+  auto cuda_need = probe::cuda_driver_needed(Host{}, new_branch);
+  EXPECT_TRUE(cuda_need.run);
+  EXPECT_NE(cuda_need.why.find("610.10"), std::string::npos) << cuda_need.why;
+  new_branch.set("driver.cuda_version", ver("13.0"));
+  EXPECT_FALSE(probe::cuda_driver_needed(Host{}, new_branch).run);
+
+  // --deep asks anyway (here: the fake NVML answers and refines the GPU).
+  host.deep = true;
+  host.library_overrides["nvml"] = FAKE_NVML;
+  auto deep = probe::probe_node(host, std::vector<std::string>{"driver", "pci", "nvml"});
+  EXPECT_EQ(str(deep, "probe.nvml.status"), "ok") << str(deep, "probe.nvml.reason");
+  EXPECT_EQ(str(deep, "gpu[0].source"), "nvml");
+}
+
 TEST(Registry, RecordStatusDropsAStaleReason) {
   Facts facts;
   probe::record_status(facts, "nvml", "error", "nvmlInit_v2 failed");
