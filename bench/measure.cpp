@@ -209,6 +209,7 @@ struct Ratio {
 constexpr Ratio k_ratios[] = {
     {"probe / nvidia-smi --query-gpu", "probe", "nvidia_smi_query", "<= 1.0", 1.0, true},
     {"probe / nvidia-smi -q", "probe", "nvidia_smi_q", "", 0, true},
+    {"probe --deep / nvidia-smi --query-gpu", "probe_deep", "nvidia_smi_query", "", 0, true},
     {"collect_env / probe", "collect_env", "probe", ">= 100", 100, false},
     {"check (full rules) / probe", "check", "probe", "", 0, true},
     {"check + 3 workloads / probe", "check_3_workloads", "probe", "<= 2.0", 2.0, true},

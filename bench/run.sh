@@ -120,6 +120,8 @@ has_command() { grep -Eq "^ +$1( |$)" <<<"$help"; }
 hf_args=(--hf-config "$hf/llama-3-8b/config.json" --hf-config "$hf/mixtral-8x7b/config.json"
          --hf-config "$hf/deepseek-v3/config.json")
 m probe "$runs" 1 --warmup 2 -- "$bin" probe
+# With NVML and libcuda asked too (what the systemd units run): no target, shown for its cost.
+m probe_deep "$runs" 1 --warmup 2 -- "$bin" probe --deep
 m check "$runs" 1 --warmup 1 -- "$bin" check --rules "$rules"
 m check_3_workloads "$runs" 1 --warmup 1 -- "$bin" check --rules "$rules" "${hf_args[@]}"
 
