@@ -47,7 +47,8 @@ util::Result<Distribution> parse_core_metadata(std::string_view text, std::strin
   return dist;
 }
 
-SiteScan scan_site_packages(const std::filesystem::path& root, const std::string& site_packages, std::string_view name_prefix) {
+SiteScan scan_site_packages(const std::filesystem::path& root, const std::string& site_packages, std::string_view name_prefix,
+                            const std::function<bool(const std::string& normalized)>& wanted) {
   SiteScan scan;
   auto has_prefix = [&](std::string_view entry) {
     if (entry.size() < name_prefix.size()) return false;
@@ -60,6 +61,8 @@ SiteScan scan_site_packages(const std::filesystem::path& root, const std::string
     bool dist_info = util::ends_with(entry, ".dist-info");
     bool egg_info = util::ends_with(entry, ".egg-info");
     if ((!dist_info && !egg_info) || !has_prefix(entry)) continue;
+    // The directory is named <name>-<version>.dist-info (egg-info: <name>-<version>[-pyX.Y]).
+    if (wanted && !wanted(normalize_distribution_name(std::string_view(entry).substr(0, entry.find('-'))))) continue;
     std::string dir = site_packages + "/" + entry;
     std::string metadata;
     switch (node_file_type(root, dir)) {

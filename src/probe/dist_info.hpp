@@ -6,6 +6,7 @@
 #include "util/result.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,9 +37,13 @@ struct SiteScan {
 // Every distribution installed in a site-packages directory (node path). Broken entries are
 // reported in problems and skipped. name_prefix (lowercase, e.g. "nvidia") limits the scan to
 // metadata directories whose name starts with it, case-insensitively, so that a caller after a
-// few distributions does not read every METADATA file.
+// few distributions does not read every METADATA file. wanted, when given, is asked with the
+// normalized distribution name of each metadata directory's name ("Flash_Attn-2.7.4.dist-info" ->
+// "flash_attn") and the METADATA of a directory it refuses is not read either (a torch venv holds
+// about 200 distributions; the doctor needs a dozen).
 SiteScan scan_site_packages(const std::filesystem::path& root, const std::string& site_packages,
-                            std::string_view name_prefix = {});
+                            std::string_view name_prefix = {},
+                            const std::function<bool(const std::string& normalized)>& wanted = {});
 
 // The files a dist-info's RECORD lists, as node paths (relative entries resolved against
 // site_packages). Fails when RECORD is missing or unreadable; egg-info has no RECORD.

@@ -181,7 +181,7 @@ void run_python_probe(const Host& host, model::Facts& facts) {
     if (!it.site_packages.empty()) facts.set(base + ".site_packages", it.site_packages.front());
     std::set<std::string> seen; // a distribution in two site dirs: the first on sys.path wins
     for (const auto& site : it.site_packages) {
-      SiteScan site_scan = scan_site_packages(host.root, site);
+      SiteScan site_scan = scan_site_packages(host.root, site, {}, interesting);
       for (auto& problem : site_scan.problems) problems.push_back(std::move(problem));
       for (auto& dist : site_scan.distributions) {
         if (seen.insert(dist.normalized).second) packages[i].all.push_back(std::move(dist));

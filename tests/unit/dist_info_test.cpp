@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace probe;
 
 TEST(DistInfo, NormalizesNames) {
@@ -42,6 +44,31 @@ TEST(DistInfo, ScansSitePackagesAndRecord) {
   names.clear();
   for (const auto& d : scan_site_packages(node.root(), site, "nvidia").distributions) names.push_back(d.normalized);
   EXPECT_EQ(names, (std::vector<std::string>{"nvidia_cuda_runtime_cu12", "nvidia_cudnn_cu12", "nvidia_nccl_cu12"}));
+
+  // A name filter sees each directory's normalized distribution name; refused ones are not read.
+  std::vector<std::string> asked;
+  names.clear();
+  auto filtered = scan_site_packages(node.root(), site, {}, [&](const std::string& n) {
+    asked.push_back(n);
+    return n == "torch" || n == "flash_attn";
+  });
+  for (const auto& d : filtered.distributions) names.push_back(d.normalized);
+  EXPECT_EQ(names, (std::vector<std::string>{"flash_attn", "torch"}));
+  EXPECT_EQ(asked.size(), 7u);
+  EXPECT_NE(std::find(asked.begin(), asked.end(), "nvidia_cudnn_cu12"), asked.end());
+}
+
+TEST(DistInfo, BrokenEntriesAreProblemsUnlessFilteredOut) {
+  test_support::NodeFixture node("broken-node");
+  std::string site = "/opt/venv/lib/python3.11/site-packages";
+  auto scan = scan_site_packages(node.root(), site);
+  std::string all;
+  for (const auto& p : scan.problems) all += p + "\n";
+  EXPECT_NE(all.find("broken_pkg-1.0.dist-info/METADATA: no Name or Version"), std::string::npos) << all;
+  EXPECT_NE(all.find("dangling-1.0.dist-info: broken entry"), std::string::npos) << all;
+  auto only_torch = scan_site_packages(node.root(), site, {}, [](const std::string& n) { return n == "torch"; });
+  EXPECT_TRUE(only_torch.problems.empty());
+  ASSERT_EQ(only_torch.distributions.size(), 1u);
 }
 
 TEST(DistInfo, EggInfoDirectoriesAndFiles) {
