@@ -2,6 +2,8 @@
 // from the section it links to (.dynstr). RUNPATH/RPATH values are colon-separated lists.
 #include "probe/elf_reader.hpp"
 
+#include "probe/node_path.hpp"
+
 #include "util/fd.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
@@ -48,7 +50,21 @@ unsigned native_elf_machine() {
 #endif
 }
 
+namespace {
+util::Result<ElfDynamic> read_elf_dynamic_uncached(const std::filesystem::path& host_file);
+} // namespace
+
 util::Result<ElfDynamic> read_elf_dynamic(const std::filesystem::path& host_file) {
+  auto* slot = node_memo_slot("elf_dynamic", host_file.string());
+  if (slot && *slot) return *std::static_pointer_cast<util::Result<ElfDynamic>>(*slot);
+  auto result = read_elf_dynamic_uncached(host_file);
+  if (slot) *slot = std::make_shared<util::Result<ElfDynamic>>(result);
+  return result;
+}
+
+namespace {
+
+util::Result<ElfDynamic> read_elf_dynamic_uncached(const std::filesystem::path& host_file) {
   if (elf_version(EV_CURRENT) == EV_NONE) {
     return util::Error{util::ErrorKind::io, std::string("libelf: ") + elf_errmsg(-1)};
   }
@@ -102,6 +118,8 @@ util::Result<ElfDynamic> read_elf_dynamic(const std::filesystem::path& host_file
   }
   return out;
 }
+
+} // namespace
 
 util::Result<ElfSectionRange> read_elf_section_range(const std::filesystem::path& host_file, std::string_view name) {
   if (elf_version(EV_CURRENT) == EV_NONE) {

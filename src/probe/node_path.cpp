@@ -40,6 +40,7 @@ struct Memo {
   std::map<Key, util::Result<ResolvedPath>> resolved;
   std::map<Key, NodeFileType> types;
   std::map<Key, std::vector<std::string>> listings;
+  std::map<Key, std::shared_ptr<void>> slots; // kind, key
 };
 std::unique_ptr<Memo> g_memo;
 
@@ -90,6 +91,11 @@ NodeFsMemo::NodeFsMemo() {
 
 NodeFsMemo::~NodeFsMemo() {
   if (m_owner) g_memo.reset();
+}
+
+std::shared_ptr<void>* node_memo_slot(std::string_view kind, const std::string& key) {
+  if (!g_memo) return nullptr;
+  return &g_memo->slots[{std::string(kind), key}];
 }
 
 std::filesystem::path host_path(const std::filesystem::path& root, const std::filesystem::path& node_path) {

@@ -50,6 +50,11 @@ private:
   bool m_owner = false;
 };
 
+// A per-run slot for other readers of node files (an ELF file's dynamic section: the copy scan,
+// the loader model and the consumers each read libtorch_cuda.so's): the slot of (kind, key)
+// while a NodeFsMemo is active, empty until filled; nullptr when none is active.
+std::shared_ptr<void>* node_memo_slot(std::string_view kind, const std::string& key);
+
 // Lexically normalised absolute node path ("/a/b/../c/" -> "/a/c"); a relative one is made
 // absolute against "/".
 std::filesystem::path normalize_node_path(const std::filesystem::path& node_path);
