@@ -2,10 +2,33 @@
 
 #include "util/strings.hpp"
 
+#include <algorithm>
+
 namespace selftest {
 
 namespace c = gpuapi::cudnn;
 using gpuapi::CudnnDescriptor;
+
+// cuDNN's last-error text for rejected engine configurations is a traceback per configuration
+// ("Warning: CUDNN_STATUS_...; Reason: <why> at: <where>"), mostly the same generic lines
+// repeated; the distinct reasons, in order, are what a user can act on.
+std::string cudnn_reasons(const std::string& text) {
+  std::vector<std::string> reasons;
+  for (auto line : util::split(text, '\n')) {
+    auto at = line.find("Reason: ");
+    if (at == std::string_view::npos) continue;
+    auto reason = util::trim(line.substr(at + 8));
+    if (auto where = reason.find(" at: "); where != std::string_view::npos) reason = reason.substr(0, where);
+    // The generic frames of the support check say nothing about this graph.
+    if (reason.find("isSupported()") != std::string_view::npos || reason.find("finalize_internal()") != std::string_view::npos ||
+        reason.find("check_for_support()") != std::string_view::npos || reason.find("CUDNN_STATUS_NOT_INITIALIZED == status") != std::string_view::npos)
+      continue;
+    std::string r(reason);
+    if (std::find(reasons.begin(), reasons.end(), r) == reasons.end()) reasons.push_back(std::move(r));
+  }
+  if (reasons.empty()) return util::trim(text).size() > 400 ? std::string(util::trim(text).substr(0, 400)) + "..." : std::string(util::trim(text));
+  return util::join(reasons, "; ");
+}
 
 SdpaGraph::~SdpaGraph() {
   if (!m_cudnn.api().cudnnBackendDestroyDescriptor) return;
@@ -325,7 +348,7 @@ util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
     // cuDNN's reason (e.g. which part of the graph its attention engines do not recognise) is
     // only in its last-error text.
     if (returned < count) {
-      if (auto reason = m_cudnn.last_error(); !reason.empty()) last_error = "cuDNN: " + reason;
+      if (auto reason = cudnn_reasons(m_cudnn.last_error()); !reason.empty()) last_error = "cuDNN: " + reason;
     }
     for (std::int64_t i = 0; i < returned; ++i) {
       ++m_configs_tried;

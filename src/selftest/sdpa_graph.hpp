@@ -29,6 +29,10 @@ struct SdpaGradLayout {
 };
 SdpaGradLayout make_grad_layout(const SdpaShape& shape, const SdpaLayout& layout);
 
+// The distinct reasons in cuDNN's last-error text for rejected engine configurations, joined by
+// "; " (the text itself, shortened, when it has none).
+std::string cudnn_reasons(const std::string& text);
+
 // Owns the descriptors of one graph.
 class SdpaGraph {
 public:

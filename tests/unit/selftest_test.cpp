@@ -350,3 +350,25 @@ TEST(Sdpa, GradientComparisonRejectsZeroGradients) {
 }
 
 } // namespace
+
+// cuDNN 9.19's last-error text on the H100 for a backward graph at head dim 512 (docs/validation.md),
+// shortened: the distinct, specific reasons survive; the generic frames do not.
+TEST(CudnnReasons, KeepsTheDistinctSpecificReasons) {
+  const std::string text =
+      "{\"engineId\":0,\"smVersion\":900}\n"
+      "Warning: CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN; Reason: Fused Attention graph was not given to the engine at: true\n"
+      "Warning: CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN; Reason: check_for_support()\n"
+      "Warning: CUDNN_STATUS_NOT_SUPPORTED; Reason: (CUDNN_STATUS_NOT_INITIALIZED == status) || (CUDNN_STATUS_NOT_SUPPORTED == ((status) / 1000 * 1000))\n"
+      "Warning: CUDNN_STATUS_NOT_SUPPORTED; Reason: ptr->isSupported()\n"
+      "Warning: CUDNN_STATUS_NOT_SUPPORTED; Reason: finalize_internal()\n"
+      "{\"engineId\":1,\"smVersion\":900}\n"
+      "Warning: CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN; Reason: Fused Flash Attention graph was not given to the engine at: true\n"
+      "{\"engineId\":2,\"smVersion\":900}\n"
+      "Warning: CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN; Reason: Fused Flash Attention graph was not given to the engine at: true\n"
+      "Warning: CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH; Reason: only Blackwell is supported for this engine at: !(1000 <= deviceVer)\n";
+  EXPECT_EQ(selftest::cudnn_reasons(text),
+            "Fused Attention graph was not given to the engine; Fused Flash Attention graph was not given to the engine; "
+            "only Blackwell is supported for this engine");
+  EXPECT_EQ(selftest::cudnn_reasons("plain text"), "plain text");
+  EXPECT_EQ(selftest::cudnn_reasons(""), "");
+}
