@@ -154,10 +154,11 @@ Results run_all(const Plan& plan) {
   Results results;
   const auto& facts = plan.facts;
   auto& out = results.outcomes;
-  // NCCL and the Python tier need nothing from the kernel checks: their children start now and
-  // run beside the driver and NVRTC ones (different processes; the self-test's wall time is then
-  // that of its longest chain). NCCL is collected before the cuDNN checks start, so its bus
-  // bandwidth is never measured while cuDNN's kernels share the GPU.
+  // NVRTC and NCCL need nothing from the other checks: their children start now and run beside
+  // the driver's and the cuDNN ones (separate processes; the self-test's wall time is then that of
+  // its longest chain, not the sum). With several GPUs NCCL measures bus bandwidth, so it is
+  // collected before the cuDNN checks start and never shares the GPUs with their kernels; with
+  // one GPU it only initialises and may overlap them.
   auto nccl_check = std::async(std::launch::async, [&] {
     return run_check(plan.runner, "nccl", with_path(Json::object(), fact_text(facts, {"te.nccl.path", "nccl.path"})), "NCCL");
   });
@@ -166,22 +167,23 @@ Results run_all(const Plan& plan) {
   });
   out.push_back(run_check(plan.runner, "driver", Json::object(), "CUDA driver"));
   bool gpu = out.back().status == "ok" || out.back().status == "failed";
-  out.push_back(nvrtc_check.get());
-  CheckOutcome nccl_outcome = nccl_check.get();
+  std::optional<CheckOutcome> nccl_outcome;
+  if (facts.get_int("gpu.count").value_or(0) > 1) nccl_outcome = nccl_check.get();
+  std::vector<CheckOutcome> kernel_checks; // after NVRTC's in the report, collected when done
   std::string cudnn_path = fact_text(facts, {"te.cudnn.path", "cudnn.path"});
   std::string te_library = find_te_library(fact_text(facts, {"te.path"}));
   for (std::size_t i = 0; i < plan.workloads.size(); ++i) {
     const auto& w = plan.workloads[i];
     auto args = sdpa_args(w);
     if (!args) {
-      out.push_back({"cudnn_sdpa", w.name, "skipped", args.error().message, 0, Json()});
+      kernel_checks.push_back({"cudnn_sdpa", w.name, "skipped", args.error().message, 0, Json()});
       continue;
     }
     std::string label = w.name;
     if (auto shape = parse_shape(*args)) label = shape->label();
     Json cudnn_args = with_path(*args, cudnn_path);
     if (auto nvrtc = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}); !nvrtc.empty()) cudnn_args["nvrtc_path"] = nvrtc;
-    for (auto& outcome : run_forward_and_backward(plan.runner, cudnn_args, label)) out.push_back(std::move(outcome));
+    for (auto& outcome : run_forward_and_backward(plan.runner, cudnn_args, label)) kernel_checks.push_back(std::move(outcome));
     if (te_library.empty()) continue;
     Json te_args = *args;
     te_args["library"] = te_library;
@@ -201,9 +203,11 @@ Results run_all(const Plan& plan) {
         te.result["stage"] = "disagree";
       }
     }
-    out.push_back(std::move(te));
+    kernel_checks.push_back(std::move(te));
   }
-  out.push_back(std::move(nccl_outcome));
+  out.push_back(nvrtc_check.get());
+  for (auto& outcome : kernel_checks) out.push_back(std::move(outcome));
+  out.push_back(nccl_outcome ? std::move(*nccl_outcome) : nccl_check.get());
   if (!plan.python_executable.empty() && !plan.python_script.empty())
     out.push_back(run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.runner.timeout * 4));
   return results;
