@@ -81,6 +81,20 @@ Memo::Key memo_key(const std::filesystem::path& root, const std::filesystem::pat
 
 util::Result<ResolvedPath> resolve_uncached(const std::filesystem::path& root, const std::filesystem::path& node_path);
 
+// The memo's answer for (root, node path) in table, computing it the first time; without an
+// active memo, just the computation.
+template <typename Value, typename Compute>
+Value remembered(std::map<Memo::Key, Value> Memo::*table, const std::filesystem::path& root,
+                 const std::filesystem::path& node_path, Compute compute) {
+  if (!g_memo) return compute(root, node_path);
+  auto key = memo_key(root, node_path);
+  auto& entries = (*g_memo).*table;
+  if (auto it = entries.find(key); it != entries.end()) return it->second;
+  auto value = compute(root, node_path);
+  entries.emplace(std::move(key), value);
+  return value;
+}
+
 } // namespace
 
 NodeFsMemo::NodeFsMemo() {
@@ -131,12 +145,7 @@ std::filesystem::path normalize_node_path(const std::filesystem::path& node_path
 }
 
 util::Result<ResolvedPath> resolve_node_path(const std::filesystem::path& root, const std::filesystem::path& node_path) {
-  if (!g_memo) return resolve_uncached(root, node_path);
-  auto key = memo_key(root, node_path);
-  if (auto it = g_memo->resolved.find(key); it != g_memo->resolved.end()) return it->second;
-  auto result = resolve_uncached(root, node_path);
-  g_memo->resolved.emplace(std::move(key), result);
-  return result;
+  return remembered(&Memo::resolved, root, node_path, resolve_uncached);
 }
 
 namespace {
@@ -202,21 +211,11 @@ std::vector<std::string> list_uncached(const std::filesystem::path& root, const 
 } // namespace
 
 NodeFileType node_file_type(const std::filesystem::path& root, const std::filesystem::path& node_path) {
-  if (!g_memo) return file_type_uncached(root, node_path);
-  auto key = memo_key(root, node_path);
-  if (auto it = g_memo->types.find(key); it != g_memo->types.end()) return it->second;
-  auto type = file_type_uncached(root, node_path);
-  g_memo->types.emplace(std::move(key), type);
-  return type;
+  return remembered(&Memo::types, root, node_path, file_type_uncached);
 }
 
 std::vector<std::string> node_list_directory(const std::filesystem::path& root, const std::filesystem::path& node_dir) {
-  if (!g_memo) return list_uncached(root, node_dir);
-  auto key = memo_key(root, node_dir);
-  if (auto it = g_memo->listings.find(key); it != g_memo->listings.end()) return it->second;
-  auto names = list_uncached(root, node_dir);
-  g_memo->listings.emplace(std::move(key), names);
-  return names;
+  return remembered(&Memo::listings, root, node_dir, list_uncached);
 }
 
 } // namespace probe

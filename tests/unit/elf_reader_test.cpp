@@ -1,4 +1,5 @@
 #include "probe/elf_reader.hpp"
+#include "probe/node_path.hpp"
 #include "support/node_fixture.hpp"
 
 #include <fstream>
@@ -74,4 +75,31 @@ TEST(ElfReader, FindsTheRodataRangeThatHoldsTheVersionString) {
   auto missing = read_elf_section_range(file, ".no_such_section");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().kind, util::ErrorKind::not_found);
+}
+
+// The per-run memo (probe::NodeFsMemo): inside one, a listing, a resolution and an ELF read are
+// answered from memory even after the node changed; after it ends they are read afresh.
+TEST(NodeFsMemo, RemembersWithinARunAndForgetsAfter) {
+  test_support::NodeFixture node("a100-node");
+  node.write("/memo/a", "x");
+  node.symlink("/memo/link", "/memo/a");
+  {
+    NodeFsMemo memo;
+    NodeFsMemo inner; // nested: changes nothing
+    EXPECT_EQ(node_list_directory(node.root(), "/memo"), (std::vector<std::string>{"a", "link"}));
+    EXPECT_EQ(resolve_node_path(node.root(), "/memo/link")->real, "/memo/a");
+    ASSERT_NE(node_memo_slot("test", "k"), nullptr);
+    node.write("/memo/b", "y");
+    std::filesystem::remove(node.path("/memo/link"));
+    node.symlink("/memo/link", "/memo/b");
+    EXPECT_EQ(node_list_directory(node.root(), "/memo"), (std::vector<std::string>{"a", "link"}));
+    EXPECT_EQ(resolve_node_path(node.root(), "/memo/link")->real, "/memo/a");
+  }
+  EXPECT_EQ(node_memo_slot("test", "k"), nullptr);
+  EXPECT_EQ(node_list_directory(node.root(), "/memo"), (std::vector<std::string>{"a", "b", "link"}));
+  EXPECT_EQ(resolve_node_path(node.root(), "/memo/link")->real, "/memo/b");
+  // Paths that need normalising still are; normal ones come back unchanged.
+  EXPECT_EQ(normalize_node_path("/a//b/./c/../d/"), "/a/b/d");
+  EXPECT_EQ(normalize_node_path("usr/lib"), "/usr/lib");
+  EXPECT_EQ(normalize_node_path("/usr/lib/x.so.9"), "/usr/lib/x.so.9");
 }
