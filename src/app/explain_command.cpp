@@ -5,6 +5,7 @@
 #include "app/rules_loading.hpp"
 #include "app/workloads.hpp"
 #include "report/render.hpp"
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 
 #include <nlohmann/json.hpp>
@@ -118,7 +119,7 @@ std::string render_sweep_json(const std::vector<Sweep>& sweeps, const std::vecto
                         {"available", backends}});
   }
   std::string te = cells.empty() ? "" : cells[0].explanation.te_version;
-  return Json{{"schema_version", 1}, {"te_version", te}, {"sweep", Json{{"keys", keys}, {"cells", list}}}}.dump(2) + "\n";
+  return util::json_text(Json{{"schema_version", 1}, {"te_version", te}, {"sweep", Json{{"keys", keys}, {"cells", list}}}}, 2) + "\n";
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include "app/context.hpp"
 #include "app/rules_loading.hpp"
 #include "app/rules_update.hpp"
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 
 #include <nlohmann/json.hpp>
@@ -36,7 +37,7 @@ int run_rules_list(const Options& options) {
       list.push_back({{"id", r.id}, {"severity", std::string(model::to_string(r.severity))}, {"area", r.area},
                       {"kind", r.kind}, {"backend", r.backend}, {"title", r.title}, {"file", r.file}, {"line", r.line}});
     }
-    write_output(options, nlohmann::ordered_json{{"rules_digest", rules.digest()}, {"source", source}, {"rules", list}}.dump(2) + "\n");
+    write_output(options, util::json_text(nlohmann::ordered_json{{"rules_digest", rules.digest()}, {"source", source}, {"rules", list}}, 2) + "\n");
     return 0;
   }
   std::size_t width = 0;

@@ -16,6 +16,7 @@
 #include "service/push.hpp"
 #include "util/defer.hpp"
 #include "util/file.hpp"
+#include "util/json_text.hpp"
 #include "util/logging.hpp"
 
 #include <nlohmann/json.hpp>
@@ -134,7 +135,7 @@ int run_rules_update(const Options& options) {
   }
   nlohmann::ordered_json meta = {{"digest", digest}, {"source", options.update_url}, {"key_id", bundle->key_id},
                                  {"installed_at", now_rfc3339()}, {"rules", loaded.rules->size()}};
-  auto written = util::write_file_atomic(incoming / "BUNDLE.json", meta.dump(2) + "\n");
+  auto written = util::write_file_atomic(incoming / "BUNDLE.json", util::json_text(meta, 2) + "\n");
   if (!written) throw util::Fatal{written.error().message};
   fs::remove_all(final_dir, ec); // a leftover of an earlier install of the same digest
   fs::rename(incoming, final_dir, ec);

@@ -7,6 +7,7 @@
 #include "app/workloads.hpp"
 #include "report/render.hpp"
 #include "selftest/selftest.hpp"
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 
 #include <cstdlib>
@@ -123,7 +124,7 @@ std::string run_selftest_step(const Options& options, model::Facts& facts, const
   if (shapes.empty()) shapes = selftest_workloads(options);
   auto results = run_plan(options, facts, rules, shapes);
   selftest::add_facts(results, facts);
-  return selftest::to_json(results).dump();
+  return util::json_text(selftest::to_json(results));
 }
 
 int run_selftest(const Options& options) {
@@ -162,7 +163,7 @@ int run_selftest(const Options& options) {
     }
     doc["facts"] = facts_out;
     doc = selftest::Json{{"schema_version", 1}, {"selftest", doc}};
-    write_output(options, doc.dump(2) + "\n");
+    write_output(options, util::json_text(doc, 2) + "\n");
   } else {
     write_output(options, render_text(results, selftest_findings, options.verbosity > 0));
   }

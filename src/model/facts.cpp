@@ -1,6 +1,7 @@
 #include "model/facts.hpp"
 
 #include "model/fact_catalog.hpp"
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 
 #include <nlohmann/json.hpp>
@@ -195,7 +196,7 @@ std::string Facts::to_json(int indent) const {
   json doc = json::object();
   doc["schema_version"] = k_facts_schema_version;
   doc["facts"] = std::move(tree);
-  return doc.dump(indent);
+  return util::json_text(doc, indent);
 }
 
 util::Result<Facts> Facts::from_json(std::string_view text, std::string_view origin) {

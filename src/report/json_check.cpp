@@ -1,5 +1,6 @@
 #include "report/json_model.hpp"
 #include "report/render.hpp"
+#include "util/json_text.hpp"
 
 namespace report {
 
@@ -21,14 +22,14 @@ std::string render_check_json(const model::Report& report) {
                         {"warnings", report.summary.warnings},
                         {"infos", report.summary.infos},
                         {"status", report.summary.status}};
-  return doc.dump(2) + "\n";
+  return util::json_text(doc, 2) + "\n";
 }
 
 std::string render_explain_json(const std::vector<model::Explanation>& explanations) {
-  if (explanations.size() == 1) return explanation_to_json(explanations[0]).dump(2) + "\n";
+  if (explanations.size() == 1) return util::json_text(explanation_to_json(explanations[0]), 2) + "\n";
   Json list = Json::array();
   for (const auto& e : explanations) list.push_back(explanation_to_json(e));
-  return Json{{"schema_version", 1}, {"workloads", list}}.dump(2) + "\n";
+  return util::json_text(Json{{"schema_version", 1}, {"workloads", list}}, 2) + "\n";
 }
 
 } // namespace report

@@ -6,6 +6,7 @@
 // Self-test results are read from the report's self-test object when it has a "checks" list of
 // {"name", "passed" | "status", "seconds"} entries (or an object of such entries by name).
 #include "report/render.hpp"
+#include "util/strings.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -16,7 +17,9 @@ namespace report {
 
 namespace {
 
-std::string escape_label(std::string_view value) {
+// Label values must be UTF-8: node_exporter's textfile collector rejects the whole file otherwise.
+std::string escape_label(std::string_view raw) {
+  std::string value = util::valid_utf8(raw);
   std::string out;
   out.reserve(value.size());
   for (char c : value) {

@@ -2,6 +2,7 @@
 // stderr, one JSON object.
 #include "selftest/selftest.hpp"
 
+#include "util/json_text.hpp"
 #include "util/subprocess.hpp"
 
 #include <cstdio>
@@ -31,7 +32,7 @@ int child_main(std::string_view check, std::string_view args_json, std::span<con
   }
   Json result = entry->run(args);
   std::fflush(stdout);
-  if (!util::write_all(result_fd, result.dump() + "\n")) return 2;
+  if (!util::write_all(result_fd, util::json_text(result) + "\n")) return 2;
   ::close(result_fd);
   return 0;
 }

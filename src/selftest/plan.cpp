@@ -3,6 +3,7 @@
 #include "selftest/checks.hpp"
 #include "selftest/sdpa.hpp"
 
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 #include "util/subprocess.hpp"
 
@@ -106,7 +107,7 @@ CheckOutcome run_python_tier(const std::string& interpreter, const std::string& 
   }
   util::CommandOptions options;
   options.timeout = timeout;
-  auto ran = util::run_command({interpreter, script, Json{{"workloads", shapes}}.dump()}, options);
+  auto ran = util::run_command({interpreter, script, util::json_text(Json{{"workloads", shapes}})}, options);
   if (!ran) {
     outcome.status = "error";
     outcome.error = ran.error().message;

@@ -2,6 +2,7 @@
 // child can end into data.
 #include "selftest/selftest.hpp"
 
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 #include "util/subprocess.hpp"
 
@@ -28,7 +29,7 @@ CheckOutcome run_check(const RunnerOptions& options, std::string_view check, con
   outcome.label = std::move(label);
   util::CommandOptions command;
   command.timeout = options.timeout;
-  auto ran = util::run_command({options.executable, "selftest-child", std::string(check), args.dump()}, command);
+  auto ran = util::run_command({options.executable, "selftest-child", std::string(check), util::json_text(args)}, command);
   if (!ran) {
     outcome.status = "error";
     outcome.error = ran.error().message;

@@ -3,6 +3,7 @@
 #include "service/fleet.hpp"
 
 #include "util/file.hpp"
+#include "util/json_text.hpp"
 #include "util/strings.hpp"
 
 #include <nlohmann/json.hpp>
@@ -231,9 +232,9 @@ std::string render_fleet_json(const FleetSummary& s) {
   for (const auto& n : s.nodes) {
     if (n.stale) stale.push_back(n.host);
   }
-  return Json{{"schema_version", 1}, {"nodes", nodes}, {"findings", findings}, {"workloads", workloads},
-              {"stale", stale}, {"unreadable", s.unreadable}, {"exit_code", s.exit_code()}}
-             .dump(2) + "\n";
+  Json doc{{"schema_version", 1}, {"nodes", nodes}, {"findings", findings}, {"workloads", workloads},
+           {"stale", stale}, {"unreadable", s.unreadable}, {"exit_code", s.exit_code()}};
+  return util::json_text(doc, 2) + "\n";
 }
 
 } // namespace service

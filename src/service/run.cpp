@@ -6,6 +6,7 @@
 
 #include "util/file.hpp"
 #include "util/hash.hpp"
+#include "util/json_text.hpp"
 #include "util/logging.hpp"
 #include "util/strings.hpp"
 #include "util/subprocess.hpp"
@@ -190,7 +191,7 @@ util::Result<void> save_state(const fs::path& file, const RunState& state) {
                              {"fingerprint", state.fingerprint},
                              {"last_full_run", state.last_full_run},
                              {"inputs", state.inputs}};
-  return util::write_file_atomic(file, doc.dump(1) + "\n", 0644);
+  return util::write_file_atomic(file, util::json_text(doc, 1) + "\n", 0644);
 }
 
 Decision decide(const std::optional<RunState>& last, const Fingerprint& now, bool report_exists,

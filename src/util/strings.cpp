@@ -65,6 +65,46 @@ std::optional<double> parse_double(std::string_view s) {
   return value;
 }
 
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  while (i < text.size()) {
+    unsigned char lead = byte(i);
+    if (lead < 0x80) {
+      out += static_cast<char>(lead);
+      ++i;
+      continue;
+    }
+    // Length and the allowed range of the second byte (which excludes overlong forms,
+    // surrogates and code points above U+10FFFF), per Unicode table 3-7.
+    std::size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) length = 2;
+    else if (lead == 0xE0) length = 3, low = 0xA0;
+    else if (lead == 0xED) length = 3, high = 0x9F;
+    else if (lead >= 0xE1 && lead <= 0xEF) length = 3;
+    else if (lead == 0xF0) length = 4, low = 0x90;
+    else if (lead == 0xF4) length = 4, high = 0x8F;
+    else if (lead >= 0xF1 && lead <= 0xF3) length = 4;
+    std::size_t good = length ? 1 : 0;
+    while (good && good < length && i + good < text.size()) {
+      unsigned char c = byte(i + good);
+      bool ok = good == 1 ? (c >= low && c <= high) : (c >= 0x80 && c <= 0xBF);
+      if (!ok) break;
+      ++good;
+    }
+    if (length && good == length) {
+      out.append(text.substr(i, length));
+    } else {
+      out += "\xEF\xBF\xBD";
+    }
+    i += std::max<std::size_t>(good, 1);
+  }
+  return out;
+}
+
 std::string shell_quote(std::string_view word) {
   if (!word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

@@ -23,6 +23,11 @@ std::optional<double> parse_double(std::string_view s);
 // ([A-Za-z0-9_@%+=:,./-]) are returned unchanged.
 std::string shell_quote(std::string_view word);
 
+// The text with every byte sequence that is not well-formed UTF-8 replaced by U+FFFD (one per
+// maximal ill-formed subpart, as Unicode recommends). Node data is bytes; the formats the doctor
+// writes (JSON, Prometheus labels) must be UTF-8 or their readers reject the whole file.
+std::string valid_utf8(std::string_view text);
+
 // Damerau-free Levenshtein distance, for "did you mean" hints.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 

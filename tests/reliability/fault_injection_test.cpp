@@ -6,6 +6,7 @@
 // what went wrong, and leave the previous report intact.
 #include "doctor_runner.hpp"
 #include "util/file.hpp"
+#include "util/strings.hpp"
 
 #include <gtest/gtest.h>
 
@@ -42,6 +43,11 @@ const json* fact(const json& doc, std::initializer_list<const char*> path) {
     node = &(*node)[key];
   }
   return node;
+}
+
+// The smallest report `fleet` accepts: a healthy node.
+std::string healthy_report() {
+  return R"({"schema_version": 1, "host": "node-a", "generated_at": "2026-11-22T04:00:00Z", "summary": {"status": "OK"}})";
 }
 
 class VendorLibraryFault : public testing::TestWithParam<VendorFault> {};
@@ -208,6 +214,50 @@ TEST(NodeTreeFaults, ThousandsOfDistInfoDirectoriesStayFast) {
   ASSERT_NE(torch, nullptr) << reliability::context(run);
   EXPECT_EQ(*torch, "2.6.0+cu124");
   std::printf("probe over %d dist-info directories: %.2f s\n", k_packages, run.seconds);
+}
+
+// Paths are bytes: a venv under a Latin-1 directory name (0xFF is never UTF-8) must not cost the
+// JSON report or the Prometheus textfile, whose readers reject invalid UTF-8. The byte comes out
+// as U+FFFD; nlohmann::json's dump() used to throw on it and abort the doctor.
+TEST(NodeTreeFaults, PathsThatAreNotUtf8) {
+  TempDir dir("latin1");
+  const std::string venv_name = "v\xFF" "env";
+  fs::path venv = dir / ("node/opt/" + venv_name);
+  fs::path site = venv / "lib/python3.12/site-packages";
+  fs::create_directories(venv / "bin");
+  fs::create_directories(site / "torch-2.6.0+cu124.dist-info");
+  ASSERT_TRUE(util::write_file_atomic(venv / "pyvenv.cfg", "home = /usr/bin\nversion = 3.12.3\n").ok());
+  ASSERT_TRUE(util::write_file_atomic(venv / "bin/python3", "").ok());
+  ASSERT_TRUE(util::write_file_atomic(site / "torch-2.6.0+cu124.dist-info/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: 2.6.0+cu124\n").ok());
+  const std::string python = "/opt/" + venv_name + "/bin/python3";
+  const std::string shown = "/opt/v\xEF\xBF\xBD" "env/bin/python3";
+
+  auto probe = run_doctor({"probe", "--format", "json", "--root", (dir / "node").string(), "--python", python});
+  ASSERT_EQ(probe.exit_code, 0) << reliability::context(probe);
+  json doc = json::parse(probe.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << reliability::context(probe);
+  const json* executable = fact(doc, {"python", "executable"});
+  ASSERT_NE(executable, nullptr) << reliability::context(probe);
+  EXPECT_EQ(*executable, shown);
+  EXPECT_EQ(*fact(doc, {"torch", "version"}), "2.6.0+cu124");
+
+  for (const char* format : {"json", "prometheus"}) {
+    auto check = run_doctor({"check", "--format", format, "--root", (dir / "node").string(), "--python", python,
+                             "--set", "gpu[0].name=NVIDIA H100 \xFF"});
+    ASSERT_LE(check.exit_code, 2) << format << reliability::context(check);
+    EXPECT_EQ(util::valid_utf8(check.out), check.out) << format << ": output is not UTF-8";
+    EXPECT_NE(check.out.find("H100 \xEF\xBF\xBD"), std::string::npos) << format << reliability::context(check);
+  }
+
+  // A fleet directory with a report whose file name is not UTF-8.
+  fs::path reports = dir / "reports";
+  fs::create_directories(reports);
+  ASSERT_TRUE(util::write_file_atomic(reports / "n\xFF.json", healthy_report()).ok());
+  auto fleet = run_doctor({"fleet", "--format", "json", "--max-age", "100000d", reports.string()});
+  ASSERT_EQ(fleet.exit_code, 0) << reliability::context(fleet);
+  json summary = json::parse(fleet.out, nullptr, false);
+  ASSERT_FALSE(summary.is_discarded()) << reliability::context(fleet);
+  EXPECT_NE(summary["nodes"][0]["file"].get<std::string>().find("n\xEF\xBF\xBD.json"), std::string::npos);
 }
 
 // RLIMIT_FSIZE in the child (bash's ulimit -f, 1 KiB blocks) makes the report write fail half-way,

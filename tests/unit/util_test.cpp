@@ -41,6 +41,19 @@ TEST(Strings, ShellQuoteLeavesPlainWordsAndQuotesTheRest) {
   EXPECT_EQ(util::shell_quote(""), "''");
 }
 
+TEST(Strings, ValidUtf8KeepsWellFormedTextAndReplacesEachIllFormedPart) {
+  const std::string replacement = "\xEF\xBF\xBD";
+  EXPECT_EQ(util::valid_utf8("/opt/venv/bin/python3"), "/opt/venv/bin/python3");
+  EXPECT_EQ(util::valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+  EXPECT_EQ(util::valid_utf8("/opt/v\xFF" "env"), "/opt/v" + replacement + "env");            // Latin-1 byte
+  EXPECT_EQ(util::valid_utf8("a\xC3"), "a" + replacement);                                  // truncated at the end
+  EXPECT_EQ(util::valid_utf8("\xE2\x82" "x"), replacement + "x");                             // one maximal subpart
+  EXPECT_EQ(util::valid_utf8("\xC0\xAF"), replacement + replacement);                        // overlong '/'
+  EXPECT_EQ(util::valid_utf8("\xED\xA0\x80"), replacement + replacement + replacement);      // a surrogate
+  EXPECT_EQ(util::valid_utf8("\xF4\x90\x80\x80"), replacement + replacement + replacement + replacement); // above U+10FFFF
+  EXPECT_EQ(util::valid_utf8(std::string("a\0b", 3)), std::string("a\0b", 3));
+}
+
 TEST(Strings, ParseIntIsStrict) {
   EXPECT_EQ(util::parse_int("42"), 42);
   EXPECT_EQ(util::parse_int("-1"), -1);
