@@ -134,15 +134,28 @@ int run_run(const Options& given) {
   auto state = service::load_state(config.state_dir / "state.json");
   auto decision = service::decide(state, fingerprint, last_report.has_value(), config.max_age, now,
                                   options.force ? service::Force::yes : service::Force::no);
+  if (state && state->last_full_run > now + service::k_clock_slack_seconds) {
+    util::log::warning((config.state_dir / "state.json").string() + ": the last full check is dated in the future; running a full check");
+  }
+  // A torn or corrupted output is repaired by a full check, never refreshed in place.
+  std::optional<std::string> last_status = last_report ? service::report_status(*last_report) : std::nullopt;
+  if (last_report && !last_status) {
+    util::log::warning(config.outputs.report.string() + ": the last report is not a readable report; running a full check");
+    if (!options.force) decision = {true, "the last report is unreadable"};
+  }
 
   if (!decision.full) {
     if (config.outputs.prometheus) {
-      if (auto text = util::read_file(*config.outputs.prometheus)) {
+      auto text = util::read_file(*config.outputs.prometheus);
+      if (!text) {
+        decision = {true, "the Prometheus textfile is missing"};
+      } else if (!service::textfile_intact(*text)) {
+        util::log::warning(config.outputs.prometheus->string() + ": the Prometheus textfile is torn or corrupted; running a full check");
+        decision = {true, "the Prometheus textfile is unreadable"};
+      } else {
         // No fsync: a lost timestamp is rewritten by the next run, and the sync would be most of
         // this path's wall time on a busy disk.
         write_or_fatal(*config.outputs.prometheus, service::refresh_metric(*text, report::k_last_run_metric, now), util::Sync::no);
-      } else {
-        decision = {true, "the Prometheus textfile is missing"};
       }
     }
   }
@@ -151,16 +164,11 @@ int run_run(const Options& given) {
       service::Spool spool(config.push->spool_dir, config.push->spool_max_reports, config.push->spool_max_bytes);
       if (auto pending = spool.pending(); pending && !pending->empty()) report_push(service::flush_spool(*config.push, spool));
     }
-    auto doc = nlohmann::json::parse(*last_report, nullptr, false);
-    std::string status = "UNKNOWN";
-    if (!doc.is_discarded() && doc.contains("summary") && doc["summary"].contains("status") && doc["summary"]["status"].is_string()) {
-      status = doc["summary"]["status"].get<std::string>();
-    }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     char line[512];
-    std::snprintf(line, sizeof line, "nvte-doctor run: %s (unchanged: %s; %.1f ms)\n", status.c_str(), decision.reason.c_str(), ms);
+    std::snprintf(line, sizeof line, "nvte-doctor run: %s (unchanged: %s; %.1f ms)\n", last_status->c_str(), decision.reason.c_str(), ms);
     std::fputs(line, stdout);
-    return exit_code_of_status(status);
+    return exit_code_of_status(*last_status);
   }
 
   util::log::info("run: full check: " + decision.reason);

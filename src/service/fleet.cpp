@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <ctime>
 
 namespace service {
@@ -73,83 +74,64 @@ int FleetSummary::exit_code() const {
   return worst;
 }
 
-FleetSummary summarize_fleet(const std::vector<fs::path>& inputs, std::chrono::seconds max_age, double now_seconds) {
+void FleetReader::add(const std::string& file, std::string_view text) {
+  Json doc;
+  try {
+    doc = Json::parse(text, nullptr, false);
+  } catch (const Json::exception&) {
+    doc = Json(Json::value_t::discarded); // nlohmann 3.11 throws for numbers beyond a double even so
+  }
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("summary") || !doc.contains("host")) {
+    m_unreadable.push_back(file + ": not an nvte-doctor report (JSON with host and summary)");
+    return;
+  }
+  Loaded loaded;
+  loaded.node.host = str(doc, "host");
+  loaded.node.file = file;
+  loaded.node.generated_at = str(doc, "generated_at");
+  loaded.node.status = doc["summary"].is_object() ? str(doc["summary"], "status") : "";
+  auto generated = parse_rfc3339(loaded.node.generated_at);
+  if (!generated) {
+    m_unreadable.push_back(file + ": generated_at '" + loaded.node.generated_at + "' is not RFC 3339");
+    return;
+  }
+  loaded.generated = *generated;
+  loaded.node.age_seconds = m_now - *generated;
+  loaded.node.stale = loaded.node.age_seconds > static_cast<double>(m_max_age.count());
+  if (doc.contains("findings") && doc["findings"].is_array()) {
+    for (const auto& f : doc["findings"]) {
+      if (f.is_object()) loaded.findings.push_back({str(f, "id"), str(f, "severity"), str(f, "title"), {}});
+    }
+  }
+  if (doc.contains("workloads") && doc["workloads"].is_array()) {
+    for (const auto& w : doc["workloads"]) {
+      if (!w.is_object()) continue;
+      std::string backend = w.contains("selected") && w["selected"].is_string() ? w["selected"].get<std::string>() : "none";
+      loaded.workloads.emplace_back(str(w, "name"), backend);
+    }
+  }
+  auto it = m_newest.find(loaded.node.host);
+  if (it == m_newest.end() || it->second.generated < loaded.generated) m_newest[loaded.node.host] = std::move(loaded);
+}
+
+FleetSummary FleetReader::finish() const {
   FleetSummary summary;
-  std::vector<fs::path> files;
-  for (const auto& input : inputs) {
-    std::error_code ec;
-    if (fs::is_directory(input, ec)) {
-      auto names = util::list_directory(input);
-      if (!names) {
-        summary.unreadable.push_back(names.error().message);
-        continue;
-      }
-      for (const auto& name : *names) {
-        if (util::ends_with(name, ".json")) files.push_back(input / name);
-      }
-    } else {
-      files.push_back(input);
-    }
-  }
-
-  struct Loaded {
-    FleetNode node;
-    double generated = 0;
-    Json doc;
-  };
-  std::map<std::string, Loaded> newest; // host -> newest report
-  for (const auto& file : files) {
-    auto text = util::read_file(file);
-    if (!text) {
-      summary.unreadable.push_back(text.error().message);
-      continue;
-    }
-    Json doc = Json::parse(*text, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object() || !doc.contains("summary") || !doc.contains("host")) {
-      summary.unreadable.push_back(file.string() + ": not an nvte-doctor report (JSON with host and summary)");
-      continue;
-    }
-    Loaded loaded;
-    loaded.node.host = str(doc, "host");
-    loaded.node.file = file.string();
-    loaded.node.generated_at = str(doc, "generated_at");
-    loaded.node.status = doc["summary"].is_object() ? str(doc["summary"], "status") : "";
-    auto generated = parse_rfc3339(loaded.node.generated_at);
-    if (!generated) {
-      summary.unreadable.push_back(file.string() + ": generated_at '" + loaded.node.generated_at + "' is not RFC 3339");
-      continue;
-    }
-    loaded.generated = *generated;
-    loaded.node.age_seconds = now_seconds - *generated;
-    loaded.node.stale = loaded.node.age_seconds > static_cast<double>(max_age.count());
-    loaded.doc = std::move(doc);
-    auto it = newest.find(loaded.node.host);
-    if (it == newest.end() || it->second.generated < loaded.generated) newest[loaded.node.host] = std::move(loaded);
-  }
-
+  summary.unreadable = m_unreadable;
   std::map<std::pair<std::string, std::string>, FleetFinding> findings;
   std::map<std::string, FleetWorkload> workloads;
-  for (auto& [host, loaded] : newest) {
+  for (const auto& [host, loaded] : m_newest) {
     summary.nodes.push_back(loaded.node);
-    const Json& doc = loaded.doc;
-    if (doc.contains("findings") && doc["findings"].is_array()) {
-      for (const auto& f : doc["findings"]) {
-        if (!f.is_object()) continue;
-        auto& entry = findings[{str(f, "id"), str(f, "severity")}];
-        entry.id = str(f, "id");
-        entry.severity = str(f, "severity");
-        if (entry.title.empty()) entry.title = str(f, "title");
-        if (entry.nodes.empty() || entry.nodes.back() != host) entry.nodes.push_back(host);
-      }
+    for (const auto& f : loaded.findings) {
+      auto& entry = findings[{f.id, f.severity}];
+      entry.id = f.id;
+      entry.severity = f.severity;
+      if (entry.title.empty()) entry.title = f.title;
+      if (entry.nodes.empty() || entry.nodes.back() != host) entry.nodes.push_back(host);
     }
-    if (doc.contains("workloads") && doc["workloads"].is_array()) {
-      for (const auto& w : doc["workloads"]) {
-        if (!w.is_object()) continue;
-        std::string name = str(w, "name");
-        std::string backend = w.contains("selected") && w["selected"].is_string() ? w["selected"].get<std::string>() : "none";
-        workloads[name].name = name;
-        workloads[name].by_backend[backend].push_back(host);
-      }
+    for (const auto& [name, backend] : loaded.workloads) {
+      workloads[name].name = name;
+      auto& hosts = workloads[name].by_backend[backend];
+      if (hosts.empty() || hosts.back() != host) hosts.push_back(host);
     }
   }
   for (auto& [_, f] : findings) summary.findings.push_back(std::move(f));
@@ -159,6 +141,32 @@ FleetSummary summarize_fleet(const std::vector<fs::path>& inputs, std::chrono::s
   });
   for (auto& [_, w] : workloads) summary.workloads.push_back(std::move(w));
   return summary;
+}
+
+FleetSummary summarize_fleet(const std::vector<fs::path>& inputs, std::chrono::seconds max_age, double now_seconds) {
+  FleetReader reader(max_age, now_seconds);
+  std::vector<fs::path> files;
+  for (const auto& input : inputs) {
+    std::error_code ec;
+    if (fs::is_directory(input, ec)) {
+      auto names = util::list_directory(input);
+      if (!names) {
+        reader.add_unreadable(names.error().message);
+        continue;
+      }
+      for (const auto& name : *names) {
+        if (util::ends_with(name, ".json")) files.push_back(input / name);
+      }
+    } else {
+      files.push_back(input);
+    }
+  }
+  for (const auto& file : files) {
+    auto text = util::read_file(file);
+    if (text) reader.add(file.string(), *text);
+    else reader.add_unreadable(text.error().message);
+  }
+  return reader.finish();
 }
 
 std::string render_fleet_text(const FleetSummary& s) {

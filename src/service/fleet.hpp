@@ -42,8 +42,31 @@ struct FleetSummary {
   int exit_code() const;               // worst fresh status; stale nodes count as WARNING; unreadable -> 3
 };
 
-// Reads the report files (directories: their *.json files, not recursing). When several
-// reports come from one host, the newest counts. now_seconds is Unix time.
+// The reader behind summarize_fleet, for report texts in memory (and the fuzz target's entry):
+// add every report, then finish. When several reports come from one host, the newest counts.
+// A text that is not a doctor report is listed as unreadable with the reason.
+class FleetReader {
+public:
+  FleetReader(std::chrono::seconds max_age, double now_seconds) : m_max_age(max_age), m_now(now_seconds) {}
+  void add(const std::string& file, std::string_view text);
+  void add_unreadable(std::string reason) { m_unreadable.push_back(std::move(reason)); }
+  FleetSummary finish() const;
+
+private:
+  struct Loaded {
+    FleetNode node;
+    double generated = 0;
+    std::vector<FleetFinding> findings;                         // one node each
+    std::vector<std::pair<std::string, std::string>> workloads; // name, backend
+  };
+  std::chrono::seconds m_max_age;
+  double m_now;
+  std::map<std::string, Loaded> m_newest; // host -> newest report
+  std::vector<std::string> m_unreadable;
+};
+
+// Reads the report files (directories: their *.json files, not recursing) into a FleetReader.
+// now_seconds is Unix time.
 FleetSummary summarize_fleet(const std::vector<std::filesystem::path>& inputs, std::chrono::seconds max_age,
                              double now_seconds);
 

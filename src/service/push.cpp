@@ -16,10 +16,12 @@
 #include "util/strings.hpp"
 
 #include <curl/curl.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sys/stat.h>
 #include <thread>
@@ -111,6 +113,19 @@ bool is_loopback(const std::string& host) {
 
 std::size_t discard_body(char*, std::size_t size, std::size_t count, void*) { return size * count; }
 
+// Why a spooled body cannot be a report (every report is one JSON object); nullopt when it can.
+std::optional<std::string> corrupt_report(const std::string& body) {
+  if (body.empty()) return "is empty";
+  try {
+    auto doc = nlohmann::json::parse(body, nullptr, false);
+    if (doc.is_discarded()) return "is not JSON (truncated or corrupted)";
+    if (!doc.is_object()) return "is JSON but not a report";
+  } catch (const nlohmann::json::exception& e) {
+    return std::string("is not JSON (") + e.what() + ")";
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 util::Result<fs::path> Spool::add(std::string_view document) {
@@ -168,6 +183,28 @@ std::size_t Spool::enforce_bounds() {
     ++dropped;
   }
   return dropped;
+}
+
+bool Spool::set_aside(const fs::path& file, const std::string& why) {
+  fs::path target = file;
+  target += ".corrupt";
+  std::error_code ec;
+  fs::rename(file, target, ec);
+  if (ec) {
+    util::log::warning("push spool: " + file.string() + " " + why + ", and it cannot be set aside (" + ec.message() +
+                       "): skipping it");
+    return false;
+  }
+  util::log::warning("push spool: " + file.string() + " " + why + ": set aside as " + target.filename().string() +
+                     ", not sent");
+  auto names = util::list_directory(m_dir);
+  if (!names) return true;
+  std::vector<std::string> corrupt;
+  for (const auto& name : *names) {
+    if (util::ends_with(name, ".json.corrupt")) corrupt.push_back(name);
+  }
+  for (std::size_t i = 0; i + k_max_set_aside < corrupt.size(); ++i) fs::remove_all(m_dir / corrupt[i], ec);
+  return true;
 }
 
 util::Result<std::string> read_token(const fs::path& file) {
@@ -273,9 +310,12 @@ FlushResult flush_with_token(const PushConfig& config, Spool& spool, const std::
     if (!body) {
       // A spool file that vanished (dropped by a concurrent bound) is not an error.
       if (body.error().kind == util::ErrorKind::not_found) continue;
-      result.last_error = body.error().message;
-      result.pending = files->size() - i;
-      return result;
+      if (spool.set_aside(file, "cannot be read (" + body.error().message + ")")) ++result.set_aside;
+      continue;
+    }
+    if (auto why = corrupt_report(*body)) {
+      if (spool.set_aside(file, *why)) ++result.set_aside;
+      continue;
     }
     std::string key = file.stem().string();
     util::Result<void> sent = util::make_error(util::ErrorKind::io, "not sent");

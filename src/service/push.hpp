@@ -2,7 +2,8 @@
 // (one file per report, names that sort in arrival order), then the spool is flushed oldest
 // first; a file leaves the spool only after the server answered 2xx. A report that could not be
 // delivered stays for the next run, so nothing is lost; the spool is bounded in count and bytes
-// and drops its oldest reports with a warning. Each request carries the report's spool name as
+// and drops its oldest reports with a warning. A spooled file that cannot be a report (a torn
+// disk, a hand edit) is set aside with a warning instead of blocking the queue. Each request carries the report's spool name as
 // Idempotency-Key, so a receiver can drop a repeat after a lost response.
 #pragma once
 
@@ -28,6 +29,12 @@ public:
   util::Result<std::vector<std::filesystem::path>> pending() const;
   // Drops the oldest files until the bounds hold; returns how many were dropped.
   std::size_t enforce_bounds();
+  // Moves a spooled file that cannot be a report (unreadable, truncated, not a JSON object) out
+  // of the queue, to NAME.json.corrupt beside it, with a warning naming why: sending it would
+  // fail (or be refused) on every run and hold back every report behind it. Only the newest
+  // k_max_set_aside such files are kept, for a post-mortem. False when it could not be moved.
+  bool set_aside(const std::filesystem::path& file, const std::string& why);
+  static constexpr std::size_t k_max_set_aside = 8;
   const std::filesystem::path& dir() const { return m_dir; }
 
 private:
@@ -49,6 +56,7 @@ struct FlushResult {
   std::size_t sent = 0;    // delivered and removed from the spool
   std::size_t pending = 0; // still spooled
   std::size_t dropped = 0; // dropped by the bounds
+  std::size_t set_aside = 0; // corrupted spool files moved out of the queue (warned)
   std::string last_error;  // why the flush stopped, empty when everything went out
 };
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <fcntl.h>
@@ -170,7 +171,12 @@ util::Result<WorkloadFiles> list_workload_files(const fs::path& dir) {
 std::optional<RunState> load_state(const fs::path& file) {
   auto text = util::read_file(file, 16u << 20);
   if (!text) return std::nullopt;
-  auto doc = nlohmann::json::parse(*text, nullptr, false);
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(*text, nullptr, false);
+  } catch (const nlohmann::json::exception&) {
+    doc = nlohmann::json(nlohmann::json::value_t::discarded); // nlohmann 3.11 throws for some numbers even so
+  }
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("fingerprint") || !doc["fingerprint"].is_string()) {
     util::log::warning(file.string() + ": unreadable run state; running a full check");
     return std::nullopt;
@@ -218,11 +224,43 @@ Decision decide(const std::optional<RunState>& last, const Fingerprint& now, boo
     return {true, "the node changed: " + (names.empty() ? std::string("fingerprint differs") : util::join(names, ", "))};
   }
   double age = now_seconds - last->last_full_run;
+  if (age < -k_clock_slack_seconds) {
+    return {true, "the last full check is dated " + std::to_string(static_cast<long long>(-age)) +
+                      " s in the future (a corrupted state, or the clock was set back)"};
+  }
   if (age >= static_cast<double>(max_age.count())) {
     return {true, "the last full check is " + std::to_string(static_cast<long long>(age)) + " s old (max_age " +
                       std::to_string(max_age.count()) + " s)"};
   }
   return {false, "nothing changed since the check " + std::to_string(static_cast<long long>(age)) + " s ago"};
+}
+
+std::optional<std::string> report_status(std::string_view report_json) {
+  try {
+    auto doc = nlohmann::json::parse(report_json, nullptr, false);
+    if (doc.is_object() && doc.contains("summary") && doc["summary"].is_object() && doc["summary"].contains("status") &&
+        doc["summary"]["status"].is_string()) {
+      return doc["summary"]["status"].get<std::string>();
+    }
+  } catch (const nlohmann::json::exception&) {
+  }
+  return std::nullopt;
+}
+
+bool textfile_intact(std::string_view textfile) {
+  if (textfile.empty() || textfile.back() != '\n') return false;
+  for (auto line : util::split(textfile.substr(0, textfile.size() - 1), '\n')) {
+    if (line.empty() || line[0] == '#') continue;
+    // The value follows the last space; label values may hold spaces, but never after the '}'.
+    auto space = line.rfind(' ');
+    if (space == std::string_view::npos || space == 0) return false;
+    std::string_view name = line.substr(0, space);
+    if (!(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_' || name[0] == ':')) return false;
+    if (name.find('{') != std::string_view::npos && name.back() != '}') return false;
+    auto value = line.substr(space + 1);
+    if (!util::parse_double(value) && value != "NaN" && value != "+Inf" && value != "-Inf") return false;
+  }
+  return true;
 }
 
 std::string refresh_metric(std::string_view textfile, std::string_view metric, double value) {

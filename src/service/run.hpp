@@ -61,7 +61,7 @@ struct RunState {
   double last_full_run = 0; // Unix time
   std::vector<std::string> inputs;
 };
-// nullopt when there is no state yet (or it is unreadable: then a full run repairs it).
+// nullopt when there is no state yet, or when it is unreadable (warned: a full run repairs it).
 std::optional<RunState> load_state(const std::filesystem::path& file);
 util::Result<void> save_state(const std::filesystem::path& file, const RunState& state);
 
@@ -70,10 +70,23 @@ struct Decision {
   std::string reason; // "first run", "fingerprint changed: cudnn ...", "report older than 24h", ...
 };
 enum class Force { yes, no };
-// Full when forced, when there is no state or no report, when the fingerprint changed, or when
-// the last full run is max_age old; else refresh only.
+// How far in the future the last full run may lie before it counts as corrupted (clock slew
+// between the run that saved it and now).
+constexpr double k_clock_slack_seconds = 300;
+// Full when forced, when there is no state or no report, when the fingerprint changed, when
+// the last full run is max_age old or dated in the future (a corrupted state or a clock set back
+// must not postpone the next check indefinitely); else refresh only.
 Decision decide(const std::optional<RunState>& last, const Fingerprint& now, bool report_exists,
                 std::chrono::seconds max_age, double now_seconds, Force force);
+
+// summary.status of the last report ("OK", "WARNING", ...); nullopt when the text is not a doctor
+// report (truncated, corrupted): then the unchanged path cannot answer from it.
+std::optional<std::string> report_status(std::string_view report_json);
+
+// Whether a Prometheus textfile is whole: every line a comment or "name[{labels}] value", and a
+// final newline. A torn or corrupted file would make node_exporter drop all of it, so `run`
+// rewrites it from a full check rather than patching one sample.
+bool textfile_intact(std::string_view textfile);
 
 // The textfile with the sample line of metric (no labels) set to value; the metric is appended
 // with HELP/TYPE lines when the file lacks it.

@@ -250,6 +250,63 @@ TEST(Push, SpoolDropsTheOldestBeyondItsBounds) {
   fs::remove_all(dir);
 }
 
+// Spooled files that cannot be reports (a torn disk, a hand edit, a directory in the way) are set
+// aside with a warning; the good reports before and after them are delivered in order, once.
+TEST(Push, CorruptedSpoolFilesAreSetAsideWithAWarning) {
+  fs::path dir = fresh_dir("corrupt");
+  TestServer server;
+  server.listen();
+  auto config = config_for(server.port(), dir);
+  service::Spool spool(config.spool_dir, 10, 1 << 20);
+  ASSERT_TRUE(spool.add(report('A')).ok());
+  auto torn = spool.add(report('T'));
+  ASSERT_TRUE(torn.ok());
+  ASSERT_EQ(::truncate(torn->c_str(), 5000), 0); // a report cut off mid-string
+  auto empty = spool.add(report('E'));
+  ASSERT_TRUE(util::write_file_atomic(*empty, ""));
+  auto not_object = spool.add(report('N'));
+  ASSERT_TRUE(util::write_file_atomic(*not_object, "[1, 2, 3]"));
+  fs::create_directory(config.spool_dir / "99999999999999999998-1.json"); // not a file at all
+
+  testing::internal::CaptureStderr();
+  auto result = service::push_report(config, report('C'));
+  std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(result.sent, 2u) << result.last_error;
+  EXPECT_EQ(result.set_aside, 4u);
+  EXPECT_EQ(result.pending, 0u);
+  EXPECT_EQ(result.last_error, "");
+  auto got = server.received();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].body, report('A'));
+  EXPECT_EQ(got[1].body, report('C'));
+  EXPECT_THAT(log, HasSubstr(torn->filename().string() + " is not JSON (truncated or corrupted): set aside as " +
+                             torn->filename().string() + ".corrupt"));
+  EXPECT_THAT(log, HasSubstr(empty->filename().string() + " is empty"));
+  EXPECT_THAT(log, HasSubstr(not_object->filename().string() + " is JSON but not a report"));
+  EXPECT_THAT(log, HasSubstr("99999999999999999998-1.json cannot be read"));
+  EXPECT_TRUE(fs::exists(torn->string() + ".corrupt"));
+  EXPECT_EQ(fs::file_size(torn->string() + ".corrupt"), 5000u) << "set aside as it was, for a post-mortem";
+  auto left = spool.pending();
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->empty());
+
+  // Set-aside files do not pile up: 4 + 6 of them, and only the newest k_max_set_aside stay.
+  for (int i = 0; i < 6; ++i) {
+    auto bad = spool.add("{not json");
+    ASSERT_TRUE(bad.ok());
+  }
+  testing::internal::CaptureStderr();
+  auto again = service::flush_spool(config, spool);
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(again.set_aside, 6u);
+  auto names = util::list_directory(config.spool_dir);
+  ASSERT_TRUE(names.ok());
+  std::size_t corrupt = 0;
+  for (const auto& name : *names) corrupt += name.ends_with(".json.corrupt");
+  EXPECT_EQ(corrupt, service::Spool::k_max_set_aside);
+  fs::remove_all(dir);
+}
+
 TEST(Push, TokenFileMustBePrivate) {
   fs::path dir = fresh_dir("token");
   ASSERT_TRUE(util::write_file_atomic(dir / "token", "abc\n", 0644));

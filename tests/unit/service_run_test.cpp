@@ -131,6 +131,16 @@ TEST(RunDecision, FirstRunMissingReportAndMaxAge) {
   EXPECT_TRUE(service::decide(state, fp, true, 60s, 110, service::Force::yes).full);
 }
 
+TEST(RunDecision, ALastRunInTheFutureIsNotTrusted) {
+  service::Fingerprint fp{"0123456789abcdef", {"a\t1"}};
+  service::RunState corrupted{fp.digest, 4e9, fp.inputs}; // the year 2096
+  auto decision = service::decide(corrupted, fp, true, 60s, 1.8e9, service::Force::no);
+  EXPECT_TRUE(decision.full);
+  EXPECT_THAT(decision.reason, HasSubstr("in the future"));
+  service::RunState slewed{fp.digest, 1000, fp.inputs}; // saved by a clock a minute ahead
+  EXPECT_FALSE(service::decide(slewed, fp, true, 3600s, 940, service::Force::no).full);
+}
+
 TEST(RunState, RoundTripsAndToleratesGarbage) {
   fs::path file = fs::temp_directory_path() / ("nvte-state-" + std::to_string(::getpid()) + ".json");
   ASSERT_TRUE(service::save_state(file, {"abc", 12.5, {"x\t1", "y\t2"}}).ok());
@@ -139,8 +149,14 @@ TEST(RunState, RoundTripsAndToleratesGarbage) {
   EXPECT_EQ(state->fingerprint, "abc");
   EXPECT_EQ(state->last_full_run, 12.5);
   EXPECT_EQ(state->inputs.size(), 2u);
-  ASSERT_TRUE(util::write_file_atomic(file, "{not json"));
-  EXPECT_FALSE(service::load_state(file));
+  for (const std::string& garbage : std::vector<std::string>{"{not json", "", "[]", R"({"fingerprint": 7})", std::string("\0\xFF\x01", 3),
+                              R"({"fingerprint": "abc", "last_full_run": 1e99999})",
+                              R"({"fingerprint": "abc", "last_full_run": 1)" + std::string(400, '0') + "}"}) {
+    ASSERT_TRUE(util::write_file_atomic(file, garbage));
+    testing::internal::CaptureStderr();
+    EXPECT_FALSE(service::load_state(file)) << garbage;
+    EXPECT_THAT(testing::internal::GetCapturedStderr(), HasSubstr("unreadable run state; running a full check")) << garbage;
+  }
   fs::remove(file);
   EXPECT_FALSE(service::load_state(file));
 }
@@ -171,6 +187,33 @@ TEST(RefreshMetric, ReplacesOnlyTheLastRunSample) {
   EXPECT_EQ(out.size(), text.size()) << "one sample replaced in place, nothing added";
   std::string added = service::refresh_metric("", "nvte_doctor_last_run_timestamp_seconds", 1);
   EXPECT_THAT(added, HasSubstr("# TYPE nvte_doctor_last_run_timestamp_seconds gauge\nnvte_doctor_last_run_timestamp_seconds 1.000000\n"));
+}
+
+TEST(ReportStatus, OnlyFromAWholeReport) {
+  EXPECT_EQ(service::report_status(R"({"host": "n", "summary": {"status": "WARNING", "errors": 0}})"), "WARNING");
+  std::string whole = R"({"host": "n", "findings": [], "summary": {"status": "OK"}})";
+  for (std::size_t cut = 0; cut < whole.size(); ++cut) EXPECT_FALSE(service::report_status(whole.substr(0, cut))) << cut;
+  EXPECT_FALSE(service::report_status(R"({"summary": "OK"})"));
+  EXPECT_FALSE(service::report_status(R"({"summary": {"status": 1}})"));
+  EXPECT_FALSE(service::report_status(R"([{"summary": {"status": "OK"}}])"));
+}
+
+TEST(TextfileIntact, WholeFilesOnly) {
+  std::string whole = "# HELP nvte_doctor_info x\n# TYPE nvte_doctor_info gauge\n"
+                      "nvte_doctor_info{host=\"a b\",gpu=\"NVIDIA H100 80GB HBM3\"} 1\n"
+                      "nvte_doctor_findings{severity=\"error\"} 0\nnvte_doctor_last_run_timestamp_seconds 1795348800.250000\n"
+                      "nvte_doctor_check_duration_seconds 1.5e-02\n";
+  EXPECT_TRUE(service::textfile_intact(whole));
+  // Cut anywhere but at a line end: torn.
+  for (std::size_t cut = 0; cut < whole.size(); ++cut) {
+    if (cut == 0 || whole[cut - 1] != '\n') {
+      EXPECT_FALSE(service::textfile_intact(whole.substr(0, cut))) << cut;
+    }
+  }
+  for (const char* corrupted : {"nvte_doctor_status abc\n", "nvte_doctor_status\n", " 1\n", "{a=\"b\"} 1\n",
+                                "nvte_doctor_info{host=\"a\" 1\n", "\x7f" "ELF\x01 1\n", "9lives 1\n"}) {
+    EXPECT_FALSE(service::textfile_intact(corrupted)) << corrupted;
+  }
 }
 
 TEST(WorkloadFiles, ClassifiesTheDirectory) {
