@@ -24,4 +24,13 @@ for t in "${targets[@]}"; do
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="build-fuzz/artifacts/$t/" "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" 2>&1 |
     tee "build-fuzz/artifacts/$t/log.txt" | grep -E '^(#[0-9]+ +(DONE|pulse)|stat::|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)' || true
+  # The numbers docs/reliability.md records: coverage (libFuzzer's cov:, instrumented edges) with
+  # the seeds only and at the end, and where in the run the last new edge was found (near 100 %:
+  # coverage was still growing when the time ran out; no plateau yet).
+  awk -v t="$t" '/INITED cov:/ { for (i = 1; i <= NF; i++) if ($i == "cov:") start = $(i + 1) }
+    /^#[0-9]+/ { n = substr($1, 2) + 0; for (i = 1; i <= NF; i++) if ($i == "cov:") c = $(i + 1) + 0
+                 if (c > cov) { cov = c; last = n }; total = n }
+    /number_of_executed_units/ { total = $2 }
+    END { if (total) printf "== fuzz_%s: %d executions, coverage %s -> %d, last new edge at %.0f%% of the run\n", t, total, start, cov, 100 * last / total }' \
+    "build-fuzz/artifacts/$t/log.txt"
 done

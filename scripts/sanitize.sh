@@ -16,6 +16,8 @@ built=$(date +%s)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
-ctest --test-dir build-asan -j"$jobs" --output-on-failure --timeout 300 "$@"
+rc=0
+ctest --test-dir build-asan -j"$jobs" --output-on-failure --timeout 300 "$@" || rc=$?
 done_at=$(date +%s)
-echo "sanitize: build $((built - start)) s, tests $((done_at - built)) s, total $((done_at - start)) s"
+echo "sanitize: build $((built - start)) s, tests $((done_at - built)) s, total $((done_at - start)) s, ctest exit $rc"
+exit "$rc"
