@@ -25,21 +25,26 @@ struct DoctorRun {
   double seconds = 0;
 };
 
+// The doctor's environment: what the test adds, then PATH, HOME and NO_COLOR, and in a sanitizer
+// build the test's own sanitizer options (abort_on_error makes a crashed child a signal, as
+// without ASan).
+inline std::map<std::string, std::string> doctor_environment(std::map<std::string, std::string> env = {}) {
+  env.emplace("PATH", "/usr/bin:/bin");
+  env.emplace("HOME", "/nonexistent");
+  env.emplace("NO_COLOR", "1");
+  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+    if (const char* value = std::getenv(name)) env.emplace(name, value);
+  }
+  return env;
+}
+
 inline DoctorRun run_doctor(std::vector<std::string> args, std::map<std::string, std::string> env = {},
                             std::chrono::seconds timeout = std::chrono::seconds(60), std::string program = NVTE_BINARY) {
   std::vector<std::string> argv = {std::move(program)};
   argv.insert(argv.end(), args.begin(), args.end());
   util::CommandOptions options;
   options.timeout = timeout;
-  env.emplace("PATH", "/usr/bin:/bin");
-  env.emplace("HOME", "/nonexistent");
-  env.emplace("NO_COLOR", "1");
-  // In a sanitizer build the doctor and its vendor children need the same runtime options as the
-  // test (abort_on_error makes a crashed child a signal, as without ASan).
-  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
-    if (const char* value = std::getenv(name)) env.emplace(name, value);
-  }
-  options.environment = env;
+  options.environment = doctor_environment(std::move(env));
   auto start = std::chrono::steady_clock::now();
   auto result = util::run_command(argv, options);
   DoctorRun run;

@@ -22,8 +22,6 @@
 #include <sys/wait.h>
 #include <thread>
 
-extern char** environ;
-
 namespace fs = std::filesystem;
 using reliability::run_doctor;
 using reliability::TempDir;
@@ -197,10 +195,8 @@ pid_t spawn_doctor(const std::vector<std::string>& args, const fs::path& stderr_
   std::vector<char*> argv;
   for (auto& a : argv_strings) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<std::string> env_strings = {"PATH=/usr/bin:/bin", "HOME=/nonexistent", "NO_COLOR=1"};
-  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
-    if (const char* value = std::getenv(name)) env_strings.push_back(std::string(name) + "=" + value);
-  }
+  std::vector<std::string> env_strings;
+  for (const auto& [name, value] : reliability::doctor_environment()) env_strings.push_back(name + "=" + value);
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
