@@ -17,12 +17,14 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWit
 cmake --build build-fuzz -j"${JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}"
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t" "build-fuzz/artifacts/$t"
+  seeds=("tests/fuzz/corpus/$t")
+  if [[ $t == rules_yaml ]]; then seeds+=(rules); fi # every shipped rule file (as tests/fuzz/CMakeLists.txt)
   echo "== fuzz_$t for ${seconds}s"
   # detect_leaks=0: the YAML and JSON libraries keep process-lifetime caches; leaks are checked
   # by scripts/sanitize.sh on the test suite instead.
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 "build-fuzz/tests/fuzz/fuzz_$t" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-    -artifact_prefix="build-fuzz/artifacts/$t/" "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" 2>&1 |
+    -artifact_prefix="build-fuzz/artifacts/$t/" "build-fuzz/corpus/$t" "${seeds[@]}" 2>&1 |
     tee "build-fuzz/artifacts/$t/log.txt" | grep -E '^(#[0-9]+ +(DONE|pulse)|stat::|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)' || true
   # The numbers docs/reliability.md records: coverage (libFuzzer's cov:, instrumented edges) with
   # the seeds only and at the end, and where in the run the last new edge was found (near 100 %:
