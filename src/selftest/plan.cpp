@@ -130,10 +130,8 @@ CheckOutcome run_python_tier(const std::string& interpreter, const std::string& 
   return outcome;
 }
 
-// One child runs the forward and then the backward (which needs the forward's output and
-// statistics anyway): cuInit, loading cuDNN and the forward plan are paid once, not twice. Its
-// result carries the forward's own result whole; a child that failed before the forward was
-// done is the forward's outcome, and then there is no backward one (as with a forward failure).
+// The backward needs the forward's output and statistics anyway, so one child runs both; its
+// result carries the forward's own result whole under "forward".
 std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, const Json& args, const std::string& label) {
   CheckOutcome both = run_check(runner, "cudnn_sdpa_bwd", args, label);
   if (!both.result.is_object() || !both.result.contains("forward") || !both.result["forward"].is_object()) {

@@ -61,6 +61,13 @@ struct CheckOutcome {
 CheckOutcome run_check(const RunnerOptions& options, std::string_view check, const Json& args,
                        std::string label = {});
 
+// The cuDNN forward and backward of one shape in one child (check cudnn_sdpa_bwd): cuInit, loading
+// cuDNN and the forward plan are paid once. Returns the forward's outcome (check cudnn_sdpa) and,
+// when the child got past the forward, the backward's (cudnn_sdpa_bwd, without the forward's part
+// and its time). A child that failed, crashed or hung before its forward was done gives the
+// forward's outcome alone, as a forward failure does.
+std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, const Json& args, const std::string& label);
+
 // Arguments of the cudnn_sdpa / te_selector checks for a workload; an error names the key the
 // self-test cannot express (thd layouts, fp8, bias, ...).
 util::Result<Json> sdpa_args(const model::Workload& workload);

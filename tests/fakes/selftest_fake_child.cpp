@@ -48,6 +48,20 @@ Json no_result(const Json&) { ::_exit(0); }
 Json bad_status(const Json&) { return Json{{"status", "maybe"}}; }
 Json failed(const Json&) { return Json{{"status", "failed"}, {"stage", "plan"}, {"error", "No valid execution plans built"}}; }
 
+// Stands in for the real cudnn_sdpa_bwd (the later entry wins): args "fake" picks what the
+// one child of forward + backward answers, in the real check's result shape.
+Json cudnn_forward_and_backward(const Json& args) {
+  std::string fake = args.value("fake", "");
+  Json forward{{"status", "ok"}, {"seconds", 0.25}, {"max_abs_err", 0.004}};
+  if (fake == "both_ok") return Json{{"status", "ok"}, {"forward", forward}, {"max_abs_err_dq", 0.02}};
+  if (fake == "backward_failed") {
+    return Json{{"status", "failed"}, {"stage", "plan"}, {"error", "No valid execution plans built"}, {"forward", forward}};
+  }
+  if (fake == "forward_failed") return Json{{"status", "failed"}, {"stage", "numerics"}, {"error", "differs from the reference"}};
+  if (fake == "crash") std::raise(SIGSEGV);
+  return Json{{"status", "error"}, {"error", "unknown fake " + fake}};
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -55,7 +69,8 @@ int main(int argc, char** argv) {
   std::vector<selftest::CheckEntry> checks(selftest::builtin_checks().begin(), selftest::builtin_checks().end());
   for (auto entry : {selftest::CheckEntry{"ok", ok}, {"noisy", noisy}, {"crash", crash}, {"hang", hang},
                      {"hang_with_grandchild", hang_with_grandchild}, {"exit3", exit3}, {"no_result", no_result},
-                     {"bad_status", bad_status}, {"failed", failed}})
+                     {"bad_status", bad_status}, {"failed", failed},
+                     {"cudnn_sdpa_bwd", cudnn_forward_and_backward}})
     checks.push_back(entry);
   return selftest::child_main(argv[2], argv[3], checks);
 }

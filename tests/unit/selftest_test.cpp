@@ -99,6 +99,37 @@ std::string toolkit_library(const char* name) {
   return {};
 }
 
+// One child answers for the forward and the backward; the parent splits its answer in two.
+TEST(ForwardAndBackward, OneChildGivesTwoOutcomes) {
+  auto both = selftest::run_forward_and_backward(fake(), Json{{"fake", "both_ok"}}, "bf16 d128");
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0].check, "cudnn_sdpa");
+  EXPECT_EQ(both[0].status, "ok");
+  EXPECT_EQ(both[0].label, "bf16 d128");
+  EXPECT_EQ(both[0].seconds, 0.25) << "the forward's own time, from the child";
+  EXPECT_EQ(both[0].result["max_abs_err"], 0.004);
+  EXPECT_EQ(both[1].check, "cudnn_sdpa_bwd");
+  EXPECT_EQ(both[1].status, "ok");
+  EXPECT_FALSE(both[1].result.contains("forward")) << "the forward's part is not repeated in the backward's";
+  EXPECT_EQ(both[1].result["max_abs_err_dq"], 0.02);
+  EXPECT_GE(both[1].seconds, 0.0);
+
+  auto backward_failed = selftest::run_forward_and_backward(fake(), Json{{"fake", "backward_failed"}}, "d512");
+  ASSERT_EQ(backward_failed.size(), 2u);
+  EXPECT_EQ(backward_failed[0].status, "ok");
+  EXPECT_EQ(backward_failed[1].check, "cudnn_sdpa_bwd");
+  EXPECT_EQ(backward_failed[1].status, "failed");
+  EXPECT_EQ(backward_failed[1].error, "No valid execution plans built");
+
+  for (const char* before_the_forward : {"forward_failed", "crash"}) {
+    auto one = selftest::run_forward_and_backward(fake(), Json{{"fake", before_the_forward}}, "d64");
+    ASSERT_EQ(one.size(), 1u) << before_the_forward;
+    EXPECT_EQ(one[0].check, "cudnn_sdpa") << before_the_forward;
+    EXPECT_NE(one[0].status, "ok") << before_the_forward;
+    EXPECT_FALSE(one[0].error.empty()) << before_the_forward;
+  }
+}
+
 TEST(Nvrtc, CompilesForSm80AndSm90WithoutAGpu) {
   std::string path = toolkit_library("libnvrtc.so");
   if (path.empty()) GTEST_SKIP() << "no CUDA toolkit NVRTC on this machine";
