@@ -17,6 +17,9 @@ constexpr std::array<std::string_view, 8> k_names = {
 bool wanted(std::string_view name) {
   // A dot or bracket would split the fact name.
   if (name.find_first_of(".[]") != std::string_view::npos) return false;
+  // The doctor's own settings (NVTE_DOCTOR_RULES, ...) share TE's prefix but are not TE's: a job
+  // never sees them, and they must not count among the node's NVTE_* variables.
+  if (name.starts_with("NVTE_DOCTOR_")) return false;
   for (auto prefix : k_prefixes) {
     if (name.starts_with(prefix)) return true;
   }

@@ -395,7 +395,8 @@ TEST(RealHost, EveryProbeReportsAndTheSnapshotRoundTrips) {
 TEST(EnvProbe, KeepsOnlyTheVariablesThatMatter) {
   Host host;
   host.env = {{"NVTE_FLASH_ATTN", "0"}, {"NCCL_DEBUG", "INFO"}, {"LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"},
-              {"HOME", "/root"}, {"CUDA_VISIBLE_DEVICES", "0,1"}, {"NVTE_ODD.NAME", "x"}};
+              {"HOME", "/root"}, {"CUDA_VISIBLE_DEVICES", "0,1"}, {"NVTE_ODD.NAME", "x"},
+              {"NVTE_DOCTOR_RULES", "/etc/nvte-doctor/rules"}};
   Facts facts;
   probe::run_env_probe(host, facts);
   EXPECT_EQ(str(facts, "env.NVTE_FLASH_ATTN"), "0");
@@ -403,6 +404,7 @@ TEST(EnvProbe, KeepsOnlyTheVariablesThatMatter) {
   EXPECT_EQ(str(facts, "env.LD_LIBRARY_PATH"), "/usr/local/nvidia/lib64");
   EXPECT_EQ(str(facts, "env.CUDA_VISIBLE_DEVICES"), "0,1");
   EXPECT_FALSE(facts.has("env.HOME"));
+  EXPECT_FALSE(facts.has("env.NVTE_DOCTOR_RULES")) << "the doctor's own setting is not a TE variable";
   EXPECT_EQ(facts.count("env"), 0u);
   EXPECT_EQ(facts.entries().size(), 5u); // four variables and the status
 }
