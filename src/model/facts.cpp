@@ -200,8 +200,8 @@ std::string Facts::to_json(int indent) const {
 }
 
 util::Result<Facts> Facts::from_json(std::string_view text, std::string_view origin) {
-  // Exceptions only at this boundary: nlohmann's parse throws out_of_range (406, a number that
-  // overflows a double) even when asked not to throw, so catch its base class (found by fuzzing).
+  // Exceptions only at this boundary: besides parse_error, nlohmann's parse throws out_of_range
+  // (406, a number that overflows a double), so catch its base class (found by fuzzing).
   json doc;
   try {
     doc = json::parse(text);

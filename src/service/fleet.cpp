@@ -75,12 +75,7 @@ int FleetSummary::exit_code() const {
 }
 
 void FleetReader::add(const std::string& file, std::string_view text) {
-  Json doc;
-  try {
-    doc = Json::parse(text, nullptr, false);
-  } catch (const Json::exception&) {
-    doc = Json(Json::value_t::discarded); // nlohmann 3.11 throws for numbers beyond a double even so
-  }
+  Json doc = Json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("summary") || !doc.contains("host")) {
     m_unreadable.push_back(file + ": not an nvte-doctor report (JSON with host and summary)");
     return;

@@ -3,8 +3,9 @@
 // first; a file leaves the spool only after the server answered 2xx. A report that could not be
 // delivered stays for the next run, so nothing is lost; the spool is bounded in count and bytes
 // and drops its oldest reports with a warning. A spooled file that cannot be a report (a torn
-// disk, a hand edit) is set aside with a warning instead of blocking the queue. Each request carries the report's spool name as
-// Idempotency-Key, so a receiver can drop a repeat after a lost response.
+// disk, a hand edit) is set aside with a warning instead of blocking the queue. Each request
+// carries the report's spool name as Idempotency-Key, so a receiver can drop a repeat after a
+// lost response.
 #pragma once
 
 #include "service/config.hpp"

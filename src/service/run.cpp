@@ -171,12 +171,7 @@ util::Result<WorkloadFiles> list_workload_files(const fs::path& dir) {
 std::optional<RunState> load_state(const fs::path& file) {
   auto text = util::read_file(file, 16u << 20);
   if (!text) return std::nullopt;
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(*text, nullptr, false);
-  } catch (const nlohmann::json::exception&) {
-    doc = nlohmann::json(nlohmann::json::value_t::discarded); // nlohmann 3.11 throws for some numbers even so
-  }
+  auto doc = nlohmann::json::parse(*text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("fingerprint") || !doc["fingerprint"].is_string()) {
     util::log::warning(file.string() + ": unreadable run state; running a full check");
     return std::nullopt;
@@ -236,13 +231,10 @@ Decision decide(const std::optional<RunState>& last, const Fingerprint& now, boo
 }
 
 std::optional<std::string> report_status(std::string_view report_json) {
-  try {
-    auto doc = nlohmann::json::parse(report_json, nullptr, false);
-    if (doc.is_object() && doc.contains("summary") && doc["summary"].is_object() && doc["summary"].contains("status") &&
-        doc["summary"]["status"].is_string()) {
-      return doc["summary"]["status"].get<std::string>();
-    }
-  } catch (const nlohmann::json::exception&) {
+  auto doc = nlohmann::json::parse(report_json, nullptr, false);
+  if (doc.is_object() && doc.contains("summary") && doc["summary"].is_object() && doc["summary"].contains("status") &&
+      doc["summary"]["status"].is_string()) {
+    return doc["summary"]["status"].get<std::string>();
   }
   return std::nullopt;
 }
