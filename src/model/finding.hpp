@@ -44,6 +44,9 @@ struct Reason {
 
 struct BackendVerdict {
   bool available = true;
+  // Out only because TE prefers the next backend of its order (FlashAttention yields to
+  // FusedAttention on Hopper+): TE still lists it among the available backends.
+  bool deprioritized = false;
   std::optional<std::string> sub_backend; // FusedAttention only: F16_arbitrary_seqlen, F16_max512_seqlen, FP8
   std::vector<Reason> reasons;
 };

@@ -280,6 +280,7 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     bool next_available = i + 1 < order.backends.size() && ex.backends[backend_key(order.backends[i + 1])].available;
     if (!backends[key].deprioritized.empty() && next_available) {
       verdict.available = false;
+      verdict.deprioritized = true;
       for (auto& reason : backends[key].deprioritized) verdict.reasons.push_back(std::move(reason));
       continue;
     }
