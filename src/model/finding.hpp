@@ -44,11 +44,13 @@ struct Reason {
 
 struct BackendVerdict {
   bool available = true;
+  // FusedAttention: F16_arbitrary_seqlen, F16_max512_seqlen, FP8; FlashAttention: the flash-attn
+  // generation TE runs (FlashAttention2, FlashAttention3, FlashAttention4), where modelled.
+  std::optional<std::string> sub_backend;
+  std::vector<Reason> reasons;
   // Out only because TE prefers the next backend of its order (FlashAttention yields to
   // FusedAttention on Hopper+): TE still lists it among the available backends.
   bool deprioritized = false;
-  std::optional<std::string> sub_backend; // FusedAttention only: F16_arbitrary_seqlen, F16_max512_seqlen, FP8
-  std::vector<Reason> reasons;
 };
 
 // explain's answer for one workload on one node.

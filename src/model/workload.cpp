@@ -11,7 +11,7 @@ using T = ValueType;
 const std::vector<WorkloadKeySpec> k_keys = {
     {"qkv_dtype", T::string, "bf16", {"bf16", "fp16", "fp8", "fp32"}, "data type of Q, K and V"},
     {"qkv_layout", T::string, "", {}, "memory layout of Q, K, V, e.g. bshd_bshd_bshd, sbh3d, thd_thd_thd (default: from qkv_format)"},
-    {"qkv_format", T::string, "sbhd", {"bshd", "sbhd", "thd", "bshd_2sbhd", "sbhd_2bshd", "thd_2bshd", "thd_2sbhd"}, "format of Q, K, V (derived from qkv_layout when that is given)"},
+    {"qkv_format", T::string, "sbhd", {"bshd", "sbhd", "thd", "bhsd", "bshd_2sbhd", "sbhd_2bshd", "thd_2bshd", "thd_2sbhd"}, "format of Q, K, V (derived from qkv_layout when that is given; bhsd from TE 2.15)"},
     {"batch_size", T::integer, "1", {}, "batch size"},
     {"num_heads", T::integer, "16", {}, "attention heads of Q"},
     {"num_gqa_groups", T::integer, "", {}, "heads of K and V (default: num_heads)"},
@@ -26,7 +26,7 @@ const std::vector<WorkloadKeySpec> k_keys = {
     {"bottom_right_diagonal", T::boolean, "true", {}, "sliding window / ALiBi aligned to the bottom-right corner"},
     {"alibi_slopes_shape", T::string, "", {}, "shape of alibi_slopes when given: nh or bnh"},
     {"core_attention_bias_type", T::string, "no_bias", {"no_bias", "pre_scale_bias", "post_scale_bias", "alibi"}, "attention bias type"},
-    {"core_attention_bias_shape", T::string, "1hss", {"1hss", "b1ss", "bhss", "11ss"}, "attention bias shape"},
+    {"core_attention_bias_shape", T::string, "1hss", {"1hss", "b1ss", "bhss", "11ss", "111s"}, "attention bias shape"},
     {"core_attention_bias_requires_grad", T::boolean, "true", {}, "the bias needs a gradient"},
     {"pad_between_seqs", T::boolean, "false", {}, "padding between sequences (thd)"},
     {"attention_dropout", T::number, "0.0", {}, "attention dropout probability"},

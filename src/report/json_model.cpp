@@ -16,7 +16,9 @@ Json verdict_to_json(const std::string& backend, const model::BackendVerdict& ve
     reasons.push_back(Json{{"rule", reason.rule}, {"message", reason.message}, {"fixes", fixes}});
   }
   Json out{{"available", verdict.available}};
-  if (backend == "fused_attention") out["sub_backend"] = verdict.sub_backend ? Json(*verdict.sub_backend) : Json(nullptr);
+  if (backend == "fused_attention" || backend == "flash_attention")
+    out["sub_backend"] = verdict.sub_backend ? Json(*verdict.sub_backend) : Json(nullptr);
+  if (verdict.deprioritized) out["deprioritized"] = true;
   out["reasons"] = std::move(reasons);
   return out;
 }

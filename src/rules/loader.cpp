@@ -133,6 +133,8 @@ constexpr std::string_view k_rule_keys[] = {"id", "title", "severity", "area", "
 constexpr std::string_view k_fix_kinds[] = {"pip", "env", "config", "hardware", "upgrade"};
 constexpr std::string_view k_backends[] = {"flash_attention", "fused_attention", "unfused_attention"};
 constexpr std::string_view k_sub_backends[] = {"F16_max512_seqlen", "F16_arbitrary_seqlen", "FP8"};
+// FlashAttention's flash-attn generations, which TE filters one by one (use_flash_attention_2/3/4).
+constexpr std::string_view k_flash_sub_backends[] = {"FlashAttention2", "FlashAttention3", "FlashAttention4"};
 constexpr std::string_view k_selection_backends[] = {"FlashAttention", "FusedAttention", "UnfusedDotProductAttention"};
 const std::pair<std::string_view, std::string_view> k_applies_to[] = {
     {"te", "te.version"},     {"cudnn", "cudnn.version"}, {"torch", "torch.version"},
@@ -318,9 +320,12 @@ private:
         auto dot = s->find('.');
         std::string backend = s->substr(0, dot);
         std::string sub = dot == std::string::npos ? "" : s->substr(dot + 1);
-        if (!one_of(backend, k_backends) || (dot != std::string::npos && (backend != "fused_attention" || !one_of(sub, k_sub_backends))))
+        bool known_sub = dot == std::string::npos || (backend == "fused_attention" && one_of(sub, k_sub_backends)) ||
+                         (backend == "flash_attention" && one_of(sub, k_flash_sub_backends));
+        if (!one_of(backend, k_backends) || !known_sub)
           error(it->second, "unknown backend '" + *s + "'",
-                "one of " + list_of(k_backends) + ", fused_attention.<" + list_of(k_sub_backends) + ">");
+                "one of " + list_of(k_backends) + ", fused_attention.<" + list_of(k_sub_backends) + ">, flash_attention.<" +
+                    list_of(k_flash_sub_backends) + ">");
         rule.backend = backend;
         rule.sub_backend = sub;
       }
@@ -561,7 +566,7 @@ private:
         }
         for (const auto& order_node : entry.second) {
           if (!order_node.IsMap()) {
-            error(order_node, "an order is a mapping {te, backends, fused_sub_backends}");
+            error(order_node, "an order is a mapping {te, backends, fused_sub_backends, flash_sub_backends}");
             continue;
           }
           SelectionOrder order;
@@ -586,8 +591,11 @@ private:
                   error(sub.first, "unknown dtype key '" + dtype + "'", "default, fp8, bf16, fp16, fp32");
                 order.fused_sub_backends.emplace_back(dtype, name_list(sub.second, dtype, std::begin(k_sub_backends), std::end(k_sub_backends)));
               }
+            } else if (name == "flash_sub_backends") {
+              order.flash_sub_backends =
+                  name_list(field.second, name, std::begin(k_flash_sub_backends), std::end(k_flash_sub_backends));
             } else {
-              error(field.first, "unknown order key '" + name + "'", "te, backends, fused_sub_backends");
+              error(field.first, "unknown order key '" + name + "'", "te, backends, fused_sub_backends, flash_sub_backends");
             }
           }
           if (order.backends.empty()) error(order_node, "an order without 'backends'");

@@ -61,6 +61,9 @@ struct SelectionOrder {
   std::optional<model::VersionRange> te; // nullopt = every version
   std::vector<std::string> backends;     // FlashAttention, FusedAttention, UnfusedDotProductAttention
   std::vector<std::pair<std::string, std::vector<std::string>>> fused_sub_backends; // dtype key -> order
+  // FlashAttention's generations, the one TE uses first (FlashAttention4, FlashAttention3,
+  // FlashAttention2); empty: FlashAttention is one backend without generations.
+  std::vector<std::string> flash_sub_backends;
 };
 struct Selection {
   std::string default_te_version; // assumed when te.version is absent; may be empty
