@@ -48,7 +48,7 @@ TEST(WorkloadExplain, DeepSeekV3ConfigOnA100Te23IsIncident1) {
 
   auto ex = rules::explain(shipped_rules(), incident_1_node(true), hf->workload);
   EXPECT_FALSE(ex.selected.has_value());
-  EXPECT_TRUE(has_reason(ex.backends["fused_attention"], "fused-attention-head-dim-sm80-mla"));
+  EXPECT_TRUE(has_reason(ex.backends["fused_attention"], "cudnn-f16-head-dim-te-1x"));
   EXPECT_TRUE(has_reason(ex.backends["flash_attention"], "flash-attention-disabled-by-env"));
   EXPECT_TRUE(has_reason(ex.backends["unfused_attention"], "unfused-attention-disabled-by-env"));
 

@@ -9,6 +9,7 @@ DotProductAttention.forward normalises them, and fp8_meta holding a recipe objec
 
 import dataclasses
 import logging
+import os
 
 import torch
 from packaging.version import Version as PkgVersion
@@ -110,6 +111,13 @@ def fa_versions_for_import(case):
 def run_case(loaded, case):
     """TE's verdict for the case: a dict, or raises Unrepresentable."""
     loaded.reset()
+    # The case's environment, afresh: TE sets NVTE_FUSED_ATTN_BACKEND itself for some bias
+    # shapes (a process-wide side effect a fresh job would not have seen yet).
+    for key in [k for k in os.environ if k.startswith("NVTE_")]:
+        del os.environ[key]
+    os.environ.update({k[4:]: v for k, v in case["facts"].items() if k.startswith("env.")})
+    os.environ["NVTE_DEBUG"] = "1"
+    os.environ["NVTE_DEBUG_LEVEL"] = "2"
     module = loaded.module
     facts, w = case["facts"], dict(case["workload"])
     Machine.sm = facts["gpu.sm"]
