@@ -27,7 +27,7 @@ const std::vector<WorkloadKeySpec> k_keys = {
     {"alibi_slopes_shape", T::string, "", {}, "shape of alibi_slopes when given: nh or bnh"},
     {"core_attention_bias_type", T::string, "no_bias", {"no_bias", "pre_scale_bias", "post_scale_bias", "alibi"}, "attention bias type"},
     {"core_attention_bias_shape", T::string, "1hss", {"1hss", "b1ss", "bhss", "11ss", "111s"}, "attention bias shape"},
-    {"core_attention_bias_requires_grad", T::boolean, "true", {}, "the bias needs a gradient"},
+    {"core_attention_bias_requires_grad", T::boolean, "", {}, "the bias tensor needs a gradient (default: true for pre/post_scale_bias; false without a bias tensor, as DotProductAttention passes it)"},
     {"pad_between_seqs", T::boolean, "false", {}, "padding between sequences (thd)"},
     {"attention_dropout", T::number, "0.0", {}, "attention dropout probability"},
     {"context_parallel", T::boolean, "", {}, "context parallelism in use (default: cp_size > 1)"},
@@ -156,6 +156,12 @@ util::Result<void> Workload::complete() {
   assume("max_seqlen_kv", *get("max_seqlen_q"));
   assume("head_dim_v", *get("head_dim_qk"));
   assume("context_parallel", Value(get("cp_size")->as_int() > 1));
+  {
+    // DotProductAttention passes the bias tensor's requires_grad, and False when there is no
+    // tensor (no_bias, ALiBi).
+    std::string bias = get("core_attention_bias_type")->as_string();
+    assume("core_attention_bias_requires_grad", Value(bias == "pre_scale_bias" || bias == "post_scale_bias"));
+  }
   if (!values.count("window_size")) {
     std::string mask = get("attn_mask_type")->as_string();
     bool causal = mask.find("causal") != std::string::npos;

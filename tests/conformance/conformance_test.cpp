@@ -12,6 +12,7 @@
 #include "app/context.hpp"
 #include "app/options.hpp"
 #include "app/workloads.hpp"
+#include "model/version.hpp"
 #include "rules/rules.hpp"
 #include "util/error.hpp"
 
@@ -193,7 +194,21 @@ int main(int argc, char** argv) {
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(data))
       if (entry.path().filename().string().starts_with("te-") && entry.path().extension() == ".jsonl") files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
+    // In release order (the header's te_version), so the table reads like TE's history.
+    std::vector<std::pair<model::Version, fs::path>> ordered;
+    for (const auto& file : files) {
+      std::ifstream in(file);
+      std::string first;
+      std::getline(in, first);
+      Json header = Json::parse(first, nullptr, false);
+      if (header.is_discarded() || !header.contains("te_version")) throw std::runtime_error(file.string() + ": no header line");
+      auto version = model::Version::parse(header["te_version"].get<std::string>());
+      if (!version) throw std::runtime_error(file.string() + ": " + version.error().message);
+      ordered.emplace_back(*version, file);
+    }
+    std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    files.clear();
+    for (auto& [version, file] : ordered) files.push_back(file);
 
     bool failed = false;
     std::size_t total = 0;

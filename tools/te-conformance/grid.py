@@ -71,7 +71,7 @@ def node(sm, cudnn, fa2=None, fa3=None, fa4=None, env=None):
 def workload(layout="bshd_bshd_bshd", dtype="bf16", heads=16, groups=16, sq=2048, skv=2048, dqk=128, dv=128,
              mask="causal", window=None, bias=("no_bias", None), dropout=0.0, cp=(1, "p2p"), deterministic=False,
              training=True, fp8=None, softmax="vanilla", max_logit=False, cuda_graph=False, num_splits=1,
-             pad_between_seqs=False, inference=None, bottom_right_diagonal=True, batch=2):
+             pad_between_seqs=False, inference=None, bottom_right_diagonal=True, batch=2, score_mod=False):
     if window is None:
         window = "-1,0" if "causal" in mask else "-1,-1"
     w = {"qkv_layout": layout, "qkv_dtype": dtype, "batch_size": batch, "num_heads": heads,
@@ -90,6 +90,8 @@ def workload(layout="bshd_bshd_bshd", dtype="bf16", heads=16, groups=16, sq=2048
     w["fp8_dpa"] = fp8 is not None
     w["fp8_mha"] = bool(fp8 and fp8[1])
     w["fp8_recipe"] = fp8[0] if fp8 else "delayed"
+    if score_mod:
+        w["has_score_mod"] = True
     w["inference"] = inference is not None
     w["kv_cache_paged"] = bool(inference)
     return w
@@ -169,6 +171,8 @@ def _sweeps():
         yield case("cuda-graph", workload_changes={"cuda_graph": True, "sq": 1000, "skv": 1000})
         yield case("num-splits", workload_changes={"num_splits": 2, "training": False})
         yield case("pad-between-seqs", workload_changes={"layout": "thd_thd_thd", "mask": "padding", "pad_between_seqs": True})
+        yield case("score-mod", workload_changes={"score_mod": True, "mask": "no_mask"})
+        yield case("score-mod-causal", workload_changes={"score_mod": True})
         yield case("bottom-right-diagonal-false",
                    workload_changes={"mask": "no_mask", "window": "128,128", "bottom_right_diagonal": False})
 
