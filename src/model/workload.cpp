@@ -2,6 +2,8 @@
 
 #include "util/strings.hpp"
 
+#include <algorithm>
+
 namespace model {
 
 namespace {
@@ -161,6 +163,19 @@ util::Result<void> Workload::complete() {
     // tensor (no_bias, ALiBi).
     std::string bias = get("core_attention_bias_type")->as_string();
     assume("core_attention_bias_requires_grad", Value(bias == "pre_scale_bias" || bias == "post_scale_bias"));
+  }
+  {
+    // DotProductAttention aligns the window and ALiBi to the top-left corner for causal masks and
+    // to the bottom-right for the bottom-right ones, whatever bottom_right_diagonal says.
+    std::string mask = get("attn_mask_type")->as_string();
+    bool forced = mask == "causal" || mask == "padding_causal" || mask.ends_with("bottom_right");
+    bool aligned = mask.ends_with("bottom_right");
+    if (forced && get("bottom_right_diagonal")->as_bool() != aligned) {
+      if (std::find(assumed.begin(), assumed.end(), "bottom_right_diagonal") == assumed.end())
+        notes.push_back("bottom_right_diagonal set to " + std::string(aligned ? "true" : "false") + " for the " + mask +
+                        " mask, as DotProductAttention does");
+      values.insert_or_assign("bottom_right_diagonal", Value(aligned));
+    }
   }
   if (!values.count("window_size")) {
     std::string mask = get("attn_mask_type")->as_string();

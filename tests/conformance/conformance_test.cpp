@@ -5,7 +5,7 @@
 // major version. Disagreements listed in docs/knowledge.md ("Known disagreements") are
 // allowed up to 1% of a tag's records; any other fails the test.
 //
-//   conformance_test [--show N] [--tag TAG] [--case SUBSTRING]
+//   conformance_test [--show N] [--tag TAG] [--case SUBSTRING] [--rules DIR] [--data DIR]
 //
 // prints the agreement table, then up to N disagreements per tag (default 10) with TE's debug
 // lines and the doctor's reasons, which is what one needs to fix a rule.
@@ -169,20 +169,23 @@ std::string compare(const model::Explanation& e, const Expected& te) {
 int main(int argc, char** argv) {
   std::size_t show = 10;
   std::string only_tag, only_case;
+  fs::path rules_dir = NVTE_RULES_DIR;
+  fs::path data = NVTE_CONFORMANCE_DIR;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--show" && i + 1 < argc) show = std::stoul(argv[++i]);
     else if (arg == "--tag" && i + 1 < argc) only_tag = argv[++i];
     else if (arg == "--case" && i + 1 < argc) only_case = argv[++i];
+    else if (arg == "--rules" && i + 1 < argc) rules_dir = argv[++i];
+    else if (arg == "--data" && i + 1 < argc) data = argv[++i];
     else {
-      std::cerr << "usage: conformance_test [--show N] [--tag TAG] [--case SUBSTRING]\n";
+      std::cerr << "usage: conformance_test [--show N] [--tag TAG] [--case SUBSTRING] [--rules DIR] [--data DIR]\n";
       return 2;
     }
   }
-  const fs::path data = NVTE_CONFORMANCE_DIR;
   auto started = std::chrono::steady_clock::now();
   try {
-    auto loaded = rules::RuleSet::load({NVTE_RULES_DIR}, rules::TestCases::count);
+    auto loaded = rules::RuleSet::load({rules_dir}, rules::TestCases::count);
     if (!loaded.rules) {
       std::cerr << rules::render(loaded.diagnostics);
       return 1;
