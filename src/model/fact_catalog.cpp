@@ -89,6 +89,7 @@ const FactSpec k_catalog[] = {
     {"te.cuda_major", T::integer, "CUDA major of the TE build (from the cu12/cu13 distribution)"},
     {"flash_attn.version", T::version, "flash-attn (FlashAttention 2) version"},
     {"flash_attn_3.version", T::version, "flash_attn_3 (FlashAttention 3) version"},
+    {"flash_attn_4.version", T::version, "flash-attn-4 (FlashAttention 4, flash_attn.cute) version"},
     {"megatron_core.version", T::version, "megatron-core version"},
     {"package.*.version", T::version, "version of an installed Python distribution (normalized name)"},
     {"env.*", T::string, "an environment variable"},
