@@ -159,7 +159,11 @@ int run_explain(const Options& options) {
   }
 
   std::vector<model::Explanation> explanations;
-  for (const auto& w : load_workloads(options)) explanations.push_back(rules::explain(rules, facts, w));
+  rules::SearchOptions search = fix_search_options();
+  for (const auto& w : load_workloads(options)) {
+    explanations.push_back(rules::explain(rules, facts, w));
+    rules::verify_explanation(rules, facts, explanations.back(), search);
+  }
   int code = 0;
   for (const auto& e : explanations) {
     if (!e.selected) code = 2;
