@@ -232,13 +232,19 @@ public:
     if (!m_session.budget_left()) return false;
     Session::Applied applied;
     Outcome o = m_session.evaluate(c.changes, &applied);
+    if (c.changes.size() == 1) m_singles.push_back(c);
+    // Clears the finding but brings another problem: a second change may remove that one.
+    bool clears = o.ok && !o.findings.count(m_goal.finding_id);
     if (!meets(m_goal, m_session.baseline(), o)) {
-      if (progress(m_session.baseline(), o)) m_progress.push_back(c);
+      if (clears && c.changes.size() == 1) m_clearing.push_back(c);
+      else if (progress(m_session.baseline(), o)) m_progress.push_back(c);
       return false;
     }
     if (m_session.workload()) {
-      if (!m_session.new_node_problem(applied.facts, std::min(m_goal.severity, model::Severity::error), m_goal.finding_id).empty())
+      if (!m_session.new_node_problem(applied.facts, std::min(m_goal.severity, model::Severity::error), m_goal.finding_id).empty()) {
+        if (c.changes.size() == 1) m_clearing.push_back(c);
         return false;
+      }
     }
     m_found.push_back({c, o, applied.extra});
     return true;
@@ -252,27 +258,36 @@ public:
       }
     }
     if (!m_found.empty()) return;
-    // Pairs, only when no single change works: two changes that each made progress.
+    // Pairs, only when no single change works: a change that clears the finding but brings
+    // another problem with each other single change; then two changes that each took away a
+    // reason blocking the workload.
+    std::stable_sort(m_clearing.begin(), m_clearing.end(), ranked);
+    std::stable_sort(m_singles.begin(), m_singles.end(), ranked);
     std::stable_sort(m_progress.begin(), m_progress.end(), ranked);
     std::set<std::string> done;
-    for (std::size_t i = 0; i < m_progress.size(); ++i) {
+    auto try_pair = [&](const Candidate& a, const Candidate& b) {
+      if (a.family == b.family) return;
+      std::string key = std::min(a.family, b.family) + "+" + std::max(a.family, b.family);
+      if (done.count(key)) return;
+      Candidate pair;
+      pair.changes = a.changes;
+      pair.changes.insert(pair.changes.end(), b.changes.begin(), b.changes.end());
+      pair.cost_class = std::max(a.cost_class, b.cost_class);
+      pair.step = a.step + b.step;
+      pair.family = key;
+      pair.order = a.order * 1000 + b.order;
+      if (try_candidate(pair)) done.insert(key);
+    };
+    for (const auto& a : m_clearing)
+      for (const auto& b : m_singles) {
+        if (!m_session.budget_left()) return;
+        try_pair(a, b);
+      }
+    for (std::size_t i = 0; i < m_progress.size(); ++i)
       for (std::size_t j = i + 1; j < m_progress.size(); ++j) {
         if (!m_session.budget_left()) return;
-        const auto& a = m_progress[i];
-        const auto& b = m_progress[j];
-        if (a.family == b.family) continue;
-        std::string key = std::min(a.family, b.family) + "+" + std::max(a.family, b.family);
-        if (done.count(key)) continue;
-        Candidate pair;
-        pair.changes = a.changes;
-        pair.changes.insert(pair.changes.end(), b.changes.begin(), b.changes.end());
-        pair.cost_class = std::max(a.cost_class, b.cost_class);
-        pair.step = a.step + b.step;
-        pair.family = key;
-        pair.order = a.order * 1000 + b.order;
-        if (try_candidate(pair)) done.insert(key);
+        try_pair(m_progress[i], m_progress[j]);
       }
-    }
   }
 
   static bool ranked(const Candidate& a, const Candidate& b) {
@@ -300,7 +315,9 @@ private:
   Session& m_session;
   Goal m_goal;
   std::vector<Verified> m_found;
-  std::vector<Candidate> m_progress;
+  std::vector<Candidate> m_progress; // took away a blocking reason
+  std::vector<Candidate> m_clearing; // cleared the finding, brought another problem
+  std::vector<Candidate> m_singles;  // every single change evaluated
 };
 
 // ---- candidate generation --------------------------------------------------------------------
@@ -497,8 +514,9 @@ std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& f
     }
   }
 
+  // Informational findings keep their own fixes, checked, without a search for others.
   Search search(session, goal);
-  search.run(candidates(session));
+  if (target.severity != model::Severity::info) search.run(candidates(session));
   for (const auto& v : search.results()) {
     model::Fix fix = to_fix(v, session, goal);
     bool duplicate = false;
@@ -516,10 +534,7 @@ std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& f
 }
 
 void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::Explanation& e, const SearchOptions& options) {
-  for (auto& f : e.findings) {
-    if (f.severity == model::Severity::info) continue;
-    f.fixes = search_fixes(rules, facts, &e.workload, f, options);
-  }
+  for (auto& f : e.findings) f.fixes = search_fixes(rules, facts, &e.workload, f, options);
   // A backend reason's fix is verified when its backend is available afterwards.
   Session session(rules, facts, &e.workload, options);
   for (auto& [key, verdict] : e.backends) {
@@ -550,8 +565,9 @@ void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::
           std::vector<std::string> still;
           for (const auto& r : o.reasons)
             if (r.starts_with(key + ":")) still.push_back(r.substr(key.size() + 1));
-          fix.unverified_reason = "with " + interpreted.label + " " + detail::backend_label(key) + " is still out" +
-                                  (still.empty() ? "" : ": " + util::join(still, ", "));
+          bool cleared = std::none_of(still.begin(), still.end(), [&](const std::string& r) { return r == reason.rule; });
+          fix.unverified_reason = "with " + interpreted.label + (cleared ? " this reason goes, but " : " ") +
+                                  detail::backend_label(key) + " is still out" + (still.empty() ? "" : ": " + util::join(still, ", "));
         }
       }
     }
@@ -560,10 +576,8 @@ void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::
 
 void verify_node_findings(const RuleSet& rules, const model::Facts& facts, std::vector<model::Finding>& findings,
                           const SearchOptions& options) {
-  for (auto& f : findings) {
-    if (f.severity == model::Severity::info || !f.workload.empty()) continue;
-    f.fixes = search_fixes(rules, facts, nullptr, f, options);
-  }
+  for (auto& f : findings)
+    if (f.workload.empty()) f.fixes = search_fixes(rules, facts, nullptr, f, options);
 }
 
 } // namespace rules
