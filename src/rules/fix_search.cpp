@@ -196,14 +196,17 @@ int backend_rank(const std::optional<std::string>& selected) {
 struct Goal {
   std::string finding_id;
   model::Severity severity = model::Severity::error;
-  bool needs_backend = false; // the workload must end up with a backend
+  bool needs_backend = false; // the finding is "no backend"
+  bool workload = false;      // a workload finding: the workload must run afterwards
 };
 
 // Whether an outcome meets the goal on the workload side (node findings are checked after).
 bool meets(const Goal& goal, const Outcome& base, const Outcome& o) {
   if (!o.ok) return false;
   if (o.findings.count(goal.finding_id)) return false;
-  if ((goal.needs_backend || base.selected) && !o.selected) return false;
+  // A workload keeps (or gets) a backend: clearing one finding of a workload that cannot run is
+  // no fix.
+  if (goal.workload && !o.selected) return false;
   for (const auto& [id, severity] : o.findings)
     if (severity >= goal.severity && !base.findings.count(id)) return false;
   return true;
@@ -462,7 +465,8 @@ bool same_changes(const model::Fix& a, const model::Fix& b) { return a.changes =
 std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload,
                                      const model::Finding& target, const SearchOptions& options) {
   Session session(rules, facts, workload, options);
-  Goal goal{target.id, target.severity, target.id == "attention-no-backend" || target.id == "workload-no-attention-backend"};
+  Goal goal{target.id, target.severity, target.id == "attention-no-backend" || target.id == "workload-no-attention-backend",
+            workload != nullptr};
   std::vector<model::Fix> verified;
 
   // The rule's own fixes first: they carry the explanation; each is checked as it is written.
@@ -507,7 +511,7 @@ std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& f
       if (problem.empty())
         for (const auto& [id, severity] : o.findings)
           if (severity >= goal.severity && id != target.id && !session.baseline().findings.count(id)) problem = id;
-      bool no_backend = o.ok && !o.selected && (goal.needs_backend || session.baseline().selected.has_value());
+      bool no_backend = o.ok && !o.selected && goal.workload;
       fix.unverified_reason = detail::failure_reason(interpreted.label, o.why_not, o.ok && o.findings.count(target.id) > 0,
                                                      no_backend, problem);
       unverified.push_back(std::move(fix));
