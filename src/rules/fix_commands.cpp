@@ -226,7 +226,7 @@ model::Fix render_changes(const std::vector<Change>& changes, const model::Facts
     }
     case ChangeKind::gpu:
       fix.changes.emplace_back("gpu.sm", c.value.value_or(""));
-      labels.push_back("run on " + change_label(c));
+      labels.push_back(change_label(c));
       kind(4, "hardware");
       break;
     }
