@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
   add_rules_option(*explain, options);
   add_workload_options(*explain, options);
   explain->add_option("--sweep", options.sweeps, "Sweep a workload key over values, e.g. --sweep head_dim_qk=64,128,192 (repeatable)");
+  explain->add_flag("--fix", options.fixes_only, "Print only the verified fixes, best first, one per line (or as JSON), for scripts");
 
   auto* selftest = cli.add_subcommand("selftest", "Run real kernels in child processes: CUDA driver, NVRTC, cuDNN attention, NCCL, TE's selector, Python tier");
   add_common(*selftest, options, format);

@@ -134,7 +134,7 @@ std::vector<model::Fix> render_fixes(const RuleSet::Impl& impl, const Rule& rule
     std::string command = detail::render_template(fix.command, impl.slots, view, element, detail::RenderMode::command);
     // A fix that was only a helper with nothing to do here ({{cudnn_path_fix}}) disappears.
     if (command.empty() && !rule.summary.fixes[i].command.empty()) continue;
-    fixes.push_back({fix.kind, std::move(command), fix.description});
+    fixes.push_back(model::Fix{fix.kind, std::move(command), fix.description, {}, std::nullopt, {}});
   }
   return fixes;
 }
@@ -349,6 +349,7 @@ std::vector<RuleSummary> RuleSet::rule_summaries() const {
 std::size_t RuleSet::size() const { return m_impl->rules.size(); }
 const std::string& RuleSet::digest() const { return m_impl->digest; }
 const Selection& RuleSet::selection() const { return m_impl->selection; }
+const Catalog& RuleSet::catalog() const { return m_impl->catalog; }
 
 std::vector<RuleTestCase> RuleSet::test_cases() const {
   std::vector<RuleTestCase> out;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "model/facts.hpp"
+#include "rules/catalog.hpp"
 #include "model/finding.hpp"
 #include "model/workload.hpp"
 
@@ -103,6 +104,8 @@ public:
   // FNV-1a 64 (16 hex digits) over the sorted relative file names and their bytes.
   const std::string& digest() const;
   const Selection& selection() const;
+  // The installable versions (`packages:` blocks, rules/catalog/).
+  const Catalog& catalog() const;
   // Every rule's fires/quiet cases, in file order.
   std::vector<RuleTestCase> test_cases() const;
 
