@@ -5,12 +5,12 @@
 
 namespace selftest {
 
-Json check_driver(const Json& args);     // cuInit, devices, a context per GPU
-Json check_nvrtc(const Json& args);      // args: {path}
-Json check_cudnn_sdpa(const Json& args); // args: sdpa_args() + {path}
-Json check_cudnn_sdpa_bwd(const Json& args); // the forward, then the backward graph; same args
-Json check_nccl(const Json& args);       // args: {path, bytes}
-Json check_te_selector(const Json& args); // args: sdpa_args() + {library, te_version}
+Json check_driver(const Json& args, Progress& progress);         // cuInit, devices, a context per GPU
+Json check_nvrtc(const Json& args, Progress& progress);          // args: {path}
+Json check_cudnn_sdpa(const Json& args, Progress& progress);     // args: sdpa_args() + {path, nvrtc_path}
+Json check_cudnn_sdpa_bwd(const Json& args, Progress& progress); // the forward and the backward graph; same args
+Json check_nccl(const Json& args, Progress& progress);           // args: {path, bytes}
+Json check_te_selector(const Json& args, Progress& progress);    // args: sdpa_args() + {library, te_version}
 
 // NVRTC compile of the test kernel for archs without touching a GPU (the no-GPU half of nvrtc).
 util::Result<Json> nvrtc_compile_only(const std::vector<std::string>& candidates, const std::vector<std::string>& archs);

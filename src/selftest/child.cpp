@@ -1,5 +1,5 @@
 // The child's side of the protocol in selftest.hpp: private result descriptor, stdout to
-// stderr, one JSON object.
+// stderr, phase events as the check goes (phases.hpp), one result object.
 #include "selftest/selftest.hpp"
 
 #include "util/json_text.hpp"
@@ -30,7 +30,8 @@ int child_main(std::string_view check, std::string_view args_json, std::span<con
     std::perror("selftest-child: dup");
     return 2;
   }
-  Json result = entry->run(args);
+  Progress progress(result_fd);
+  Json result = entry->run(args, progress);
   std::fflush(stdout);
   if (!util::write_all(result_fd, util::json_text(result) + "\n")) return 2;
   ::close(result_fd);

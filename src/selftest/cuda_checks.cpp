@@ -32,9 +32,9 @@ extern "C" __global__ void nvte_doctor_axpy(float a, const float* x, float* y, i
 
 } // namespace
 
-Json check_driver(const Json&) {
+Json check_driver(const Json&, Progress& progress) {
   auto start = std::chrono::steady_clock::now();
-  auto session = CudaSession::open();
+  auto session = CudaSession::open(&progress);
   if (!session) {
     if (session.error().kind == util::ErrorKind::not_installed) return skipped_result(session.error().message);
     return failed_result(session.error().message, "init");
@@ -45,6 +45,7 @@ Json check_driver(const Json&) {
   result["cuda_version"] = std::to_string(s.driver_version() / 1000) + "." + std::to_string((s.driver_version() % 1000) / 10);
   result["cuda_major"] = s.driver_version() / 1000;
   Json gpus = Json::array();
+  auto in_contexts = progress.phase(phase::init, "allocate");
   for (const auto& gpu : s.gpus()) {
     std::string error;
     if (s.make_current(gpu, error)) {
@@ -56,8 +57,10 @@ Json check_driver(const Json&) {
       result = failed_result("GPU " + std::to_string(gpu.ordinal) + ": " + error, "context");
     }
   }
+  in_contexts.end();
   result["gpus"] = gpus;
   result["gpu_count"] = s.gpus().size();
+  result["phase_seconds"] = progress.seconds();
   result["seconds"] = since(start);
   return result;
 }
@@ -94,17 +97,19 @@ util::Result<Json> nvrtc_compile_only(const std::vector<std::string>& candidates
   return result;
 }
 
-Json check_nvrtc(const Json& args) {
+Json check_nvrtc(const Json& args, Progress& progress) {
   auto start = std::chrono::steady_clock::now();
   std::vector<std::string> candidates;
   if (args.contains("path") && args["path"].is_string()) candidates.push_back(args["path"].get<std::string>());
   for (const auto& name : gpuapi::k_nvrtc_sonames) candidates.push_back(name);
 
-  auto session = CudaSession::open();
+  auto session = CudaSession::open(&progress);
   if (!session) {
     if (session.error().kind != util::ErrorKind::not_installed) return failed_result(session.error().message, "init");
     // No GPU: the compile still runs, for the architectures TE's wheels target.
+    auto compiling = progress.phase(phase::compile);
     auto result = nvrtc_compile_only(candidates, {"sm_80", "sm_90", "compute_90"});
+    compiling.end();
     if (!result) return failed_result(result.error().message, "load");
     (*result)["gpu"] = false;
     (*result)["seconds"] = since(start);
@@ -113,7 +118,9 @@ Json check_nvrtc(const Json& args) {
   const CudaSession& s = **session;
   std::vector<std::string> archs;
   for (const auto& gpu : s.gpus()) archs.push_back("sm_" + std::to_string(gpu.sm));
+  auto compiling = progress.phase(phase::compile);
   auto compiled = nvrtc_compile_only(candidates, archs);
+  compiling.end();
   if (!compiled) return failed_result(compiled.error().message, "load");
   Json result = *compiled;
   if (result["status"] != "ok") return result;
@@ -129,6 +136,7 @@ Json check_nvrtc(const Json& args) {
     x[static_cast<std::size_t>(i)] = static_cast<float>(i % 97) * 0.5f;
     y[static_cast<std::size_t>(i)] = static_cast<float>(i % 13);
   }
+  auto launching = progress.phase(phase::launch);
   for (const auto& gpu : s.gpus()) {
     std::string where = "GPU " + std::to_string(gpu.ordinal) + " (sm_" + std::to_string(gpu.sm) + "): ";
     auto image = nvrtc->compile(k_kernel_source, "nvte_doctor_axpy.cu", "sm_" + std::to_string(gpu.sm));
@@ -165,7 +173,9 @@ Json check_nvrtc(const Json& args) {
         return failed_result(where + "the kernel computed a wrong value at element " + std::to_string(i), "numerics");
     }
   }
+  launching.end();
   result["launched"] = true;
+  result["phase_seconds"] = progress.seconds();
   result["seconds"] = since(start);
   return result;
 }

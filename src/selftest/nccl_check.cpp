@@ -13,20 +13,22 @@
 
 namespace selftest {
 
-Json check_nccl(const Json& args) {
+Json check_nccl(const Json& args, Progress& progress) {
   auto start = std::chrono::steady_clock::now();
   std::vector<std::string> candidates;
   if (args.contains("path") && args["path"].is_string()) candidates.push_back(args["path"].get<std::string>());
   for (const auto& name : gpuapi::k_nccl_sonames) candidates.push_back(name);
   std::size_t bytes = args.contains("bytes") && args["bytes"].is_number_unsigned() ? args["bytes"].get<std::size_t>() : (64u << 20);
 
-  auto session = CudaSession::open();
+  auto session = CudaSession::open(&progress);
   if (!session) {
     if (session.error().kind == util::ErrorKind::not_installed) return skipped_result(session.error().message);
     return failed_result(session.error().message, "init");
   }
   const CudaSession& s = **session;
+  auto loading = progress.phase(phase::load, "NCCL");
   auto nccl = gpuapi::Nccl::load(candidates);
+  loading.end();
   if (!nccl) return failed_result(nccl.error().message, "load");
   const auto& api = nccl->api();
   if (!api.ncclGetUniqueId || !api.ncclCommInitAll || !api.ncclAllReduce || !api.ncclGroupStart || !api.ncclGroupEnd || !api.ncclCommDestroy)
@@ -38,10 +40,12 @@ Json check_nccl(const Json& args) {
   auto done = [&](Json r) {
     for (const auto& key : {"path", "version"})
       if (result.contains(key)) r[key] = result[key];
+    r["phase_seconds"] = progress.seconds();
     r["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   };
 
+  auto in_comm = progress.phase(phase::comm);
   gpuapi::NcclUniqueId id{};
   if (auto rc = api.ncclGetUniqueId(&id); rc != 0) return done(failed_result("ncclGetUniqueId: " + nccl->describe(rc), "init"));
   int n = static_cast<int>(s.gpus().size());
@@ -58,6 +62,8 @@ Json check_nccl(const Json& args) {
     }
   } comms_guard{api, comms};
 
+  in_comm.end();
+  auto reducing = progress.phase(phase::allreduce);
   std::size_t count = bytes / sizeof(float);
   std::vector<std::unique_ptr<DeviceBuffer>> send, recv;
   std::vector<gpuapi::CuStream> streams(static_cast<std::size_t>(n), nullptr);
@@ -116,6 +122,7 @@ Json check_nccl(const Json& args) {
   result["algbw_gbps"] = algbw;
   result["bus_bandwidth_gbps"] = n > 1 ? algbw * 2.0 * (n - 1) / n : 0.0;
   for (auto stream : streams) s.api().cuStreamDestroy_v2(stream);
+  reducing.end();
   return done(result);
 }
 

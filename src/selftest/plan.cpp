@@ -1,5 +1,6 @@
 // The parent's plan: which checks run with which arguments (library paths from the probe's
 // facts, shapes from the workloads), the Python tier, and the results folded into facts.
+#include "selftest/budget.hpp"
 #include "selftest/checks.hpp"
 #include "selftest/sdpa.hpp"
 
@@ -64,6 +65,15 @@ std::string find_te_library(const std::string& te_path) {
     }
   }
   return {};
+}
+
+CheckOutcome skipped_outcome(std::string check, std::string label, std::string why) {
+  CheckOutcome o;
+  o.check = std::move(check);
+  o.label = std::move(label);
+  o.status = "skipped";
+  o.error = std::move(why);
+  return o;
 }
 
 } // namespace
@@ -131,10 +141,15 @@ CheckOutcome run_python_tier(const std::string& interpreter, const std::string& 
 }
 
 // The backward needs the forward's output and statistics anyway, so one child runs both; its
-// result carries the forward's own result whole under "forward".
+// result carries the forward's own result whole under "forward", and the child streams it as a
+// part as soon as it is known, so that a backward that hangs or crashes leaves it standing.
 std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, const Json& args, const std::string& label) {
-  CheckOutcome both = run_check(runner, "cudnn_sdpa_bwd", args, label);
-  if (!both.result.is_object() || !both.result.contains("forward") || !both.result["forward"].is_object()) {
+  ChildStream stream;
+  CheckOutcome both = run_check(runner, "cudnn_sdpa_bwd", args, label, &stream);
+  const Json* forward_result = nullptr;
+  if (both.result.is_object() && both.result.contains("forward") && both.result["forward"].is_object()) forward_result = &both.result["forward"];
+  else if (both.status == "error") forward_result = stream.part("forward");
+  if (!forward_result || !forward_result->is_object()) {
     both.check = "cudnn_sdpa";
     return {std::move(both)};
   }
@@ -142,9 +157,10 @@ std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, 
   forward.check = "cudnn_sdpa";
   forward.label = label;
   forward.status = "ok";
-  forward.result = both.result["forward"];
+  forward.result = *forward_result;
   forward.seconds = forward.result.value("seconds", 0.0);
-  both.result.erase("forward");
+  // The child's phases stay with the backward's outcome: they overlap the forward's.
+  if (both.result.is_object()) both.result.erase("forward");
   both.seconds = std::max(0.0, both.seconds - forward.seconds);
   return {std::move(forward), std::move(both)};
 }
@@ -153,21 +169,25 @@ Results run_all(const Plan& plan) {
   Results results;
   const auto& facts = plan.facts;
   auto& out = results.outcomes;
-  // NVRTC and NCCL need nothing from the other checks: their children start now and run beside
-  // the driver's and the cuDNN ones (separate processes; the self-test's wall time is then that of
-  // its longest chain, not the sum). With several GPUs NCCL measures bus bandwidth, so it is
-  // collected before the cuDNN checks start and never shares the GPUs with their kernels; with
-  // one GPU it only initialises and may overlap them.
+  const bool several_gpus = facts.get_int("gpu.count").value_or(0) > 1;
+  // Every check is its own process: the driver's, NVRTC's, NCCL's and the first cuDNN child start
+  // together, and the self-test's wall time is that of its longest chain, not the sum. With
+  // several GPUs NCCL measures bus bandwidth, so it is collected before the cuDNN checks start
+  // and never shares the GPUs with their kernels; with one GPU it only initialises and may
+  // overlap them. Without a GPU each child says so itself (skipped) in a few milliseconds.
   auto nccl_check = std::async(std::launch::async, [&] {
     return run_check(plan.runner, "nccl", with_path(Json::object(), fact_text(facts, {"te.nccl.path", "nccl.path"})), "NCCL");
   });
   auto nvrtc_check = std::async(std::launch::async, [&] {
     return run_check(plan.runner, "nvrtc", with_path(Json::object(), fact_text(facts, {"te.nvrtc.path", "nvrtc.path"})), "NVRTC");
   });
-  out.push_back(run_check(plan.runner, "driver", Json::object(), "CUDA driver"));
-  bool gpu = out.back().status == "ok" || out.back().status == "failed";
-  std::optional<CheckOutcome> nccl_outcome;
-  if (facts.get_int("gpu.count").value_or(0) > 1) nccl_outcome = nccl_check.get();
+  auto driver_check = std::async(std::launch::async, [&] { return run_check(plan.runner, "driver", Json::object(), "CUDA driver"); });
+  std::optional<CheckOutcome> nccl_outcome, driver_outcome;
+  if (several_gpus) nccl_outcome = nccl_check.get();
+  auto gpu = [&] {
+    if (!driver_outcome) driver_outcome = driver_check.get();
+    return driver_outcome->status == "ok" || driver_outcome->status == "failed";
+  };
   std::vector<CheckOutcome> kernel_checks; // after NVRTC's in the report, collected when done
   std::string cudnn_path = fact_text(facts, {"te.cudnn.path", "cudnn.path"});
   std::string te_library = find_te_library(fact_text(facts, {"te.path"}));
@@ -175,14 +195,18 @@ Results run_all(const Plan& plan) {
     const auto& w = plan.workloads[i];
     auto args = sdpa_args(w);
     if (!args) {
-      kernel_checks.push_back({"cudnn_sdpa", w.name, "skipped", args.error().message, 0, Json()});
+      kernel_checks.push_back(skipped_outcome("cudnn_sdpa", w.name, args.error().message));
       continue;
     }
     std::string label = w.name;
-    if (auto shape = parse_shape(*args)) label = shape->label();
+    RunnerOptions cudnn_runner = plan.runner;
+    if (auto shape = parse_shape(*args)) {
+      label = shape->label();
+      if (!plan.runner.timeout_given) cudnn_runner.timeout = shape_timeout(*shape);
+    }
     Json cudnn_args = with_path(*args, cudnn_path);
     if (auto nvrtc = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}); !nvrtc.empty()) cudnn_args["nvrtc_path"] = nvrtc;
-    for (auto& outcome : run_forward_and_backward(plan.runner, cudnn_args, label)) kernel_checks.push_back(std::move(outcome));
+    for (auto& outcome : run_forward_and_backward(cudnn_runner, cudnn_args, label)) kernel_checks.push_back(std::move(outcome));
     if (te_library.empty()) continue;
     Json te_args = *args;
     te_args["library"] = te_library;
@@ -190,8 +214,8 @@ Results run_all(const Plan& plan) {
     if (auto v = facts.get_version("te.version")) te_args["te_version"] = v->to_string();
     te_args["cudnn_path"] = cudnn_path;
     te_args["nvrtc_path"] = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"});
-    CheckOutcome te = gpu ? run_check(plan.runner, "te_selector", te_args, label)
-                          : CheckOutcome{"te_selector", label, "skipped", "no GPU", 0, Json()};
+    CheckOutcome te = gpu() ? run_check(plan.runner, "te_selector", te_args, label)
+                            : skipped_outcome("te_selector", label, "no GPU");
     if (te.status == "ok" && i < plan.predicted.size()) {
       std::string got = te.result.contains("backend") ? te.result["backend"].get<std::string>() : "";
       te.result["predicted"] = plan.predicted[i];
@@ -204,6 +228,8 @@ Results run_all(const Plan& plan) {
     }
     kernel_checks.push_back(std::move(te));
   }
+  gpu();
+  out.push_back(std::move(*driver_outcome));
   out.push_back(nvrtc_check.get());
   for (auto& outcome : kernel_checks) out.push_back(std::move(outcome));
   out.push_back(nccl_outcome ? std::move(*nccl_outcome) : nccl_check.get());
@@ -243,6 +269,10 @@ void add_facts(const Results& results, model::Facts& facts) {
       const Json& r = first_bad->result;
       bool has_stage = r.is_object() && r.contains("stage") && r["stage"].is_string();
       facts.set(prefix + "stage", has_stage ? r["stage"].get<std::string>() : first_bad->status == "error" ? "child" : "unknown");
+      if (first_bad->status == "error") {
+        facts.set(prefix + "timed_out", first_bad->timed_out);
+        if (!first_bad->phase.empty()) facts.set(prefix + "phase", first_bad->phase);
+      }
     }
     if (max_abs >= 0) facts.set(prefix + "max_abs_err", max_abs);
     if (max_rel >= 0) facts.set(prefix + "max_rel_err", max_rel);
@@ -265,6 +295,20 @@ Json to_json(const Results& results) {
   for (const auto& o : results.outcomes) {
     Json entry{{"check", o.check}, {"label", o.label}, {"status", o.status}, {"seconds", o.seconds}};
     if (!o.error.empty()) entry["error"] = o.error;
+    if (o.status == "error") {
+      entry["timed_out"] = o.timed_out;
+      if (!o.phase.empty()) entry["phase"] = o.phase;
+    }
+    if (!o.phases.empty()) {
+      Json phases = Json::array();
+      for (const auto& p : o.phases) {
+        Json span{{"phase", p.phase}, {"start", p.start}, {"seconds", p.seconds}};
+        if (!p.what.empty()) span["what"] = p.what;
+        if (p.open) span["open"] = true;
+        phases.push_back(std::move(span));
+      }
+      entry["phases"] = std::move(phases);
+    }
     if (!o.result.is_null()) entry["result"] = o.result;
     checks.push_back(std::move(entry));
     (o.status == "ok" ? ok : o.status == "skipped" ? skipped : failed)++;
