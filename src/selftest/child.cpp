@@ -35,7 +35,11 @@ int child_main(std::string_view check, std::string_view args_json, std::span<con
   std::fflush(stdout);
   if (!util::write_all(result_fd, util::json_text(result) + "\n")) return 2;
   ::close(result_fd);
-  return 0;
+  // The answer is out: leave without destructors and the vendors' exit handlers (NCCL's proxy
+  // threads, cuDNN's handles, the CUDA context's orderly teardown took 0.2-0.65 s on the H100);
+  // the kernel frees the process's GPU memory and contexts all the same.
+  std::fflush(stderr);
+  ::_exit(0);
 }
 
 } // namespace selftest

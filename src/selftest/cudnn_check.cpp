@@ -115,6 +115,7 @@ private:
   std::string alloc(std::unique_ptr<DeviceBuffer>& buffer, std::int64_t bytes);
   std::string copy_up(const DeviceBuffer& buffer, const std::vector<std::uint16_t>& data);
   void prepare_reference();
+  void compile_reference_for(int sm);
   Json forward_and_backward();
 
   const Json& m_args;
@@ -128,7 +129,8 @@ private:
   std::optional<gpuapi::Nvrtc> m_nvrtc;
   std::unique_ptr<CudaSession> m_session;
   std::int64_t m_free = 0;
-  std::future<util::Result<std::vector<char>>> m_compiled;
+  std::future<util::Result<std::vector<char>>> m_compiled; // the reference kernels, compiling on their own thread
+  int m_compiled_sm = 0;
   std::unique_ptr<DeviceReference> m_reference;
   std::string m_reference_error; // why the GPU reference is not there
 };
@@ -141,6 +143,15 @@ std::string SdpaCheck::alloc(std::unique_ptr<DeviceBuffer>& buffer, std::int64_t
 
 std::string SdpaCheck::copy_up(const DeviceBuffer& buffer, const std::vector<std::uint16_t>& data) {
   return m_session->check(m_session->api().cuMemcpyHtoD_v2(buffer.get(), data.data(), data.size() * 2), "cuMemcpyHtoD");
+}
+
+void SdpaCheck::compile_reference_for(int sm) {
+  if (m_compiled.valid()) m_compiled.wait();
+  m_compiled_sm = sm;
+  m_compiled = std::async(std::launch::async, [this, sm] {
+    auto compiling = m_progress.phase(phase::reference, "compile");
+    return compile_reference(*m_nvrtc, sm);
+  });
 }
 
 // The reference kernels, compiled on the background thread, loaded into the context; when they
@@ -184,6 +195,11 @@ Json SdpaCheck::run() {
     if (auto nvrtc = gpuapi::Nvrtc::load(nvrtc_candidates)) m_nvrtc = std::move(*nvrtc);
     else m_reference_error = "loading NVRTC: " + nvrtc.error().message;
     loading.end();
+    // With the GPU's architecture known from the probe ("sm"), the reference kernels compile
+    // from the start, beside cuInit and the context, and out of the way of cuDNN's own runtime
+    // compilation (its plans), which they would otherwise compete with.
+    if (m_nvrtc && m_args.contains("sm") && m_args["sm"].is_number_integer() && m_args["sm"].get<int>() > 0)
+      compile_reference_for(m_args["sm"].get<int>());
     auto loading_cudnn = m_progress.phase(phase::load, "cuDNN");
     cudnn = gpuapi::Cudnn::load(cudnn_candidates);
   }
@@ -216,13 +232,7 @@ Json SdpaCheck::run() {
   if (!m_session->make_current(gpu, error)) return failed(error, "init");
   m_info["gpu"] = gpu.name;
   m_info["sm"] = gpu.sm;
-  if (m_nvrtc) {
-    // Compiles while cuDNN builds its graphs and plans.
-    m_compiled = std::async(std::launch::async, [this, sm = gpu.sm] {
-      auto compiling = m_progress.phase(phase::reference, "compile");
-      return compile_reference(*m_nvrtc, sm);
-    });
-  }
+  if (m_nvrtc && m_compiled_sm != gpu.sm) compile_reference_for(gpu.sm); // else it compiles already
 
   // The workload's whole shape when it fits in the GPU's free memory, else a smaller one, said so.
   auto memory = m_session->memory_info();

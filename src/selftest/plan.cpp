@@ -156,6 +156,7 @@ std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, 
   CheckOutcome forward;
   forward.check = "cudnn_sdpa";
   forward.label = label;
+  forward.started = both.started;
   forward.status = "ok";
   forward.result = *forward_result;
   forward.seconds = forward.result.value("seconds", 0.0);
@@ -165,7 +166,9 @@ std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, 
   return {std::move(forward), std::move(both)};
 }
 
-Results run_all(const Plan& plan) {
+Results run_all(const Plan& input) {
+  Plan plan = input;
+  plan.runner.epoch = std::chrono::steady_clock::now();
   Results results;
   const auto& facts = plan.facts;
   auto& out = results.outcomes;
@@ -205,6 +208,8 @@ Results run_all(const Plan& plan) {
       if (!plan.runner.timeout_given) cudnn_runner.timeout = shape_timeout(*shape);
     }
     Json cudnn_args = with_path(*args, cudnn_path);
+    // GPU 0's architecture, so that the child can compile its reference kernels before CUDA is up.
+    if (auto sm = facts.get_int("gpu[0].sm"); sm && *sm > 0) cudnn_args["sm"] = *sm;
     if (auto nvrtc = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}); !nvrtc.empty()) cudnn_args["nvrtc_path"] = nvrtc;
     for (auto& outcome : run_forward_and_backward(cudnn_runner, cudnn_args, label)) kernel_checks.push_back(std::move(outcome));
     if (te_library.empty()) continue;
@@ -293,7 +298,7 @@ Json to_json(const Results& results) {
   Json checks = Json::array();
   int ok = 0, failed = 0, skipped = 0;
   for (const auto& o : results.outcomes) {
-    Json entry{{"check", o.check}, {"label", o.label}, {"status", o.status}, {"seconds", o.seconds}};
+    Json entry{{"check", o.check}, {"label", o.label}, {"status", o.status}, {"seconds", o.seconds}, {"started", o.started}};
     if (!o.error.empty()) entry["error"] = o.error;
     if (o.status == "error") {
       entry["timed_out"] = o.timed_out;

@@ -86,8 +86,7 @@ util::Result<std::unique_ptr<DeviceReference>> DeviceReference::load(const CudaS
   if (auto error = session.check(api.cuModuleLoadData(&ref->m_module, cubin.data()), "cuModuleLoadData (reference kernels)"); !error.empty())
     return util::make_error(util::ErrorKind::driver_error, error);
   auto& k = ref->m_kernels;
-  for (auto [name, slot] : {std::pair{"nvte_ref_gemm_f32", &k.gemm_f32}, {"nvte_ref_gemm_f16", &k.gemm_f16},
-                            {"nvte_ref_softmax", &k.softmax}, {"nvte_ref_rowdot", &k.rowdot}, {"nvte_ref_dsoftmax", &k.dsoftmax},
+  for (auto [name, slot] : {std::pair{"nvte_ref_gemm", &k.gemm}, {"nvte_ref_softmax", &k.softmax}, {"nvte_ref_rowdot", &k.rowdot}, {"nvte_ref_dsoftmax", &k.dsoftmax},
                             {"nvte_ref_fill", &k.fill}, {"nvte_ref_compare", &k.compare}}) {
     if (auto error = session.check(api.cuModuleGetFunction(slot, ref->m_module, name), name); !error.empty())
       return util::make_error(util::ErrorKind::driver_error, error);
@@ -138,7 +137,7 @@ util::Result<void> DeviceReference::scores_and_softmax(std::int64_t z_first, std
   p.M = rows, p.N = s.seq_kv, p.K = s.dim_qk, p.heads = s.heads, p.z_first = z_first, p.mode = 2, p.alpha = s.scale();
   p.out_lo = shift(band.lo, r0), p.out_hi = shift(band.hi, r0);
   void* gemm_params[] = {&p};
-  NVTE_TRY_VOID(launch(m_kernels.gemm_f16, tiles(p.N), tiles(p.M), static_cast<unsigned>(heads), 256, gemm_params));
+  NVTE_TRY_VOID(launch(m_kernels.gemm, tiles(p.N), tiles(p.M), static_cast<unsigned>(heads), 256, gemm_params));
   std::uint64_t scores = m_p->get();
   std::int64_t row_stride = s.seq_kv, head_stride = rows * s.seq_kv, cols = s.seq_kv;
   void* softmax_params[] = {&scores, &row_stride, &head_stride, &cols};
@@ -168,7 +167,7 @@ util::Result<void> DeviceReference::forward(const SdpaShape& shape, const Device
       p.M = rows, p.N = s.dim_v, p.K = s.seq_kv, p.heads = s.heads, p.z_first = z0, p.mode = 0;
       p.band_lo = shift(band.lo, r0), p.band_hi = shift(band.hi, r0);
       void* params[] = {&p};
-      NVTE_TRY_VOID(launch(m_kernels.gemm_f32, tiles(p.N), tiles(p.M), static_cast<unsigned>(heads), 256, params));
+      NVTE_TRY_VOID(launch(m_kernels.gemm, tiles(p.N), tiles(p.M), static_cast<unsigned>(heads), 256, params));
     }
   }
   return sync(m_session, "cuCtxSynchronize after the reference forward");
@@ -211,7 +210,7 @@ util::Result<void> DeviceReference::backward(const DeviceView& d_o) {
       dp.M = rows, dp.N = s.seq_kv, dp.K = s.dim_v, dp.heads = s.heads, dp.z_first = z0;
       dp.out_lo = shift(band.lo, r0), dp.out_hi = shift(band.hi, r0);
       void* dp_params[] = {&dp};
-      NVTE_TRY_VOID(launch(m_kernels.gemm_f16, tiles(dp.N), tiles(dp.M), gz, 256, dp_params));
+      NVTE_TRY_VOID(launch(m_kernels.gemm, tiles(dp.N), tiles(dp.M), gz, 256, dp_params));
       std::uint64_t ds_ptr = m_ds->get(), p_ptr = m_p->get();
       std::int64_t cols = s.seq_kv, seq_q = s.seq_q;
       float scale = s.scale();
@@ -226,7 +225,7 @@ util::Result<void> DeviceReference::backward(const DeviceView& d_o) {
       dq.M = rows, dq.N = s.dim_qk, dq.K = s.seq_kv, dq.heads = s.heads, dq.z_first = z0;
       dq.band_lo = shift(band.lo, r0), dq.band_hi = shift(band.hi, r0);
       void* dq_params[] = {&dq};
-      NVTE_TRY_VOID(launch(m_kernels.gemm_f32, tiles(dq.N), tiles(dq.M), gz, 256, dq_params));
+      NVTE_TRY_VOID(launch(m_kernels.gemm, tiles(dq.N), tiles(dq.M), gz, 256, dq_params));
 
       // dK += dS^T Q and dV += P^T dO over the keys these rows can see.
       std::int64_t m_begin = band.lo > -k_unbounded ? std::max<std::int64_t>(0, r0 + band.lo) : 0;
@@ -241,7 +240,7 @@ util::Result<void> DeviceReference::backward(const DeviceView& d_o) {
         g.M = m_end - m_begin, g.N = dim, g.K = rows, g.heads = s.heads, g.z_first = z0, g.mode = 1;
         g.band_lo = shift(negate(band.hi), m_begin - r0), g.band_hi = shift(negate(band.lo), m_begin - r0);
         void* params[] = {&g};
-        NVTE_TRY_VOID(launch(m_kernels.gemm_f32, tiles(g.N), tiles(g.M), gz, 256, params));
+        NVTE_TRY_VOID(launch(m_kernels.gemm, tiles(g.N), tiles(g.M), gz, 256, params));
       }
     }
   }

@@ -66,8 +66,7 @@ public:
 private:
   explicit DeviceReference(const CudaSession& session) : m_session(session) {}
   struct Kernels {
-    gpuapi::CuFunction gemm_f32 = nullptr, gemm_f16 = nullptr, softmax = nullptr, rowdot = nullptr, dsoftmax = nullptr,
-                       fill = nullptr, compare = nullptr;
+    gpuapi::CuFunction gemm = nullptr, softmax = nullptr, rowdot = nullptr, dsoftmax = nullptr, fill = nullptr, compare = nullptr;
   };
   util::Result<void> launch(gpuapi::CuFunction f, unsigned gx, unsigned gy, unsigned gz, unsigned block, void** params) const;
   util::Result<void> scores_and_softmax(std::int64_t z_first, std::int64_t heads, std::int64_t r0, std::int64_t rows);

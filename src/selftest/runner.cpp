@@ -32,6 +32,7 @@ CheckOutcome run_check(const RunnerOptions& options, std::string_view check, con
   outcome.label = std::move(label);
   util::CommandOptions command;
   command.timeout = options.timeout;
+  outcome.started = std::chrono::duration<double>(std::chrono::steady_clock::now() - options.epoch).count();
   auto ran = util::run_command({options.executable, "selftest-child", std::string(check), util::json_text(args)}, command);
   if (!ran) {
     outcome.status = "error";

@@ -43,8 +43,9 @@ struct CheckEntry {
 // The doctor's checks: driver, nvrtc, cudnn_sdpa, nccl, te_selector.
 std::span<const CheckEntry> builtin_checks();
 
-// The child's side of the protocol: runs check with args (JSON text) and returns the exit code.
-// Unknown checks and unparsable args exit 2 with a message on stderr.
+// The child's side of the protocol: runs check with args (JSON text); exits 0 (_exit, right after
+// the result is written) or returns 2 for unknown checks, unparsable args or a result it could
+// not write, with a message on stderr.
 int child_main(std::string_view check, std::string_view args_json, std::span<const CheckEntry> checks);
 
 inline constexpr std::chrono::milliseconds k_default_timeout{120000};
@@ -53,6 +54,7 @@ struct RunnerOptions {
   std::string executable = "/proc/self/exe";     // what to re-execute (tests point it elsewhere)
   std::chrono::milliseconds timeout = k_default_timeout; // per check
   bool timeout_given = false; // --timeout: also for the cuDNN checks, instead of their shape's budget (budget.hpp)
+  std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now(); // CheckOutcome::started counts from here
 };
 
 // One check's outcome as the parent saw it.
@@ -62,6 +64,7 @@ struct CheckOutcome {
   std::string status; // ok, failed, skipped, error (crash, timeout, bad output)
   std::string error;  // why, when not ok
   double seconds = 0; // wall time of the child
+  double started = 0; // when the child started, seconds after RunnerOptions::epoch
   Json result;        // the child's object (empty when it gave none)
   // When the child ended without a result (status error): the phase it was in ("plan"; empty
   // when it was in none) and whether the timeout ended it.

@@ -270,11 +270,11 @@ TEST(TeSelector, SignatureRangesAndRefusals) {
 
 TEST(Facts, FoldedPerCheck) {
   selftest::Results r;
-  r.outcomes.push_back({"cudnn_sdpa", "a", "ok", "", 1.0, Json{{"status", "ok"}, {"max_abs_err", 0.01}}, "", false, {}});
-  r.outcomes.push_back({"cudnn_sdpa", "b", "failed", "No valid execution plans built", 2.0,
+  r.outcomes.push_back({"cudnn_sdpa", "a", "ok", "", 1.0, 0, Json{{"status", "ok"}, {"max_abs_err", 0.01}}, "", false, {}});
+  r.outcomes.push_back({"cudnn_sdpa", "b", "failed", "No valid execution plans built", 2.0, 0,
                         Json{{"status", "failed"}, {"stage", "plan"}, {"max_abs_err", 0.002}}, "", false, {}});
-  r.outcomes.push_back({"nccl", "NCCL", "skipped", "no GPU", 0.1, Json{{"status", "skipped"}}, "", false, {}});
-  r.outcomes.push_back({"nvrtc", "NVRTC", "ok", "", 0.3, Json{{"status", "ok"}, {"cuda_major", 13}}, "", false, {}});
+  r.outcomes.push_back({"nccl", "NCCL", "skipped", "no GPU", 0.1, 0, Json{{"status", "skipped"}}, "", false, {}});
+  r.outcomes.push_back({"nvrtc", "NVRTC", "ok", "", 0.3, 0, Json{{"status", "ok"}, {"cuda_major", 13}}, "", false, {}});
   model::Facts facts;
   selftest::add_facts(r, facts);
   EXPECT_EQ(facts.get_bool("selftest.cudnn_sdpa.ok"), false);
@@ -644,7 +644,7 @@ TEST(Reference, KernelsCompileForSm80AndSm90) {
     ASSERT_GT(cubin->size(), 1000u);
     EXPECT_EQ(std::string(cubin->data(), 4), "\x7f" "ELF");
     std::string image(cubin->begin(), cubin->end());
-    for (const char* kernel : {"nvte_ref_gemm_f32", "nvte_ref_gemm_f16", "nvte_ref_softmax", "nvte_ref_rowdot", "nvte_ref_dsoftmax",
+    for (const char* kernel : {"nvte_ref_gemm", "nvte_ref_softmax", "nvte_ref_rowdot", "nvte_ref_dsoftmax",
                                "nvte_ref_fill", "nvte_ref_compare"})
       EXPECT_NE(image.find(kernel), std::string::npos) << kernel << " for sm_" << sm;
   }
