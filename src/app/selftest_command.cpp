@@ -101,6 +101,12 @@ std::string render_text(const selftest::Results& results, const std::vector<mode
     }
     if (r.contains("scaled") && r["scaled"].is_string()) out += "           " + r["scaled"].get<std::string>() + "\n";
     if (r.contains("note") && r["note"].is_string() && (verbose || r.contains("reference"))) out += "           " + r["note"].get<std::string>() + "\n";
+    if (verbose && r.contains("runtime_compilation_seconds") && r.contains("engine") && r["engine"].is_object()) {
+      char line[200];
+      std::snprintf(line, sizeof line, "           cuDNN engine %lld compiled at plan time in %.3f s (a job pays it on its first step)\n",
+                    static_cast<long long>(r["engine"].value("index", std::int64_t{-1})), r["runtime_compilation_seconds"].get<double>());
+      out += line;
+    }
     if (verbose && r.contains("kernel_seconds") && r.contains("reference_seconds")) {
       char line[160];
       std::snprintf(line, sizeof line, "           cuDNN kernels %.3f s, fp32 reference on the %s %.3f s\n", r["kernel_seconds"].get<double>(),

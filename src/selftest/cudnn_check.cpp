@@ -116,6 +116,7 @@ private:
   std::string copy_up(const DeviceBuffer& buffer, const std::vector<std::uint16_t>& data);
   void prepare_reference();
   void compile_reference_for(int sm);
+  const char* reference_kernel_name() const { return m_reference_kernel == ReferenceKernel::tiled ? "tiled" : "simple"; }
   Json forward_and_backward();
 
   const Json& m_args;
@@ -131,6 +132,7 @@ private:
   std::int64_t m_free = 0;
   std::future<util::Result<std::vector<char>>> m_compiled; // the reference kernels, compiling on their own thread
   int m_compiled_sm = 0;
+  ReferenceKernel m_reference_kernel = ReferenceKernel::tiled;
   std::unique_ptr<DeviceReference> m_reference;
   std::string m_reference_error; // why the GPU reference is not there
 };
@@ -150,7 +152,7 @@ void SdpaCheck::compile_reference_for(int sm) {
   m_compiled_sm = sm;
   m_compiled = std::async(std::launch::async, [this, sm] {
     auto compiling = m_progress.phase(phase::reference, "compile");
-    return compile_reference(*m_nvrtc, sm);
+    return compile_reference(*m_nvrtc, sm, m_reference_kernel);
   });
 }
 
@@ -164,7 +166,7 @@ void SdpaCheck::prepare_reference() {
     return;
   }
   auto loading = m_progress.phase(phase::reference, "load");
-  auto ref = DeviceReference::load(*m_session, *cubin);
+  auto ref = DeviceReference::load(*m_session, *cubin, m_reference_kernel);
   if (!ref) {
     m_reference_error = ref.error().message;
     return;
@@ -178,6 +180,7 @@ Json SdpaCheck::run() {
   if (!shape) return skipped_result(shape.error().message);
   m_shape = *shape;
   if (auto layout = make_layout(m_shape); !layout) return skipped_result(layout.error().message);
+  m_reference_kernel = reference_kernel_for(m_shape);
 
   // cuInit and the contexts on their own thread while the libraries load here.
   auto session = std::async(std::launch::async, [this] { return CudaSession::open(&m_progress); });
@@ -317,6 +320,8 @@ Json SdpaCheck::forward_and_backward() {
     if (!built) return failed(built.error().message, "plan");
     fwd_workspace = *built;
     m_info["engine"] = engine_json(fwd);
+    // Building the plan of a runtime-compiled engine is its compilation: what a job pays on its first step.
+    if (fwd.engine().runtime_compiled) m_info["runtime_compilation_seconds"] = m_info["plan_seconds"];
   }
 
   // Buffers; the inputs are filled on the GPU by the reference's kernel, else from the host.
@@ -403,8 +408,8 @@ Json SdpaCheck::forward_and_backward() {
     m_info["max_rel_err"] = o->max_rel_err;
     m_info["elements_beyond_tolerance"] = o->violations;
     m_info["nonfinite"] = o->nonfinite;
-    m_info["reference"] = Json{{"where", "gpu"}, {"compared", "whole tensors"}, {"heads_per_chunk", m_reference->chunks().heads},
-                               {"rows_per_chunk", m_reference->chunks().rows}};
+    m_info["reference"] = Json{{"where", "gpu"}, {"compared", "whole tensors"}, {"kernel", reference_kernel_name()},
+                               {"heads_per_chunk", m_reference->chunks().heads}, {"rows_per_chunk", m_reference->chunks().rows}};
     if (o->violations > 0 || o->nonfinite > 0)
       numerics_error = "cuDNN's output differs from the fp32 reference beyond atol=rtol=" + std::to_string(atol) + " at " +
                        std::to_string(o->violations) + " elements" + (o->nonfinite ? " (" + std::to_string(o->nonfinite) + " not finite)" : "") +
@@ -443,6 +448,7 @@ Json SdpaCheck::forward_and_backward() {
   m_info["engine_configs_tried"] = bwd.engine_configs_tried();
   if (!plan.workspace) return failed(plan.workspace.error().message, "plan");
   m_info["engine"] = engine_json(bwd);
+  if (bwd.engine().runtime_compiled) m_info["runtime_compilation_seconds"] = plan.seconds;
 
   std::vector<std::unique_ptr<DeviceBuffer>> grad(grads.buffer_elements.size());
   std::unique_ptr<DeviceBuffer> softmax_sum, dq_accum, bwd_workspace;
@@ -524,8 +530,9 @@ Json SdpaCheck::forward_and_backward() {
     m_info["gradients"] = per_gradient;
     m_info["max_abs_err"] = max_abs;
     m_info["max_rel_err"] = max_rel;
-    m_info["reference"] = Json{{"where", "gpu"}, {"compared", "whole tensors"}, {"heads_per_chunk", m_reference->chunks().heads},
-                               {"rows_per_chunk", m_reference->chunks().rows}, {"launches", m_reference->launches()}};
+    m_info["reference"] = Json{{"where", "gpu"}, {"compared", "whole tensors"}, {"kernel", reference_kernel_name()},
+                               {"heads_per_chunk", m_reference->chunks().heads}, {"rows_per_chunk", m_reference->chunks().rows},
+                               {"launches", m_reference->launches()}};
     if (max_rel > tolerance || nonfinite > 0)
       return failed("cuDNN's gradients differ from the fp32 reference: relative error " + std::to_string(max_rel) + " > " +
                         std::to_string(tolerance) + (nonfinite ? " (" + std::to_string(nonfinite) + " values not finite)" : "") +

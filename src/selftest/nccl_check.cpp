@@ -13,14 +13,15 @@
 
 namespace selftest {
 
-Json check_nccl(const Json& args, Progress& progress) {
+Json check_nccl(const Json& args, Progress& progress) { return nccl_check(args, CudaSession::open(&progress), progress); }
+
+Json nccl_check(const Json& args, const SessionResult& session, Progress& progress) {
   auto start = std::chrono::steady_clock::now();
   std::vector<std::string> candidates;
   if (args.contains("path") && args["path"].is_string()) candidates.push_back(args["path"].get<std::string>());
   for (const auto& name : gpuapi::k_nccl_sonames) candidates.push_back(name);
   std::size_t bytes = args.contains("bytes") && args["bytes"].is_number_unsigned() ? args["bytes"].get<std::size_t>() : (64u << 20);
 
-  auto session = CudaSession::open(&progress);
   if (!session) {
     if (session.error().kind == util::ErrorKind::not_installed) return skipped_result(session.error().message);
     return failed_result(session.error().message, "init");

@@ -85,9 +85,9 @@ std::string ChildStream::open_phases() const {
   return util::join(names, ", ");
 }
 
-const Json* ChildStream::part(std::string_view name) const {
-  for (const auto& [n, r] : parts) {
-    if (n == name) return &r;
+const ChildStream::Part* ChildStream::part(std::string_view name) const {
+  for (const auto& p : parts) {
+    if (p.name == name) return &p;
   }
   return nullptr;
 }
@@ -122,7 +122,7 @@ ChildStream parse_child_stream(std::string_view out) {
         }
       }
     } else if (event == "part" && object.contains("result")) {
-      stream.parts.emplace_back(object.value("name", ""), object["result"]);
+      stream.parts.push_back({object.value("name", ""), t, object["result"]});
     }
   }
   for (auto& p : stream.phases) {

@@ -101,7 +101,12 @@ struct PhaseSpan {
 // What the parent read from a child's result descriptor.
 struct ChildStream {
   std::vector<PhaseSpan> phases;  // in order of beginning
-  std::vector<std::pair<std::string, Json>> parts;
+  struct Part {
+    std::string name;
+    double t = 0; // when the child streamed it
+    Json result;
+  };
+  std::vector<Part> parts;
   std::optional<Json> result;     // the final object, when the child wrote one
   std::string malformed;          // the first line that is not a protocol object, if any
   double last_event = 0;          // t of the last event
@@ -110,7 +115,7 @@ struct ChildStream {
   const PhaseSpan* current() const;
   // "plan (backward), reference (compile)": every open phase, for an error message.
   std::string open_phases() const;
-  const Json* part(std::string_view name) const;
+  const Part* part(std::string_view name) const;
 };
 
 ChildStream parse_child_stream(std::string_view out);

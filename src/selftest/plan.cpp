@@ -20,7 +20,7 @@ namespace {
 const CheckEntry k_checks[] = {
     {"driver", check_driver},   {"nvrtc", check_nvrtc},           {"cudnn_sdpa", check_cudnn_sdpa},
     {"cudnn_sdpa_bwd", check_cudnn_sdpa_bwd},
-    {"nccl", check_nccl},       {"te_selector", check_te_selector},
+    {"nccl", check_nccl},       {"te_selector", check_te_selector}, {"cuda", check_cuda},
 };
 
 // TE's enum values (fused_attn.h, unchanged v1.10-v2.18) for the layouts and masks it names.
@@ -148,7 +148,7 @@ std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, 
   CheckOutcome both = run_check(runner, "cudnn_sdpa_bwd", args, label, &stream);
   const Json* forward_result = nullptr;
   if (both.result.is_object() && both.result.contains("forward") && both.result["forward"].is_object()) forward_result = &both.result["forward"];
-  else if (both.status == "error") forward_result = stream.part("forward");
+  else if (both.status == "error" && stream.part("forward")) forward_result = &stream.part("forward")->result;
   if (!forward_result || !forward_result->is_object()) {
     both.check = "cudnn_sdpa";
     return {std::move(both)};
@@ -166,6 +166,37 @@ std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, 
   return {std::move(forward), std::move(both)};
 }
 
+std::vector<CheckOutcome> run_cuda_checks(const RunnerOptions& runner, const Json& nvrtc_args, const Json& nccl_args) {
+  ChildStream stream;
+  CheckOutcome nccl = run_check(runner, "cuda", Json{{"nvrtc", nvrtc_args}, {"nccl", nccl_args}}, "NCCL", &stream);
+  nccl.check = "nccl";
+  std::vector<CheckOutcome> out;
+  double before = 0; // the child's time up to the previous part
+  for (auto [check, label] : {std::pair{"driver", "CUDA driver"}, {"nvrtc", "NVRTC"}}) {
+    CheckOutcome o;
+    o.check = check;
+    o.label = label;
+    o.started = nccl.started;
+    if (const auto* part = stream.part(check); part && part->result.is_object() && part->result.contains("status") && part->result["status"].is_string()) {
+      o.status = part->result["status"].get<std::string>();
+      if (part->result.contains("error") && part->result["error"].is_string()) o.error = part->result["error"].get<std::string>();
+      o.result = part->result;
+      o.seconds = part->t - before;
+      before = part->t;
+    } else {
+      // The child ended before this answer: the same end as NCCL's, which comes after it.
+      o.status = "error";
+      o.error = nccl.error.empty() ? "the child ended before this check's result" : nccl.error;
+      o.phase = nccl.phase;
+      o.timed_out = nccl.timed_out;
+    }
+    out.push_back(std::move(o));
+  }
+  nccl.seconds = std::max(0.0, nccl.seconds - before);
+  out.push_back(std::move(nccl));
+  return out;
+}
+
 Results run_all(const Plan& input) {
   Plan plan = input;
   plan.runner.epoch = std::chrono::steady_clock::now();
@@ -173,23 +204,26 @@ Results run_all(const Plan& input) {
   const auto& facts = plan.facts;
   auto& out = results.outcomes;
   const bool several_gpus = facts.get_int("gpu.count").value_or(0) > 1;
-  // Every check is its own process: the driver's, NVRTC's, NCCL's and the first cuDNN child start
-  // together, and the self-test's wall time is that of its longest chain, not the sum. With
-  // several GPUs NCCL measures bus bandwidth, so it is collected before the cuDNN checks start
-  // and never shares the GPUs with their kernels; with one GPU it only initialises and may
-  // overlap them. Without a GPU each child says so itself (skipped) in a few milliseconds.
-  auto nccl_check = std::async(std::launch::async, [&] {
-    return run_check(plan.runner, "nccl", with_path(Json::object(), fact_text(facts, {"te.nccl.path", "nccl.path"})), "NCCL");
+  // Two processes: the cuda child (driver, NVRTC and NCCL in one context) and the first cuDNN
+  // child start together, and the self-test's wall time is that of the longer, not the sum. The
+  // driver creates contexts one at a time, and the cuDNN child's is on the critical path: each
+  // more process creating one at the same moment delayed it by about 0.1 s on the H100. With
+  // several GPUs NCCL measures bus bandwidth, so the cuda child is collected before the cuDNN
+  // checks start and never shares the GPUs with their kernels; with one GPU NCCL only initialises
+  // and may overlap them. Without a GPU each check says so itself (skipped) in milliseconds.
+  auto cuda_checks = std::async(std::launch::async, [&] {
+    return run_cuda_checks(plan.runner, with_path(Json::object(), fact_text(facts, {"te.nvrtc.path", "nvrtc.path"})),
+                           with_path(Json::object(), fact_text(facts, {"te.nccl.path", "nccl.path"})));
   });
-  auto nvrtc_check = std::async(std::launch::async, [&] {
-    return run_check(plan.runner, "nvrtc", with_path(Json::object(), fact_text(facts, {"te.nvrtc.path", "nvrtc.path"})), "NVRTC");
-  });
-  auto driver_check = std::async(std::launch::async, [&] { return run_check(plan.runner, "driver", Json::object(), "CUDA driver"); });
-  std::optional<CheckOutcome> nccl_outcome, driver_outcome;
-  if (several_gpus) nccl_outcome = nccl_check.get();
+  std::optional<std::vector<CheckOutcome>> cuda_outcomes;
+  auto collect = [&]() -> std::vector<CheckOutcome>& {
+    if (!cuda_outcomes) cuda_outcomes = cuda_checks.get();
+    return *cuda_outcomes;
+  };
+  if (several_gpus) collect();
   auto gpu = [&] {
-    if (!driver_outcome) driver_outcome = driver_check.get();
-    return driver_outcome->status == "ok" || driver_outcome->status == "failed";
+    const auto& driver = collect().front();
+    return driver.status == "ok" || driver.status == "failed";
   };
   std::vector<CheckOutcome> kernel_checks; // after NVRTC's in the report, collected when done
   std::string cudnn_path = fact_text(facts, {"te.cudnn.path", "cudnn.path"});
@@ -233,11 +267,11 @@ Results run_all(const Plan& input) {
     }
     kernel_checks.push_back(std::move(te));
   }
-  gpu();
-  out.push_back(std::move(*driver_outcome));
-  out.push_back(nvrtc_check.get());
+  auto& basics = collect(); // driver, NVRTC, NCCL
+  out.push_back(std::move(basics[0]));
+  out.push_back(std::move(basics[1]));
   for (auto& outcome : kernel_checks) out.push_back(std::move(outcome));
-  out.push_back(nccl_outcome ? std::move(*nccl_outcome) : nccl_check.get());
+  out.push_back(std::move(basics[2]));
   if (!plan.python_executable.empty() && !plan.python_script.empty())
     out.push_back(run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.runner.timeout * 4));
   return results;

@@ -73,16 +73,27 @@ OperandParams scratch(gpuapi::CuDevicePtr base, std::int64_t rows, std::int64_t 
 
 } // namespace
 
-util::Result<std::vector<char>> compile_reference(const gpuapi::Nvrtc& nvrtc, int sm) {
-  auto out = NVTE_TRY(nvrtc.compile(k_reference_source, "nvte_doctor_reference.cu", "sm_" + std::to_string(sm)));
+ReferenceKernel reference_kernel_for(const SdpaShape& shape) {
+  return reference_flops(shape) < 2e10 ? ReferenceKernel::simple : ReferenceKernel::tiled;
+}
+
+std::string reference_source(ReferenceKernel kernel) {
+  return std::string(k_reference_common) + (kernel == ReferenceKernel::tiled ? k_reference_gemm_tiled : k_reference_gemm_simple);
+}
+
+util::Result<std::vector<char>> compile_reference(const gpuapi::Nvrtc& nvrtc, int sm, ReferenceKernel kernel) {
+  auto out = NVTE_TRY(nvrtc.compile(reference_source(kernel), "nvte_doctor_reference.cu", "sm_" + std::to_string(sm)));
   return std::move(out.image);
 }
 
-util::Result<std::unique_ptr<DeviceReference>> DeviceReference::load(const CudaSession& session, const std::vector<char>& cubin) {
+util::Result<std::unique_ptr<DeviceReference>> DeviceReference::load(const CudaSession& session, const std::vector<char>& cubin,
+                                                                     ReferenceKernel kernel) {
   const auto& api = session.api();
   if (!api.cuModuleLoadData || !api.cuModuleGetFunction || !api.cuLaunchKernel || !api.cuModuleUnload)
     return util::make_error(util::ErrorKind::symbol_missing, session.driver().path() + " lacks module entry points");
   std::unique_ptr<DeviceReference> ref(new DeviceReference(session));
+  ref->m_kernel = kernel;
+  ref->m_tile = kernel == ReferenceKernel::tiled ? 128 : 16;
   if (auto error = session.check(api.cuModuleLoadData(&ref->m_module, cubin.data()), "cuModuleLoadData (reference kernels)"); !error.empty())
     return util::make_error(util::ErrorKind::driver_error, error);
   auto& k = ref->m_kernels;
@@ -122,8 +133,6 @@ util::Result<void> sync(const CudaSession& s, const char* what) {
   if (auto error = s.check(s.api().cuCtxSynchronize(), what); !error.empty()) return util::make_error(util::ErrorKind::driver_error, error);
   return {};
 }
-
-unsigned tiles(std::int64_t n) { return static_cast<unsigned>((n + 127) / 128); }
 
 } // namespace
 

@@ -16,10 +16,19 @@
 
 namespace selftest {
 
-extern const char* const k_reference_source;
+extern const char* const k_reference_common;
+extern const char* const k_reference_gemm_tiled;
+extern const char* const k_reference_gemm_simple;
+
+// Which matrix product the reference uses: tiled (128 x 128 per block, fast, about a second of
+// NVRTC's time to compile) or simple (an element per thread, compiles in a fraction of that);
+// simple while the shape's reference work is under 20 GFLOP.
+enum class ReferenceKernel { simple, tiled };
+ReferenceKernel reference_kernel_for(const SdpaShape& shape);
+std::string reference_source(ReferenceKernel kernel);
 
 // The kernels as a CUBIN for sm (e.g. 90). Needs no GPU.
-util::Result<std::vector<char>> compile_reference(const gpuapi::Nvrtc& nvrtc, int sm);
+util::Result<std::vector<char>> compile_reference(const gpuapi::Nvrtc& nvrtc, int sm, ReferenceKernel kernel);
 
 // One 16-bit tensor against its fp32 reference.
 struct TensorErrors {
@@ -40,8 +49,9 @@ struct DeviceView {
 
 class DeviceReference {
 public:
-  // Loads the compiled kernels into the session's current context.
-  static util::Result<std::unique_ptr<DeviceReference>> load(const CudaSession& session, const std::vector<char>& cubin);
+  // Loads the compiled kernels (compile_reference with kernel) into the session's current context.
+  static util::Result<std::unique_ptr<DeviceReference>> load(const CudaSession& session, const std::vector<char>& cubin,
+                                                            ReferenceKernel kernel);
   ~DeviceReference();
   DeviceReference(const DeviceReference&) = delete;
   DeviceReference& operator=(const DeviceReference&) = delete;
@@ -61,6 +71,7 @@ public:
   util::Result<TensorErrors> compare(const std::string& name, const DeviceView& got, double atol, double rtol) const;
 
   const ChunkPlan& chunks() const { return m_chunks; }
+  ReferenceKernel kernel() const { return m_kernel; }
   int launches() const { return m_launches; }
 
 private:
@@ -69,11 +80,14 @@ private:
     gpuapi::CuFunction gemm = nullptr, softmax = nullptr, rowdot = nullptr, dsoftmax = nullptr, fill = nullptr, compare = nullptr;
   };
   util::Result<void> launch(gpuapi::CuFunction f, unsigned gx, unsigned gy, unsigned gz, unsigned block, void** params) const;
+  unsigned tiles(std::int64_t n) const { return static_cast<unsigned>((n + m_tile - 1) / m_tile); }
   util::Result<void> scores_and_softmax(std::int64_t z_first, std::int64_t heads, std::int64_t r0, std::int64_t rows);
 
   const CudaSession& m_session;
   gpuapi::CuModule m_module = nullptr;
   Kernels m_kernels;
+  ReferenceKernel m_kernel = ReferenceKernel::tiled;
+  std::int64_t m_tile = 128; // C's tile per block in the matrix product
   SdpaShape m_shape;
   DeviceView m_q, m_k, m_v;
   ChunkPlan m_chunks;

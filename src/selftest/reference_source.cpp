@@ -1,5 +1,7 @@
 // The CUDA source of the fp32 reference attention (reference.hpp), compiled at run time with
-// NVRTC for the GPU at hand. Every parameter block holds only 8-byte fields, so the host's
+// NVRTC for the GPU at hand: the common part and one of two matrix-product kernels (tiled for
+// large shapes, one element per thread for small ones, where NVRTC's compile time would be most
+// of the cost). Every parameter block holds only 8-byte fields, so the host's
 // mirror structs (reference.cpp) have the same layout without relying on a shared header.
 //
 // The key idea: attention as plain fp32 matrix products over a materialised score matrix, a
@@ -12,15 +14,11 @@
 
 namespace selftest {
 
-const char* const k_reference_source = R"CUDA(
+const char* const k_reference_common = R"CUDA(
 typedef unsigned long long u64;
 typedef long long i64;
 
 #define BIG (1LL << 40)
-#define BM 128
-#define BN 128
-#define BK 8
-#define PAD 4
 
 struct Operand {
   u64 ptr;          // element 0 (byte address)
@@ -53,117 +51,6 @@ __device__ __forceinline__ float load16(const Operand& o, i64 index) {
 __device__ __forceinline__ i64 head_offset(const Operand& o, i64 b, i64 h, i64 z) {
   return b * o.sb + (h / o.head_div) * o.sh + z * o.sz;
 }
-
-// One kernel for every product: A is fp32 (P, dS) or 16-bit (Q, dO), which only the loads see;
-// B is always a 16-bit input. One instantiation keeps NVRTC's compile short.
-extern "C" __global__ void __launch_bounds__(256) nvte_ref_gemm(GemmParams p) {
-  __shared__ __align__(16) float As[2][BK][BM + PAD];
-  __shared__ __align__(16) float Bs[2][BK][BN + PAD];
-  const i64 z = blockIdx.z, g = p.z_first + z, b = g / p.heads, h = g % p.heads;
-  const i64 m0 = (i64)blockIdx.y * BM, n0 = (i64)blockIdx.x * BN;
-  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-  float* C = (float*)p.c.ptr + head_offset(p.c, b, h, z);
-
-  if (n0 - (m0 + BM - 1) > p.out_hi || (n0 + BN - 1) - m0 < p.out_lo) {
-    if (p.mode == 2) {
-      for (int e = tid; e < BM * BN; e += 256) {
-        i64 m = m0 + e / BN, n = n0 + e % BN;
-        if (m < p.M && n < p.N) C[m * p.c.rs + n * p.c.cs] = -__int_as_float(0x7f800000);
-      }
-    }
-    return;
-  }
-  i64 kb = 0, ke = p.K;
-  if (p.band_lo > -BIG && m0 + p.band_lo > 0) kb = m0 + p.band_lo;
-  if (p.band_hi < BIG && m0 + BM + p.band_hi < p.K) ke = m0 + BM + p.band_hi;
-  kb = kb / BK * BK;
-
-  const i64 a_off = head_offset(p.a, b, h, z), b_off = head_offset(p.b, b, h, z);
-  const bool a_m_fast = p.a.rs == 1, b_n_fast = p.b.cs == 1;
-  float ra[4], rb[4];
-  auto fetch = [&](i64 k0) {
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      int e = tid + 256 * r;
-      int m = a_m_fast ? e % BM : e / BK, k = a_m_fast ? e / BM : e % BK;
-      i64 gm = m0 + m, gk = k0 + k;
-      float v = 0.0f;
-      if (gm < p.M && gk < p.K) {
-        i64 index = a_off + gm * p.a.rs + gk * p.a.cs;
-        v = p.a.kind == 0 ? ((const float*)p.a.ptr)[index] : load16(p.a, index);
-      }
-      ra[r] = v;
-      int n = b_n_fast ? e % BN : e / BK, kk = b_n_fast ? e / BN : e % BK;
-      i64 gn = n0 + n, gkk = k0 + kk;
-      rb[r] = gn < p.N && gkk < p.K ? load16(p.b, b_off + gkk * p.b.rs + gn * p.b.cs) : 0.0f;
-    }
-  };
-  auto stash = [&](int buf) {
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      int e = tid + 256 * r;
-      int m = a_m_fast ? e % BM : e / BK, k = a_m_fast ? e / BM : e % BK;
-      As[buf][k][m] = ra[r];
-      int n = b_n_fast ? e % BN : e / BK, kk = b_n_fast ? e / BN : e % BK;
-      Bs[buf][kk][n] = rb[r];
-    }
-  };
-
-  float acc[8][8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
-
-  int buf = 0;
-  if (kb < ke) {
-    fetch(kb);
-    stash(0);
-    __syncthreads();
-  }
-  for (i64 k0 = kb; k0 < ke; k0 += BK) {
-    bool more = k0 + BK < ke;
-    if (more) fetch(k0 + BK);
-#pragma unroll
-    for (int k = 0; k < BK; ++k) {
-      float4 a0 = *(const float4*)&As[buf][k][ty * 8], a1 = *(const float4*)&As[buf][k][ty * 8 + 4];
-      float4 b0 = *(const float4*)&Bs[buf][k][tx * 8], b1 = *(const float4*)&Bs[buf][k][tx * 8 + 4];
-      float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-      float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
-    }
-    if (more) {
-      stash(buf ^ 1);
-      __syncthreads();
-      buf ^= 1;
-    }
-  }
-
-  const float alpha = (float)p.alpha, minus_inf = -__int_as_float(0x7f800000);
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    i64 m = m0 + ty * 8 + i;
-    if (m >= p.M) continue;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      i64 n = n0 + tx * 8 + j;
-      if (n >= p.N) continue;
-      float v = alpha * acc[i][j];
-      float* out = C + m * p.c.rs + n * p.c.cs;
-      if (p.mode == 1) {
-        atomicAdd(out, v);
-      } else if (p.mode == 2) {
-        *out = (n - m < p.out_lo || n - m > p.out_hi) ? minus_inf : v;
-      } else {
-        *out = v;
-      }
-    }
-  }
-}
-
 
 __device__ float block_reduce(float v, bool is_max) {
   __shared__ float partial[32];
@@ -308,6 +195,153 @@ extern "C" __global__ void __launch_bounds__(256) nvte_ref_compare(u64 got, i64 
     }
     ((Partial*)partials)[blockIdx.x] = out;
   }
+}
+)CUDA";
+
+const char* const k_reference_gemm_tiled = R"CUDA(
+#define BM 128
+#define BN 128
+#define BK 8
+#define PAD 4
+
+// 128 x 128 tiles of C, 8 x 8 per thread, A and B through shared memory, double-buffered. One
+// kernel for every product: A is fp32 (P, dS) or 16-bit (Q, dO), which only the loads see;
+// B is always a 16-bit input. One instantiation keeps NVRTC's compile short.
+extern "C" __global__ void __launch_bounds__(256) nvte_ref_gemm(GemmParams p) {
+  __shared__ __align__(16) float As[2][BK][BM + PAD];
+  __shared__ __align__(16) float Bs[2][BK][BN + PAD];
+  const i64 z = blockIdx.z, g = p.z_first + z, b = g / p.heads, h = g % p.heads;
+  const i64 m0 = (i64)blockIdx.y * BM, n0 = (i64)blockIdx.x * BN;
+  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  float* C = (float*)p.c.ptr + head_offset(p.c, b, h, z);
+
+  if (n0 - (m0 + BM - 1) > p.out_hi || (n0 + BN - 1) - m0 < p.out_lo) {
+    if (p.mode == 2) {
+      for (int e = tid; e < BM * BN; e += 256) {
+        i64 m = m0 + e / BN, n = n0 + e % BN;
+        if (m < p.M && n < p.N) C[m * p.c.rs + n * p.c.cs] = -__int_as_float(0x7f800000);
+      }
+    }
+    return;
+  }
+  i64 kb = 0, ke = p.K;
+  if (p.band_lo > -BIG && m0 + p.band_lo > 0) kb = m0 + p.band_lo;
+  if (p.band_hi < BIG && m0 + BM + p.band_hi < p.K) ke = m0 + BM + p.band_hi;
+  kb = kb / BK * BK;
+
+  const i64 a_off = head_offset(p.a, b, h, z), b_off = head_offset(p.b, b, h, z);
+  const bool a_m_fast = p.a.rs == 1, b_n_fast = p.b.cs == 1;
+  float ra[4], rb[4];
+  auto fetch = [&](i64 k0) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      int e = tid + 256 * r;
+      int m = a_m_fast ? e % BM : e / BK, k = a_m_fast ? e / BM : e % BK;
+      i64 gm = m0 + m, gk = k0 + k;
+      float v = 0.0f;
+      if (gm < p.M && gk < p.K) {
+        i64 index = a_off + gm * p.a.rs + gk * p.a.cs;
+        v = p.a.kind == 0 ? ((const float*)p.a.ptr)[index] : load16(p.a, index);
+      }
+      ra[r] = v;
+      int n = b_n_fast ? e % BN : e / BK, kk = b_n_fast ? e / BN : e % BK;
+      i64 gn = n0 + n, gkk = k0 + kk;
+      rb[r] = gn < p.N && gkk < p.K ? load16(p.b, b_off + gkk * p.b.rs + gn * p.b.cs) : 0.0f;
+    }
+  };
+  auto stash = [&](int buf) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      int e = tid + 256 * r;
+      int m = a_m_fast ? e % BM : e / BK, k = a_m_fast ? e / BM : e % BK;
+      As[buf][k][m] = ra[r];
+      int n = b_n_fast ? e % BN : e / BK, kk = b_n_fast ? e / BN : e % BK;
+      Bs[buf][kk][n] = rb[r];
+    }
+  };
+
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+
+  int buf = 0;
+  if (kb < ke) {
+    fetch(kb);
+    stash(0);
+    __syncthreads();
+  }
+  for (i64 k0 = kb; k0 < ke; k0 += BK) {
+    bool more = k0 + BK < ke;
+    if (more) fetch(k0 + BK);
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      float4 a0 = *(const float4*)&As[buf][k][ty * 8], a1 = *(const float4*)&As[buf][k][ty * 8 + 4];
+      float4 b0 = *(const float4*)&Bs[buf][k][tx * 8], b1 = *(const float4*)&Bs[buf][k][tx * 8 + 4];
+      float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+    }
+    if (more) {
+      stash(buf ^ 1);
+      __syncthreads();
+      buf ^= 1;
+    }
+  }
+
+  const float alpha = (float)p.alpha, minus_inf = -__int_as_float(0x7f800000);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    i64 m = m0 + ty * 8 + i;
+    if (m >= p.M) continue;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      i64 n = n0 + tx * 8 + j;
+      if (n >= p.N) continue;
+      float v = alpha * acc[i][j];
+      float* out = C + m * p.c.rs + n * p.c.cs;
+      if (p.mode == 1) {
+        atomicAdd(out, v);
+      } else if (p.mode == 2) {
+        *out = (n - m < p.out_lo || n - m > p.out_hi) ? minus_inf : v;
+      } else {
+        *out = v;
+      }
+    }
+  }
+}
+
+
+)CUDA";
+
+const char* const k_reference_gemm_simple = R"CUDA(
+// One element of C per thread, 16 x 16 per block, straight from global memory (the caches): a few
+// lines for NVRTC to compile, for shapes whose reference is small enough not to need the tiles.
+extern "C" __global__ void __launch_bounds__(256) nvte_ref_gemm(GemmParams p) {
+  const i64 z = blockIdx.z, g = p.z_first + z, b = g / p.heads, h = g % p.heads;
+  const i64 m = (i64)blockIdx.y * 16 + threadIdx.x / 16, n = (i64)blockIdx.x * 16 + threadIdx.x % 16;
+  if (m >= p.M || n >= p.N) return;
+  float* out = (float*)p.c.ptr + head_offset(p.c, b, h, z) + m * p.c.rs + n * p.c.cs;
+  if (n - m < p.out_lo || n - m > p.out_hi) {
+    if (p.mode == 2) *out = -__int_as_float(0x7f800000);
+    return;
+  }
+  i64 kb = 0, ke = p.K;
+  if (p.band_lo > -BIG && m + p.band_lo > 0) kb = m + p.band_lo;
+  if (p.band_hi < BIG && m + 1 + p.band_hi < p.K) ke = m + 1 + p.band_hi;
+  const i64 a_row = head_offset(p.a, b, h, z) + m * p.a.rs, b_col = head_offset(p.b, b, h, z) + n * p.b.cs;
+  float acc = 0.0f;
+  for (i64 k = kb; k < ke; ++k) {
+    float a = p.a.kind == 0 ? ((const float*)p.a.ptr)[a_row + k * p.a.cs] : load16(p.a, a_row + k * p.a.cs);
+    acc = fmaf(a, load16(p.b, b_col + k * p.b.rs), acc);
+  }
+  float v = (float)p.alpha * acc;
+  if (p.mode == 1) atomicAdd(out, v);
+  else *out = v;
 }
 )CUDA";
 

@@ -40,7 +40,8 @@ struct CheckEntry {
   CheckFn run;
 };
 
-// The doctor's checks: driver, nvrtc, cudnn_sdpa, nccl, te_selector.
+// The doctor's checks: driver, nvrtc, cudnn_sdpa, cudnn_sdpa_bwd, nccl, te_selector, and cuda
+// (driver, nvrtc and nccl in one process).
 std::span<const CheckEntry> builtin_checks();
 
 // The child's side of the protocol: runs check with args (JSON text); exits 0 (_exit, right after
@@ -85,6 +86,11 @@ CheckOutcome run_check(const RunnerOptions& options, std::string_view check, con
 // child that failed, crashed or hung before its forward was done gives the forward's outcome
 // alone, as a forward failure does.
 std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, const Json& args, const std::string& label);
+
+// The driver, NVRTC and NCCL checks in one child (check cuda, one CUDA context): their three
+// outcomes, each from its streamed part; those the child did not reach before it crashed or hung
+// share its end (status error, phase).
+std::vector<CheckOutcome> run_cuda_checks(const RunnerOptions& runner, const Json& nvrtc_args, const Json& nccl_args);
 
 // Arguments of the cudnn_sdpa / te_selector checks for a workload; an error names the key the
 // self-test cannot express (thd layouts, fp8, bias, ...).

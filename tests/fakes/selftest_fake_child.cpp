@@ -1,6 +1,7 @@
 // A stand-in for `nvte-doctor selftest-child`: the doctor's checks plus checks that misbehave
 // the ways vendor libraries do (crash, hang, exit non-zero, print to stdout, leave a grandchild
 // behind, write no result), for the runner's tests.
+#include "selftest/checks.hpp"
 #include "selftest/selftest.hpp"
 
 #include <csignal>
@@ -82,6 +83,22 @@ Json phases_then_hang(const Json& args, selftest::Progress& progress) {
   for (;;) ::pause();
 }
 
+// Stands in for the real cuda check when args.nccl.fake says how it goes wrong; else the real one.
+Json cuda(const Json& args, selftest::Progress& progress) {
+  std::string fake = args.contains("nccl") ? args["nccl"].value("fake", "") : "";
+  if (fake.empty()) return selftest::check_cuda(args, progress);
+  // Parts as the real child streams them, then a crash.
+  ::usleep(100000);
+  progress.part("driver", Json{{"status", "ok"}, {"gpu_count", 1}});
+  progress.begin("compile");
+  if (fake == "crash_before_nvrtc") std::raise(SIGSEGV);
+  progress.end("compile");
+  progress.part("nvrtc", Json{{"status", "ok"}, {"cuda_major", 13}});
+  progress.begin("comm");
+  std::raise(SIGSEGV);
+  return Json{{"status", "ok"}};
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -90,7 +107,7 @@ int main(int argc, char** argv) {
   for (auto entry : {selftest::CheckEntry{"ok", ok}, {"noisy", noisy}, {"crash", crash}, {"hang", hang},
                      {"hang_with_grandchild", hang_with_grandchild}, {"exit3", exit3}, {"no_result", no_result},
                      {"bad_status", bad_status}, {"failed", failed},
-                     {"cudnn_sdpa_bwd", cudnn_forward_and_backward}, {"phases_then_hang", phases_then_hang}})
+                     {"cudnn_sdpa_bwd", cudnn_forward_and_backward}, {"phases_then_hang", phases_then_hang}, {"cuda", cuda}})
     checks.push_back(entry);
   return selftest::child_main(argv[2], argv[3], checks);
 }

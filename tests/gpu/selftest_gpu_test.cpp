@@ -125,11 +125,12 @@ void compare_host(const selftest::CudaSession& session, const selftest::DeviceRe
 }
 
 // The GPU reference against the host's for one small shape, with scratch small enough to chunk.
-void reference_against_host(const selftest::CudaSession& session, const std::vector<char>& cubin, selftest::SdpaShape s,
-                            std::int64_t scratch) {
-  std::printf("  reference %s (chunks of %lld bytes)\n", s.label().c_str(), static_cast<long long>(scratch));
+void reference_against_host(const selftest::CudaSession& session, const std::vector<char>& cubin, selftest::ReferenceKernel kernel,
+                            selftest::SdpaShape s, std::int64_t scratch) {
+  std::printf("  reference (%s) %s (chunks of %lld bytes)\n", kernel == selftest::ReferenceKernel::tiled ? "tiled" : "simple",
+              s.label().c_str(), static_cast<long long>(scratch));
   auto layout = selftest::make_layout(s);
-  auto ref = selftest::DeviceReference::load(session, cubin);
+  auto ref = selftest::DeviceReference::load(session, cubin, kernel);
   expect(layout.ok() && ref.ok(), "setup: " + (ref ? std::string() : ref.error().message));
   if (!layout || !ref) return;
   auto grads = selftest::make_grad_layout(s, *layout);
@@ -229,17 +230,18 @@ int main(int argc, char** argv) {
     auto nvrtc = gpuapi::Nvrtc::load(nvrtc_candidates);
     expect(session.ok() && nvrtc.ok(), "CUDA session and NVRTC");
     if (session && nvrtc && (*session)->make_current((*session)->gpus().front(), error)) {
-      auto cubin = selftest::compile_reference(*nvrtc, (*session)->gpus().front().sm);
-      expect(cubin.ok(), "compile: " + (cubin ? std::string() : cubin.error().message));
-      if (cubin) {
+      for (auto kernel : {selftest::ReferenceKernel::tiled, selftest::ReferenceKernel::simple}) {
+        auto cubin = selftest::compile_reference(*nvrtc, (*session)->gpus().front().sm, kernel);
+        expect(cubin.ok(), "compile: " + (cubin ? std::string() : cubin.error().message));
+        if (!cubin) continue;
         const auto& s = **session;
-        reference_against_host(s, *cubin, shape("bshd_bshd_bshd", true, 2, 4, 2, 37, 37, 24, 16, true), std::int64_t{1} << 20);
-        reference_against_host(s, *cubin, shape("sbhd_sbhd_sbhd", true, 1, 3, 3, 64, 80, 32, 32, false), std::int64_t{1} << 20);
-        reference_against_host(s, *cubin, shape("bshd_bshd_bshd", false, 1, 4, 1, 70, 70, 40, 40, true, 5), std::int64_t{1} << 20);
-        reference_against_host(s, *cubin, shape("sbh3d", false, 2, 2, 2, 33, 33, 16, 16, false), std::int64_t{1} << 20);
-        reference_against_host(s, *cubin, shape("bshd_bsh2d", true, 1, 4, 2, 50, 50, 32, 32, false, 3, 4), std::int64_t{1} << 20);
+        reference_against_host(s, *cubin, kernel, shape("bshd_bshd_bshd", true, 2, 4, 2, 37, 37, 24, 16, true), std::int64_t{1} << 20);
+        reference_against_host(s, *cubin, kernel, shape("sbhd_sbhd_sbhd", true, 1, 3, 3, 64, 80, 32, 32, false), std::int64_t{1} << 20);
+        reference_against_host(s, *cubin, kernel, shape("bshd_bshd_bshd", false, 1, 4, 1, 70, 70, 40, 40, true, 5), std::int64_t{1} << 20);
+        reference_against_host(s, *cubin, kernel, shape("sbh3d", false, 2, 2, 2, 33, 33, 16, 16, false), std::int64_t{1} << 20);
+        reference_against_host(s, *cubin, kernel, shape("bshd_bsh2d", true, 1, 4, 2, 50, 50, 32, 32, false, 3, 4), std::int64_t{1} << 20);
         // Rows in chunks of 128 (the scratch holds 128 rows of one head) and heads one at a time.
-        reference_against_host(s, *cubin, shape("bshd_bshd_bshd", true, 2, 2, 1, 300, 260, 32, 24, true, 100), 2 * 128 * 260 * 4);
+        reference_against_host(s, *cubin, kernel, shape("bshd_bshd_bshd", true, 2, 2, 1, 300, 260, 32, 24, true, 100), 2 * 128 * 260 * 4);
       }
     }
   }

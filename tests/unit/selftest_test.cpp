@@ -428,7 +428,8 @@ TEST(Phases, StreamParsesEventsPartsAndTheResult) {
   EXPECT_EQ(stream.current()->phase, "plan") << "the open phase begun last";
   EXPECT_EQ(stream.open_phases(), "init (cuInit), plan (backward)");
   ASSERT_NE(stream.part("forward"), nullptr);
-  EXPECT_EQ((*stream.part("forward"))["max_abs_err"], 0.001);
+  EXPECT_EQ(stream.part("forward")->result["max_abs_err"], 0.001);
+  EXPECT_EQ(stream.part("forward")->t, 0.9);
   EXPECT_FALSE(stream.result);
   auto finished = selftest::parse_child_stream(out + "{\"event\":\"end\",\"phase\":\"plan\",\"what\":\"backward\",\"t\":1}\nnot json\n{\"status\":\"ok\"}\n");
   ASSERT_TRUE(finished.result);
@@ -638,16 +639,24 @@ TEST(Reference, KernelsCompileForSm80AndSm90) {
   if (path.empty()) GTEST_SKIP() << "no CUDA toolkit NVRTC on this machine";
   auto nvrtc = gpuapi::Nvrtc::load(std::vector<std::string>{path});
   ASSERT_TRUE(nvrtc) << nvrtc.error().message;
-  for (int sm : {80, 90}) {
-    auto cubin = selftest::compile_reference(*nvrtc, sm);
+  for (auto [sm, kernel] : {std::pair{80, selftest::ReferenceKernel::tiled}, {90, selftest::ReferenceKernel::tiled},
+                            {90, selftest::ReferenceKernel::simple}}) {
+    auto cubin = selftest::compile_reference(*nvrtc, sm, kernel);
     ASSERT_TRUE(cubin) << cubin.error().message;
     ASSERT_GT(cubin->size(), 1000u);
     EXPECT_EQ(std::string(cubin->data(), 4), "\x7f" "ELF");
     std::string image(cubin->begin(), cubin->end());
-    for (const char* kernel : {"nvte_ref_gemm", "nvte_ref_softmax", "nvte_ref_rowdot", "nvte_ref_dsoftmax",
-                               "nvte_ref_fill", "nvte_ref_compare"})
-      EXPECT_NE(image.find(kernel), std::string::npos) << kernel << " for sm_" << sm;
+    for (const char* name : {"nvte_ref_gemm", "nvte_ref_softmax", "nvte_ref_rowdot", "nvte_ref_dsoftmax", "nvte_ref_fill", "nvte_ref_compare"})
+      EXPECT_NE(image.find(name), std::string::npos) << name << " for sm_" << sm;
   }
+}
+
+TEST(Reference, TheSimpleProductForSmallShapesOnly) {
+  selftest::SdpaShape small;
+  small.batch = 2, small.heads = small.kv_heads = 16, small.seq_q = small.seq_kv = 512, small.dim_qk = small.dim_v = 128, small.causal = true;
+  EXPECT_EQ(selftest::reference_kernel_for(small), selftest::ReferenceKernel::simple); // the default workload: 7.5 GFLOP
+  EXPECT_EQ(selftest::reference_kernel_for(deepseek_v3()), selftest::ReferenceKernel::tiled);
+  EXPECT_NE(selftest::reference_source(selftest::ReferenceKernel::simple), selftest::reference_source(selftest::ReferenceKernel::tiled));
 }
 
 TEST(Reference, InputsAreExactInBothHalfFormats) {
@@ -725,6 +734,47 @@ TEST(CudnnGraph, SlidingWindowOperationsFinalizeWithoutAGpu) {
   selftest::SdpaGraph both(*cudnn);
   ASSERT_TRUE(both.build_operations(s, *l));
   EXPECT_EQ(both.operation_count(), 10u + 5u + 5u);
+}
+
+} // namespace
+
+// The cuda child: driver, NVRTC and NCCL in one process, three outcomes from its parts.
+namespace {
+
+TEST(CudaChild, ThreeOutcomesFromOneChild) {
+  auto outcomes = selftest::run_cuda_checks(fake(), Json::object(), Json::object());
+  ASSERT_EQ(outcomes.size(), 3u);
+  EXPECT_EQ(outcomes[0].check, "driver");
+  EXPECT_EQ(outcomes[1].check, "nvrtc");
+  EXPECT_EQ(outcomes[2].check, "nccl");
+  // Without a GPU (CI): the driver and NCCL say so, NVRTC still compiles; with one, all ok.
+  EXPECT_TRUE(outcomes[0].status == "skipped" || outcomes[0].status == "ok") << outcomes[0].error;
+  EXPECT_TRUE(outcomes[2].status == "skipped" || outcomes[2].status == "ok") << outcomes[2].error;
+  if (outcomes[0].status == "skipped") {
+    EXPECT_EQ(outcomes[0].error.rfind("no GPU", 0), 0u) << outcomes[0].error;
+  }
+  EXPECT_NE(outcomes[1].status, "error") << outcomes[1].error;
+}
+
+TEST(CudaChild, ACrashInNcclKeepsTheDriverAndNvrtcAnswers) {
+  auto outcomes = selftest::run_cuda_checks(fake(), Json::object(), Json{{"fake", "crash_in_comm"}});
+  ASSERT_EQ(outcomes.size(), 3u);
+  EXPECT_EQ(outcomes[0].status, "ok");
+  EXPECT_EQ(outcomes[0].result["gpu_count"], 1);
+  EXPECT_GE(outcomes[0].seconds, 0.1) << "the driver's part came after the fake's 0.1 s";
+  EXPECT_LT(outcomes[0].seconds, 2.0);
+  EXPECT_EQ(outcomes[1].status, "ok");
+  EXPECT_EQ(outcomes[2].check, "nccl");
+  EXPECT_EQ(outcomes[2].status, "error");
+  EXPECT_EQ(outcomes[2].phase, "comm");
+  EXPECT_NE(outcomes[2].error.find("signal 11"), std::string::npos) << outcomes[2].error;
+
+  auto early = selftest::run_cuda_checks(fake(), Json::object(), Json{{"fake", "crash_before_nvrtc"}});
+  ASSERT_EQ(early.size(), 3u);
+  EXPECT_EQ(early[0].status, "ok");
+  EXPECT_EQ(early[1].status, "error") << "NVRTC never answered: the child's end is its";
+  EXPECT_EQ(early[1].phase, "compile");
+  EXPECT_EQ(early[2].status, "error");
 }
 
 } // namespace
