@@ -14,7 +14,8 @@
 # Gemma-style head dim 256 and a sliding window of 4096 (seq 8192). coldstart: the CUDA tier at
 # the default workload with CUDA_CACHE_DISABLE=1, five times, with every child's phases (JSON),
 # then three times warm; NVTE_DOCTOR_BEFORE=path adds the same runs of another binary (with
-# NVTE_PHASE_LOG set, for a build that logs its phases there).
+# NVTE_PHASE_LOG set, for a build that logs its phases there; NVTE_DOCTOR_BEFORE_RULES: the rules
+# directory it understands).
 set -u
 cd "$(dirname "$0")/.."
 STAGE=${1:-all}
@@ -128,7 +129,8 @@ run_coldstart() {
   for i in 1 2 3; do step "warm-$i" 120 "$BIN" selftest "${COMMON[@]}" --format json --python ''; done
   if [[ -n ${NVTE_DOCTOR_BEFORE:-} ]]; then
     for i in 1 2 3 4 5; do
-      step "before-cold-$i" 120 env CUDA_CACHE_DISABLE=1 NVTE_PHASE_LOG="$LOGS/before-phases-$i.log" "$NVTE_DOCTOR_BEFORE" selftest "${COMMON[@]}" --python ''
+      step "before-cold-$i" 120 env CUDA_CACHE_DISABLE=1 NVTE_PHASE_LOG="$LOGS/before-phases-$i.log" "$NVTE_DOCTOR_BEFORE" selftest \
+        --rules "${NVTE_DOCTOR_BEFORE_RULES:-rules}" --python ''
     done
   fi
 }

@@ -1,8 +1,8 @@
 // The nccl check, run in a child process only: one communicator per local GPU in this process
 // (ncclCommInitAll), an all-reduce (sum) of float buffers filled with rank + 1 whose result is
-// checked, and the
-// bus bandwidth of the timed repetitions (algorithm bandwidth x 2(n-1)/n, as nccl-tests
-// report it). One GPU still tests ncclGetUniqueId and the communicator's initialisation.
+// checked, and the bus bandwidth of the timed repetitions (algorithm bandwidth x 2(n-1)/n, as
+// nccl-tests report it). One GPU still tests ncclGetUniqueId and the communicator's
+// initialisation.
 #include "selftest/checks.hpp"
 #include "selftest/cuda_session.hpp"
 
