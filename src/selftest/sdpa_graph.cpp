@@ -364,7 +364,7 @@ EngineInfo SdpaGraph::engine_of(CudnnDescriptor config) {
   return info;
 }
 
-util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle, EngineOrder order) {
+util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
   m_graph = NVTE_TRY(create(c::k_operationgraph_descriptor));
   NVTE_TRY_VOID(set(m_graph, c::k_attr_operationgraph_handle, c::k_type_handle, 1, &handle));
   NVTE_TRY_VOID(set(m_graph, c::k_attr_operationgraph_ops, c::k_type_backend_descriptor,
@@ -408,11 +408,7 @@ util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle, Eng
     configs.resize(static_cast<std::size_t>(std::max<std::int64_t>(returned, 0)));
     std::vector<EngineInfo> engines;
     for (auto config : configs) engines.push_back(engine_of(config));
-    std::vector<std::size_t> tries(configs.size());
-    for (std::size_t i = 0; i < tries.size(); ++i) tries[i] = i;
-    if (order == EngineOrder::precompiled_first)
-      std::stable_partition(tries.begin(), tries.end(), [&](std::size_t i) { return !engines[i].runtime_compiled; });
-    for (std::size_t i : tries) {
+    for (std::size_t i = 0; i < configs.size(); ++i) {
       ++m_configs_tried;
       CudnnDescriptor plan = NVTE_TRY(create(c::k_execution_plan_descriptor));
       NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_handle, c::k_type_handle, 1, &handle));

@@ -39,9 +39,6 @@ struct EngineInfo {
   bool runtime_compiled = false;
 };
 
-// Which of the heuristics' configurations build_plan tries first: cuDNN's order (what TE's
-// cudnn-frontend takes), or those that need no runtime compilation.
-enum class EngineOrder { heuristics, precompiled_first };
 
 // Where the backward graph's gradients go: dO, dQ, dK, dV as separate tensors in the format of
 // O (bshd or sbhd), whatever the input layout.
@@ -74,8 +71,10 @@ public:
   // (in this order, with these data types), and rejects an equivalent graph that differs.
   util::Result<void> build_backward_operations(const SdpaShape& shape, const SdpaLayout& layout, const SdpaGradLayout& grads);
   // The operation graph (needs a handle, so a GPU), the heuristics' engine configs, and the
-  // first execution plan that finalizes, in the given order. Returns the workspace size.
-  util::Result<std::int64_t> build_plan(gpuapi::CudnnHandle handle, EngineOrder order = EngineOrder::heuristics);
+  // first execution plan that finalizes, in cuDNN's order (what TE's cudnn-frontend takes, so
+  // that the kernel checked is the one a job runs; on the H100 heuristics mode A lists only
+  // runtime-compiled engines for these graphs). Returns the workspace size.
+  util::Result<std::int64_t> build_plan(gpuapi::CudnnHandle handle);
   gpuapi::CudnnDescriptor plan() const { return m_plan; }
   std::size_t operation_count() const { return m_operations.size(); }
   int engine_configs_tried() const { return m_configs_tried; }

@@ -8,9 +8,10 @@
 // 2. The checks through the same child protocol as `nvte-doctor selftest` (this binary is its own
 //    child): bf16/fp16, causal/no mask, head dims 64 and 128, GQA, bshd / sbhd / sbh3d, sliding
 //    windows, forward and backward; NVRTC compile + launch; NCCL.
-// 3. Real models at their full shape (batch 1, seq 8192): DeepSeek-V3 (h128, d192/128),
-//    Llama-3-8B (h32/8, d128), a Gemma-style head dim 256 and a sliding window of 4096, each
-//    with its time and errors.
+// 3. Real models at their full shape (batch 1, seq 8192), the attention of the four HF fixtures:
+//    DeepSeek-V3 (h128, d192/128), Llama-3-8B (h32/8, d128, also Mixtral-8x7B's), Qwen2.5-7B
+//    (h28/4, d128); a Gemma-style head dim 256 and a sliding window of 4096; each with its time
+//    and errors.
 #include "selftest/budget.hpp"
 #include "selftest/reference.hpp"
 #include "selftest/sdpa_graph.hpp"
@@ -267,7 +268,8 @@ int main(int argc, char** argv) {
   // 3. Real models at their full shape.
   std::printf("models (batch 1, seq 8192, bf16, causal):\n");
   both(shape("bshd_bshd_bshd", true, 1, 128, 128, 8192, 8192, 192, 128, true)); // DeepSeek-V3
-  both(shape("bshd_bshd_bshd", true, 1, 32, 8, 8192, 8192, 128, 128, true));    // Llama-3-8B
+  both(shape("bshd_bshd_bshd", true, 1, 32, 8, 8192, 8192, 128, 128, true));    // Llama-3-8B (and Mixtral-8x7B's attention)
+  both(shape("bshd_bshd_bshd", true, 1, 28, 4, 8192, 8192, 128, 128, true));    // Qwen2.5-7B
   both(shape("bshd_bshd_bshd", true, 1, 16, 8, 8192, 8192, 256, 256, true));    // Gemma-style head dim 256
   both(shape("bshd_bshd_bshd", true, 1, 32, 8, 8192, 8192, 128, 128, true, 4096)); // sliding window 4096
   std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "ok", failures);
