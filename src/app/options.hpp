@@ -35,7 +35,7 @@ struct Options {
   std::vector<std::filesystem::path> fleet_inputs; // fleet REPORT...|DIR
   std::string max_age;                             // fleet --max-age DURATION (default 1d)
   bool selftest = false;                           // check --selftest: run the self-test and fold it in
-  double selftest_timeout = 120;                   // selftest --timeout S: per check, in seconds
+  std::optional<double> selftest_timeout;          // selftest --timeout S: per check, in seconds (else 120, and each cuDNN check its shape's budget)
   std::filesystem::path state_dir = "/var/lib/nvte-doctor"; // --state-dir: updated rules live in <state_dir>/rules
   std::string update_url;                          // rules update URL
   std::vector<std::filesystem::path> public_keys;  // rules update --public-key FILE (repeatable)

@@ -112,6 +112,8 @@ const FactSpec k_catalog[] = {
     {"selftest.*.error", T::string, "the vendor's own error text (cuDNN, NVRTC, NCCL, CUDA) of the first failed case"},
     {"selftest.*.stage", T::string, "where the first failed case stopped: load, init, graph, plan, compile, load_module, launch, execute, numerics, allreduce, call, disagree, child"},
     {"selftest.*.failed_case", T::string, "the shape of the first failed case"},
+    {"selftest.*.phase", T::string, "the phase a check's child was in when it crashed or timed out: load, init, graph, plan, execute, reference, compare, compile, launch, comm, allreduce"},
+    {"selftest.*.timed_out", T::boolean, "the first failed case's child was killed at its timeout (false: it crashed or exited)"},
     {"selftest.*.seconds", T::number, "wall time of the check's child processes"},
     {"selftest.*.cases", T::integer, "how many cases (workload shapes) the check ran"},
     {"selftest.*.failed", T::integer, "how many of them failed"},
