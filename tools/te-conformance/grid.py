@@ -30,7 +30,7 @@ CUDNN = ["8.9.0", "8.9.2", "8.9.3", "8.9.5", "8.9.6", "8.9.7", "9.0.0", "9.1.0",
 FLASH_ATTN = [None, "2.0.9", "2.1.1", "2.3.6", "2.4.1", "2.4.2", "2.5.7", "2.5.8", "2.5.9.post1", "2.6.3",
               "2.7.0.post2", "2.7.2.post1", "2.7.3", "2.7.4.post1", "2.8.0.post2", "2.8.3", "2.8.4"]
 FLASH_ATTN_3 = [None, "3.0.0b1"]
-FLASH_ATTN_4 = [None, "4.0.0b11"]
+FLASH_ATTN_4 = [None, "4.0.0b11", "4.0.0b24"]
 
 LAYOUTS = ["bshd_bshd_bshd", "sbhd_sbhd_sbhd", "thd_thd_thd", "bs3hd", "bsh3d", "sb3hd", "sbh3d",
            "bshd_bs2hd", "bshd_bsh2d", "sbhd_sb2hd", "sbhd_sbh2d", "thd_t2hd", "thd_th2d", "t3hd", "th3d",
@@ -55,7 +55,7 @@ ENVS = [{}, {"NVTE_FLASH_ATTN": "0"}, {"NVTE_FUSED_ATTN": "0"}, {"NVTE_UNFUSED_A
         {"NVTE_UnfusedDPA_Emulate_FP8": "1"}]
 
 
-def node(sm, cudnn, fa2=None, fa3=None, fa4=None, env=None):
+def node(sm, cudnn, fa2=None, fa3=None, fa4=None, env=None, cutlass_dsl="4.3.0"):
     facts = {"gpu.sm": sm, "cudnn.version": cudnn}
     if fa2:
         facts["flash_attn.version"] = fa2
@@ -63,6 +63,8 @@ def node(sm, cudnn, fa2=None, fa3=None, fa4=None, env=None):
         facts["flash_attn_3.version"] = fa3
     if fa4:
         facts["flash_attn_4.version"] = fa4
+        if cutlass_dsl:  # flash-attn-4's CuTe DSL, which pip installs with it
+            facts["package.nvidia_cutlass_dsl.version"] = cutlass_dsl
     for key, value in (env or {}).items():
         facts["env." + key] = value
     return facts
@@ -130,6 +132,8 @@ def _sweeps():
         for fa4 in FLASH_ATTN_4[1:]:
             for sm in (80, 90, 100, 120):
                 yield case(f"fa4-{fa4}-sm{sm}", {"fa4": fa4, "sm": sm})
+            yield case(f"fa4-{fa4}-without-cutlass-dsl", {"fa4": fa4, "sm": 100, "cutlass_dsl": None})
+            yield case(f"fa4-{fa4}-cutlass-dsl-4.6.2", {"fa4": fa4, "sm": 100, "cutlass_dsl": "4.6.2"})
         for i, env in enumerate(ENVS[1:]):
             yield case("env-" + "-".join(f"{k}={v}" for k, v in env.items()), env=env)
         for layout in LAYOUTS:

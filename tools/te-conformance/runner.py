@@ -21,6 +21,8 @@ FA_DISTRIBUTIONS = {
     "flash_attn.version": ["flash-attn"],
     "flash_attn_3.version": ["flash-attn-3", "flashattn-hopper"],
     "flash_attn_4.version": ["flash-attn-4"],
+    # TE's HEAD loads flash-attn-4 only with its CUTLASS DSL installed.
+    "package.nvidia_cutlass_dsl.version": ["nvidia-cutlass-dsl"],
 }
 
 SUB_BACKENDS = {0: "F16_max512_seqlen", 1: "F16_arbitrary_seqlen", 2: "FP8"}

@@ -255,7 +255,7 @@ class _CompilerNamespace:
 def _pkg_version(name):
     if name in Machine.fa_versions:
         return Machine.fa_versions[name]
-    if name in ("flash-attn", "flash-attn-3", "flash-attn-4", "flashattn-hopper", "flash_attn"):
+    if name in ("flash-attn", "flash-attn-3", "flash-attn-4", "flashattn-hopper", "flash_attn", "nvidia-cutlass-dsl"):
         raise importlib.metadata.PackageNotFoundError(name)
     return _real_version(name)
 
