@@ -3,7 +3,7 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart]   (default: all)
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench]
 #
 # Every step is guarded (a timeout, its exit code recorded) and never stops the others. Logs
 # go to $OUT/gpu-validate/ (or ./gpu-validate-out/), one per step with the command line, exit
@@ -135,6 +135,26 @@ run_coldstart() {
   fi
 }
 
+# What README.md quotes: the plain check of the node, and a check whose workload has no backend
+# until a verified fix (NVTE_FUSED_ATTN=0 and NVTE_UNFUSED_ATTN=0 on a node without flash-attn),
+# in text, JSON and explain --fix; the default explain of this node (TE absent: the assumed release).
+run_readme() {
+  step readme-check 180 "$BIN" check "${COMMON[@]}" --no-color
+  step readme-check-exit 180 bash -c "\"$BIN\" check --rules rules --no-color >/dev/null; echo exit \$?"
+  step readme-no-backend 180 env NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=0 "$BIN" check "${COMMON[@]}" --no-color \
+    --hf-config tests/fixtures/hf/llama-3-8b/config.json
+  step readme-no-backend-json 180 env NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=0 "$BIN" check "${COMMON[@]}" --format json \
+    --hf-config tests/fixtures/hf/llama-3-8b/config.json
+  step readme-explain-fix 180 env NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=0 "$BIN" explain "${COMMON[@]}" --fix \
+    --hf-config tests/fixtures/hf/llama-3-8b/config.json
+  step readme-explain-default 180 "$BIN" explain "${COMMON[@]}" --no-color --hf-config tests/fixtures/hf/deepseek-v3/config.json
+}
+
+# bench/run.sh with the carried binary and its helpers; the results land next to the logs.
+run_bench() {
+  step bench 580 env NVTE_DOCTOR_BIN="$BIN" bench/run.sh "$LOGS/bench"
+}
+
 run_gputest() {
   local t=.gpu-carry/selftest_gpu_test
   [[ -x $t ]] || t=build/tests/selftest_gpu_test
@@ -153,6 +173,8 @@ case $STAGE in
   gputest) run_gputest ;;
   models) run_models ;;
   coldstart) run_coldstart ;;
+  readme) run_readme ;;
+  bench) run_bench ;;
   all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;
 esac
