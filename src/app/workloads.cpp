@@ -1,6 +1,7 @@
 #include "app/workloads.hpp"
 
 #include "util/error.hpp"
+#include "workload/hf_config.hpp"
 #include "workload/workload_io.hpp"
 
 namespace app {
@@ -15,8 +16,7 @@ std::vector<model::Workload> load_workloads(const Options& options, const std::v
   for (const auto& file : options.hf_configs) {
     auto imported = workload::load_hf_config(file);
     if (!imported) throw util::Fatal{imported.error().message};
-    imported->workload.notes = imported->notes;
-    workloads.push_back(std::move(imported->workload));
+    for (auto& w : *imported) workloads.push_back(std::move(w));
   }
   if (workloads.empty() && (!options.workload_sets.empty() || !extra_settings.empty())) {
     model::Workload w;

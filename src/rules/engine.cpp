@@ -244,6 +244,11 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
         reason.message = std::string(util::trim(detail::render_template(rule.message, impl.slots, view, element, detail::RenderMode::message)));
         reason.fixes = render_fixes(impl, rule, view, element);
         Out& target = rule.sub_backend.empty() ? backends[rule.backend] : subs[rule.sub_backend];
+        // A per-GPU rule fires once per GPU; eight identical A100s are one reason, not eight.
+        auto same = [&](const model::Reason& r) { return r.rule == reason.rule && r.message == reason.message; };
+        if (std::any_of(target.reasons.begin(), target.reasons.end(), same) ||
+            std::any_of(target.deprioritized.begin(), target.deprioritized.end(), same))
+          continue;
         if (rule.deprioritized) {
           target.deprioritized.push_back(std::move(reason));
         } else {
