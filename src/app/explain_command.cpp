@@ -125,8 +125,9 @@ std::string render_sweep_json(const std::vector<Sweep>& sweeps, const std::vecto
 } // namespace
 
 int run_explain(const Options& options) {
-  if (options.workload_files.empty() && options.hf_configs.empty() && options.workload_sets.empty() && options.sweeps.empty())
-    throw util::Fatal{"explain needs a workload: --workload FILE, --hf-config FILE or --workload-set KEY=VALUE"};
+  if (options.workload_files.empty() && options.hf_configs.empty() && options.megatron_args.empty() && options.workload_sets.empty() &&
+      options.sweeps.empty())
+    throw util::Fatal{"explain needs a workload: --workload FILE, --hf-config FILE, --megatron-args FILE or --workload-set KEY=VALUE"};
   model::Facts facts = load_facts(options);
   rules::RuleSet rules = load_rules(options);
   report::TextOptions text{options.color ? report::Color::yes : report::Color::no, options.verbosity > 0};
