@@ -144,20 +144,21 @@ util::Result<void> apply_workload_settings(model::Workload& workload, std::span<
       continue;
     }
     if (!model::find_workload_key(key)) return invalid_error("--workload-set '" + setting + "': " + unknown_key_message(key));
-    // A self-attention workload (kv length = q length, as importers write them) keeps its K/V
-    // length with Q unless the settings name max_seqlen_kv themselves.
-    const model::Value* q = workload.get("max_seqlen_q");
-    const model::Value* kv = workload.get("max_seqlen_kv");
-    bool kv_follows = key == "max_seqlen_q" && q && kv && q->to_string() == kv->to_string() &&
-                      std::none_of(settings.begin(), settings.end(), [](const std::string& s) {
-                        return util::trim(std::string_view(s).substr(0, s.find('='))) == "max_seqlen_kv";
+    // Importers write both halves of a pair (K/V length, V head dim); where the two are equal
+    // (self-attention, not MLA) the second follows the first unless the settings name it too.
+    std::string follower = key == "max_seqlen_q" ? "max_seqlen_kv" : key == "head_dim_qk" ? "head_dim_v" : "";
+    const model::Value* lead = follower.empty() ? nullptr : workload.get(key);
+    const model::Value* second = follower.empty() ? nullptr : workload.get(follower);
+    bool kv_follows = lead && second && lead->to_string() == second->to_string() &&
+                      std::none_of(settings.begin(), settings.end(), [&](const std::string& s) {
+                        return util::trim(std::string_view(s).substr(0, s.find('='))) == follower;
                       });
     if (auto set = workload.set_text(key, value); !set)
       return util::Error{set.error().kind, "--workload-set '" + setting + "': " + set.error().message};
     std::erase(workload.assumed, key);
     if (kv_follows) {
-      NVTE_TRY_VOID(workload.set_text("max_seqlen_kv", value));
-      std::erase(workload.assumed, std::string("max_seqlen_kv"));
+      NVTE_TRY_VOID(workload.set_text(follower, value));
+      std::erase(workload.assumed, follower);
     }
     // window_size also sets its two halves; they are no longer assumed either.
     if (key == "window_size") {

@@ -27,8 +27,8 @@ util::Result<std::vector<model::Workload>> parse_workload_text(std::string_view 
 util::Result<std::vector<model::Workload>> load_workload_file(const std::filesystem::path& path);
 
 // Applies "KEY=VALUE" settings in order (later wins); each key set this way is no longer
-// "assumed". max_seqlen_q also moves max_seqlen_kv when the two were equal (self-attention) and
-// the settings do not name max_seqlen_kv. Fails on a setting without '=', an unknown key (with a did-you-mean) or a bad value.
+// "assumed". max_seqlen_q also moves max_seqlen_kv, and head_dim_qk head_dim_v, when the two
+// were equal (self-attention; not MLA) and the settings do not name the second. Fails on a setting without '=', an unknown key (with a did-you-mean) or a bad value.
 util::Result<void> apply_workload_settings(model::Workload& workload, std::span<const std::string> settings);
 
 // Completes the workload (defaults, derived keys, consistency checks); an error names the

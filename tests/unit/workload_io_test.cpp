@@ -189,3 +189,19 @@ TEST(WorkloadSettings, SeqlenQMovesKvOfSelfAttentionOnly) {
   EXPECT_EQ(both.get("max_seqlen_q")->as_int(), 4096);
   EXPECT_EQ(both.get("max_seqlen_kv")->as_int(), 16384);
 }
+
+TEST(WorkloadSettings, HeadDimQkMovesAnEqualHeadDimVOnly) {
+  model::Workload mha;
+  std::vector<std::string> base = {"head_dim_qk=64", "head_dim_v=64"};
+  ASSERT_TRUE(workload::apply_workload_settings(mha, base).ok());
+  std::vector<std::string> wider = {"head_dim_qk=128"};
+  ASSERT_TRUE(workload::apply_workload_settings(mha, wider).ok());
+  EXPECT_EQ(mha.get("head_dim_v")->as_int(), 128);
+
+  model::Workload mla; // DeepSeek's 192/128 stays unequal
+  std::vector<std::string> dims = {"head_dim_qk=192", "head_dim_v=128"};
+  ASSERT_TRUE(workload::apply_workload_settings(mla, dims).ok());
+  std::vector<std::string> qk = {"head_dim_qk=256"};
+  ASSERT_TRUE(workload::apply_workload_settings(mla, qk).ok());
+  EXPECT_EQ(mla.get("head_dim_v")->as_int(), 128);
+}
