@@ -643,6 +643,17 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
     if (seq % (2 * cp) != 0)
       return invalid(at(*seq_s) + " " + std::to_string(seq) + " is not a multiple of 2 * --context-parallel-size " +
                      std::to_string(cp) + ": Megatron-LM refuses it (each rank holds two chunks of the sequence)");
+    if (const Setting* h = get(run, "hierarchical-context-parallel-sizes")) {
+      std::int64_t product = 1;
+      for (std::size_t k = 0; k < h->values.size(); ++k) {
+        auto size = NVTE_TRY(integer(*h, k));
+        if (size <= 0) return invalid(at(*h) + ": sizes must be positive");
+        if (__builtin_mul_overflow(product, size, &product)) return invalid(at(*h) + ": sizes too large");
+      }
+      if (product != cp)
+        return invalid(at(*h) + ": the sizes multiply to " + std::to_string(product) + ", not --context-parallel-size " + std::to_string(cp) +
+                       " (Megatron-LM requires them to)");
+    }
     if (std::find(cp_types.begin(), cp_types.end(), "a2a+p2p") != cp_types.end() && !get(run, "hierarchical-context-parallel-sizes"))
       return invalid(at(*get(run, "cp-comm-type")) + " a2a+p2p needs --hierarchical-context-parallel-sizes, which Megatron-LM requires");
     notes.push_back("context parallelism: " + label(run, "seq-length") + " " + std::to_string(seq) + " over " + std::to_string(cp) +
@@ -673,9 +684,19 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
   if (!hybrid) hybrid = get(run, "hybrid-layer-pattern");
 
   bool per_layer = (window && skip) || cp_types.size() > 1 || linear || hybrid;
+  // Megatron's hybrid pattern: one symbol per layer ('*' attention, '+' MLA, 'D' DeepSeek sparse
+  // attention, 'M' Mamba, 'G' gated delta net, '-' MLP, 'E' MoE), '|' between pipeline stages,
+  // and after '/' the multi-token-prediction layers.
+  std::string hybrid_text;
   if (hybrid) {
-    std::string p = hybrid->values[0];
-    layers = static_cast<std::int64_t>(std::count_if(p.begin(), p.end(), [](char c) { return c != '|' && c != ' '; }));
+    for (char c : hybrid->values[0]) {
+      if (c == '/') break;
+      if (c == '|' || c == ' ') continue;
+      if (std::string_view("*+DMG-E").find(c) == std::string_view::npos)
+        return invalid(at(*hybrid) + ": '" + std::string(1, c) + "' is not a layer symbol (* + D M G - E, | and /)");
+      hybrid_text += c;
+    }
+    layers = static_cast<std::int64_t>(hybrid_text.size());
   }
   if (per_layer && layers == 0) return invalid(src + ": per-layer attention settings need --num-layers");
   if (cp_types.size() > 1 && static_cast<std::int64_t>(cp_types.size()) != layers)
@@ -692,13 +713,14 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
   std::int64_t without = 0;
   std::string without_is;
   std::int64_t count = per_layer ? layers : 1;
-  std::string hybrid_text = hybrid ? hybrid->values[0] : std::string();
-  hybrid_text.erase(std::remove_if(hybrid_text.begin(), hybrid_text.end(), [](char c) { return c == '|' || c == ' '; }), hybrid_text.end());
   for (std::int64_t n = 1; n <= count; ++n) {
-    if (hybrid && hybrid_text[static_cast<std::size_t>(n - 1)] != '*') {
-      ++without;
-      without_is = "Mamba / MLP / MoE";
-      continue;
+    if (hybrid) {
+      char symbol = hybrid_text[static_cast<std::size_t>(n - 1)];
+      if (symbol != '*' && symbol != '+') {
+        ++without;
+        without_is = symbol == 'D' ? "DeepSeek sparse attention, Mamba, MLP or MoE" : "Mamba, gated delta net, MLP or MoE";
+        continue;
+      }
     }
     if (linear) {
       bool la = linear->every ? (n % *linear->every != 0) : (static_cast<std::size_t>(n - 1) < linear->list.size() && linear->list[static_cast<std::size_t>(n - 1)] != 0);

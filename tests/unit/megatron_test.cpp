@@ -191,9 +191,9 @@ TEST(MegatronArgs, ModelKinds) {
   EXPECT_DOUBLE_EQ(bert[0].get("attention_dropout")->as_double(), 0.1); // Megatron's default
 
   auto hybrid = script("python pretrain_mamba.py --num-attention-heads 32 --hidden-size 4096 --seq-length 8192 --bf16 "
-                       "--hybrid-override-pattern 'M-M*-M-M*-'");
+                       "--hybrid-override-pattern 'M-M*|-M-M*-/*-'");
   ASSERT_EQ(hybrid.size(), 1u);
-  EXPECT_TRUE(mentions(hybrid[0], "2 of 10 layers (4, 9"));
+  EXPECT_TRUE(mentions(hybrid[0], "2 of 10 layers (4, 9")); // '|' separates stages, '/' starts the MTP layers
   EXPECT_NE(script_error("python pretrain_mamba.py --num-attention-heads 32 --hidden-size 4096 --seq-length 8192 "
                          "--hybrid-override-pattern 'M-M-'").find("none of the 4 layers is attention"),
             std::string::npos);
@@ -221,6 +221,15 @@ TEST(MegatronArgs, CombinationsMegatronRefusesAreErrors) {
   EXPECT_NE(script_error(std::string(k_gpt) + "--transformer-impl local").find("not TransformerEngine's"), std::string::npos);
   EXPECT_NE(script_error(std::string(k_gpt) + "--fp16").find("refuses --fp16 together with --bf16"), std::string::npos);
   EXPECT_NE(script_error(std::string(k_gpt) + "--context-parallel-size 2 --cp-comm-type a2a+p2p").find("--hierarchical-context-parallel-sizes"),
+            std::string::npos);
+  EXPECT_NE(script_error(std::string(k_gpt) + "--context-parallel-size 4 --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 3")
+                .find("the sizes multiply to 6, not --context-parallel-size 4"),
+            std::string::npos);
+  auto hierarchical = script(std::string(k_gpt) + "--context-parallel-size 4 --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 2");
+  ASSERT_EQ(hierarchical.size(), 1u);
+  EXPECT_EQ(s(hierarchical[0], "cp_comm_type"), "a2a+p2p");
+  EXPECT_NE(script_error("python pretrain_mamba.py --num-attention-heads 32 --hidden-size 4096 --seq-length 8192 "
+                         "--hybrid-override-pattern 'M*X'").find("'X' is not a layer symbol"),
             std::string::npos);
   EXPECT_NE(script_error("python pretrain_gpt.py --hidden-size 4096 --seq-length 4096").find("no --num-attention-heads"), std::string::npos);
   EXPECT_NE(script_error("echo nothing here").find("no Megatron-LM arguments found"), std::string::npos);
