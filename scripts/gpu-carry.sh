@@ -4,25 +4,29 @@
 # lists except glibc's and libstdc++/libgcc (the node's are newer). The binary carries
 # DT_RPATH=$ORIGIN/lib (not RUNPATH: RPATH also covers the libraries' own dependencies), so it
 # runs without LD_LIBRARY_PATH and the environment the doctor probes stays the node's own.
+# NVTE_GPU_BUILD_DIR (default build-gpu) and NVTE_GPU_CARRY_DIR (default .gpu-carry) move the
+# build and the pack, e.g. into a folder another checkout carries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTE_BUILD_TESTS=ON \
+build=${NVTE_GPU_BUILD_DIR:-build-gpu}
+carry=${NVTE_GPU_CARRY_DIR:-.gpu-carry}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTE_BUILD_TESTS=ON \
   -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags -DCMAKE_BUILD_RPATH='$ORIGIN/lib' >/dev/null
-cmake --build build-gpu -j"$(nproc)" --target nvte-doctor nvte-bench ${NVTE_GPU_TEST_TARGETS:-}
-rm -rf .gpu-carry && mkdir -p .gpu-carry/lib
-cp build-gpu/nvte-doctor .gpu-carry/
+cmake --build "$build" -j"$(nproc)" --target nvte-doctor nvte-bench ${NVTE_GPU_TEST_TARGETS:-}
+rm -rf "$carry" && mkdir -p "$carry/lib"
+cp "$build/nvte-doctor" "$carry/"
 # The benchmark's helpers (bench/run.sh finds them next to the binary).
-cp build-gpu/bench/nvte-bench-measure build-gpu/bench/nvte-bench-explain-rate .gpu-carry/
-mkdir -p .gpu-carry/cuda-trap && cp -L build-gpu/bench/cuda-trap/libcuda.so.1 .gpu-carry/cuda-trap/
-for t in ${NVTE_GPU_TEST_TARGETS:-}; do cp "build-gpu/tests/$t" .gpu-carry/ 2>/dev/null || true; done
-for bin in .gpu-carry/nvte-doctor .gpu-carry/nvte-bench-explain-rate ${NVTE_GPU_TEST_TARGETS:+$(printf '.gpu-carry/%s ' ${NVTE_GPU_TEST_TARGETS})}; do
+cp "$build/bench/nvte-bench-measure" "$build/bench/nvte-bench-explain-rate" "$carry/"
+mkdir -p "$carry/cuda-trap" && cp -L "$build/bench/cuda-trap/libcuda.so.1" "$carry/cuda-trap/"
+for t in ${NVTE_GPU_TEST_TARGETS:-}; do cp "$build/tests/$t" "$carry/" 2>/dev/null || true; done
+for bin in "$carry/nvte-doctor" "$carry/nvte-bench-explain-rate" ${NVTE_GPU_TEST_TARGETS:+$(printf "$carry/%s " ${NVTE_GPU_TEST_TARGETS})}; do
   [[ -f $bin ]] || continue
   ldd "$bin" | awk '/=> \//{print $3}' | while read -r lib; do
-    [[ $(realpath "$lib") == "$(realpath .gpu-carry)"/* ]] && continue # already carried
+    [[ $(realpath "$lib") == "$(realpath "$carry")"/* ]] && continue # already carried
     case "$(basename "$lib")" in
       libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) ;;
-      *) cp -L "$lib" .gpu-carry/lib/ ;;
+      *) cp -L "$lib" "$carry/lib/" ;;
     esac
   done
 done
-du -sh .gpu-carry
+du -sh "$carry"

@@ -3,13 +3,19 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest]   (default: all)
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart]   (default: all)
 #
 # Every step is guarded (a timeout, its exit code recorded) and never stops the others. Logs
 # go to $OUT/gpu-validate/ (or ./gpu-validate-out/), one per step with the command line, exit
 # code and wall time, and are packed into $OUT/gpu-validate-STAGE.tar.gz with summary.txt next to it.
 # The self-test matrix: head_dim 64/128/192/256 x causal/no_mask x bf16/fp16 x GQA 16/4 x
 # bshd/sbhd, plus the interleaved layouts (sbh3d without GQA, sbhd_sbh2d / bshd_bsh2d with it).
+# models: the self-test at the full shape of the four HF fixtures (tests/fixtures/hf), a
+# Gemma-style head dim 256 and a sliding window of 4096 (seq 8192). coldstart: the CUDA tier at
+# the default workload with CUDA_CACHE_DISABLE=1, five times, with every child's phases (JSON),
+# then three times warm; NVTE_DOCTOR_BEFORE=path adds the same runs of another binary (with
+# NVTE_PHASE_LOG set, for a build that logs its phases there; NVTE_DOCTOR_BEFORE_RULES: the rules
+# directory it understands).
 set -u
 cd "$(dirname "$0")/.."
 STAGE=${1:-all}
@@ -101,6 +107,34 @@ run_nccl() {
   step nccl-debug 300 env NCCL_DEBUG=INFO "$BIN" selftest "${COMMON[@]}" --format json --python '' --workload-set qkv_format=bshd
 }
 
+MODEL_SHAPE=(--workload-set batch_size=1 --workload-set max_seqlen_q=8192 --workload-set attn_mask_type=causal
+             --workload-set qkv_format=bshd)
+
+run_models() {
+  local f name
+  for f in tests/fixtures/hf/*/config.json; do
+    name=$(basename "$(dirname "$f")")
+    step "model-$name" 900 "$BIN" selftest "${COMMON[@]}" -v --python '' --hf-config "$f"
+  done
+  step model-gemma-style-d256 900 "$BIN" selftest "${COMMON[@]}" -v --python '' "${MODEL_SHAPE[@]}" \
+    --workload-set num_heads=16 --workload-set num_gqa_groups=8 --workload-set head_dim_qk=256
+  step model-sliding-window-4096 900 "$BIN" selftest "${COMMON[@]}" -v --python '' "${MODEL_SHAPE[@]}" \
+    --workload-set num_heads=32 --workload-set num_gqa_groups=8 --workload-set head_dim_qk=128 --workload-set window_size=4096,0
+  step model-deepseek-v3-json 900 "$BIN" selftest "${COMMON[@]}" --format json --python '' --hf-config tests/fixtures/hf/deepseek-v3/config.json
+}
+
+run_coldstart() {
+  local i
+  for i in 1 2 3 4 5; do step "cold-$i" 120 env CUDA_CACHE_DISABLE=1 "$BIN" selftest "${COMMON[@]}" --format json --python ''; done
+  for i in 1 2 3; do step "warm-$i" 120 "$BIN" selftest "${COMMON[@]}" --format json --python ''; done
+  if [[ -n ${NVTE_DOCTOR_BEFORE:-} ]]; then
+    for i in 1 2 3 4 5; do
+      step "before-cold-$i" 120 env CUDA_CACHE_DISABLE=1 NVTE_PHASE_LOG="$LOGS/before-phases-$i.log" "$NVTE_DOCTOR_BEFORE" selftest \
+        --rules "${NVTE_DOCTOR_BEFORE_RULES:-rules}" --python ''
+    done
+  fi
+}
+
 run_gputest() {
   local t=.gpu-carry/selftest_gpu_test
   [[ -x $t ]] || t=build/tests/selftest_gpu_test
@@ -117,7 +151,9 @@ case $STAGE in
   python) run_python ;;
   nccl) run_nccl ;;
   gputest) run_gputest ;;
-  all) run_basic; run_gputest; run_nccl; run_matrix; run_interleaved; run_python ;;
+  models) run_models ;;
+  coldstart) run_coldstart ;;
+  all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;
 esac
 # One tarball per stage, so that several stages in one device call do not overwrite each other.

@@ -7,9 +7,11 @@
 #include "app/selftest_command.hpp"
 #include "app/workloads.hpp"
 #include "app/service_glue.hpp"
+#include "rules/fix_search.hpp"
 #include "report/render.hpp"
 #include "util/hash.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 
@@ -25,12 +27,8 @@ model::Finding no_backend_finding(const model::Explanation& e) {
   f.area = "attention";
   f.workload = e.workload.name;
   f.message = "TE " + e.te_version + " would raise \"No dot product attention backend is available\" for this workload:";
-  for (const auto& [backend, verdict] : e.backends) {
-    for (const auto& reason : verdict.reasons) {
-      f.message += "\n" + backend + ": " + reason.message;
-      for (const auto& fix : reason.fixes) f.fixes.push_back(fix);
-    }
-  }
+  for (const auto& [backend, verdict] : e.backends)
+    for (const auto& reason : verdict.reasons) f.message += "\n" + backend + ": " + reason.message;
   f.evidence.emplace_back("te.version", e.te_version);
   return f;
 }
@@ -56,10 +54,19 @@ model::Report build_report(const Options& options) {
   report.host = facts.get_string("system.hostname").value_or(host_name());
   report.generated_at = now_rfc3339();
   if (options.selftest) report.selftest_json = run_selftest_step(options, facts, rules, workloads);
+  rules::SearchOptions search = fix_search_options();
   report.findings = rules::evaluate_node(rules, facts);
+  rules::verify_node_findings(rules, facts, report.findings, search);
   for (const auto& w : workloads) {
     model::Explanation e = rules::explain(rules, facts, w);
-    if (!e.selected) report.findings.push_back(no_backend_finding(e));
+    rules::verify_explanation(rules, facts, e, search);
+    if (!e.selected) {
+      model::Finding f = no_backend_finding(e);
+      // The same question as the attention-no-backend rule's: reuse its verified fixes.
+      auto rule = std::find_if(e.findings.begin(), e.findings.end(), [](const auto& x) { return x.id == "attention-no-backend"; });
+      f.fixes = rule != e.findings.end() ? rule->fixes : rules::search_fixes(rules, facts, &e.workload, f, search);
+      report.findings.push_back(std::move(f));
+    }
     for (const auto& f : e.findings) report.findings.push_back(f);
     report.workloads.push_back(std::move(e));
   }

@@ -124,6 +124,44 @@ std::string render_sweep_json(const std::vector<Sweep>& sweeps, const std::vecto
   return util::json_text(Json{{"schema_version", 1}, {"te_version", te}, {"sweep", Json{{"keys", keys}, {"cells", list}}}}, 2) + "\n";
 }
 
+// `explain --fix`: the verified fixes of every finding, best first. Text: one tab-separated line
+// per fix (workload, finding, rank, what the workload then gets, command or "-", changes as
+// key=value;...); JSON: {"schema_version": 1, "fixes": [...]}.
+std::string render_fix_list(const std::vector<model::Explanation>& explanations, Format format) {
+  using Json = nlohmann::ordered_json;
+  Json list = Json::array();
+  std::string text;
+  for (const auto& e : explanations) {
+    for (const auto& f : e.findings) {
+      int rank = 0;
+      for (const auto& fix : f.fixes) {
+        if (!fix.verified) continue;
+        ++rank;
+        std::vector<std::string> changes;
+        Json changes_json = Json::object();
+        for (const auto& [name, value] : fix.changes) {
+          changes.push_back(name + "=" + value);
+          changes_json[name] = value;
+        }
+        std::string outcome = fix.verified->backend + (fix.verified->sub_backend.empty() ? "" : "/" + fix.verified->sub_backend);
+        text += e.workload.name + "\t" + f.id + "\t" + std::to_string(rank) + "\t" + (outcome.empty() ? "-" : outcome) + "\t" +
+                (fix.command.empty() ? "-" : fix.command) + "\t" + util::join(changes, ";") + "\n";
+        list.push_back(Json{{"workload", e.workload.name},
+                            {"finding", f.id},
+                            {"rank", rank},
+                            {"kind", fix.kind},
+                            {"command", fix.command},
+                            {"description", fix.description},
+                            {"changes", changes_json},
+                            {"backend", fix.verified->backend.empty() ? Json(nullptr) : Json(fix.verified->backend)},
+                            {"sub_backend", fix.verified->sub_backend.empty() ? Json(nullptr) : Json(fix.verified->sub_backend)}});
+      }
+    }
+  }
+  if (format == Format::json) return util::json_text(Json{{"schema_version", 1}, {"fixes", list}}, 2) + "\n";
+  return text;
+}
+
 } // namespace
 
 int run_explain(const Options& options) {
@@ -172,7 +210,11 @@ int run_explain(const Options& options) {
   }
 
   std::vector<model::Explanation> explanations;
-  for (const auto& w : load_workloads(options)) explanations.push_back(rules::explain(rules, facts, w));
+  rules::SearchOptions search = fix_search_options();
+  for (const auto& w : load_workloads(options)) {
+    explanations.push_back(rules::explain(rules, facts, w));
+    rules::verify_explanation(rules, facts, explanations.back(), search);
+  }
   int code = 0;
   for (const auto& e : explanations) {
     if (!e.selected) code = 2;
@@ -181,7 +223,9 @@ int run_explain(const Options& options) {
       if (f.severity == model::Severity::warning && code == 0) code = 1;
     }
   }
-  if (options.format == Format::json) {
+  if (options.fixes_only) {
+    write_output(options, render_fix_list(explanations, options.format));
+  } else if (options.format == Format::json) {
     write_output(options, report::render_explain_json(explanations));
   } else {
     std::string out;

@@ -22,6 +22,7 @@ struct Options {
   std::vector<std::filesystem::path> hf_configs;   // --hf-config FILE
   std::vector<std::filesystem::path> megatron_args; // --megatron-args FILE: a launch script, argument file or YAML recipe
   std::vector<std::string> sweeps;                 // explain --sweep KEY=V1,V2,...
+  bool fixes_only = false;                         // explain --fix: only the ranked verified fixes
   std::filesystem::path root = "/";                // probe --root DIR: a node tree to examine
   std::optional<std::filesystem::path> python;     // --python PATH
   bool deep = false;                               // --deep: also ask NVML and libcuda (probe::Host::deep)
@@ -35,7 +36,7 @@ struct Options {
   std::vector<std::filesystem::path> fleet_inputs; // fleet REPORT...|DIR
   std::string max_age;                             // fleet --max-age DURATION (default 1d)
   bool selftest = false;                           // check --selftest: run the self-test and fold it in
-  double selftest_timeout = 120;                   // selftest --timeout S: per check, in seconds
+  std::optional<double> selftest_timeout;          // selftest --timeout S: per check, in seconds (else 120, and each cuDNN check its shape's budget)
   std::filesystem::path state_dir = "/var/lib/nvte-doctor"; // --state-dir: updated rules live in <state_dir>/rules
   std::string update_url;                          // rules update URL
   std::vector<std::filesystem::path> public_keys;  // rules update --public-key FILE (repeatable)

@@ -1,6 +1,7 @@
 #include "app/rules_loading.hpp"
 
 #include "app/context.hpp"
+#include "probe/relink.hpp"
 #include "util/error.hpp"
 
 namespace app {
@@ -20,6 +21,12 @@ rules::RuleSet load_rules(const Options& options) {
     throw util::Fatal{reason};
   }
   return std::move(*loaded.rules);
+}
+
+rules::SearchOptions fix_search_options() {
+  rules::SearchOptions options;
+  options.relink = [](model::Facts& facts, std::string_view library) { probe::relink_from_facts(facts, library); };
+  return options;
 }
 
 } // namespace app

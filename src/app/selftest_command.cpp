@@ -72,6 +72,17 @@ std::vector<model::Workload> selftest_workloads(const Options& options) {
   return out;
 }
 
+// Words of text in lines of at most width characters.
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines(1);
+  for (auto word : util::split(text, ' ')) {
+    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width) lines.emplace_back();
+    if (!lines.back().empty()) lines.back() += ' ';
+    lines.back() += std::string(word);
+  }
+  return lines;
+}
+
 std::string render_text(const selftest::Results& results, const std::vector<model::Finding>& findings, bool verbose) {
   std::string out = "Self-test\n";
   for (const auto& o : results.outcomes) {
@@ -89,7 +100,31 @@ std::string render_text(const selftest::Results& results, const std::vector<mode
     if (!o.error.empty() && (o.status != "skipped" || verbose)) {
       for (auto line : util::split(o.error, '\n')) out += "           " + std::string(line) + "\n";
     }
-    if (verbose && r.contains("note")) out += "           " + r["note"].get<std::string>() + "\n";
+    if (r.contains("scaled") && r["scaled"].is_string()) out += "           " + r["scaled"].get<std::string>() + "\n";
+    if (r.contains("note") && r["note"].is_string() && (verbose || r.contains("reference"))) out += "           " + r["note"].get<std::string>() + "\n";
+    if (verbose && r.contains("runtime_compilation_seconds") && r.contains("engine") && r["engine"].is_object()) {
+      char line[200];
+      std::snprintf(line, sizeof line, "           cuDNN engine %lld compiled at plan time in %.3f s (a job pays it on its first step)\n",
+                    static_cast<long long>(r["engine"].value("index", std::int64_t{-1})), r["runtime_compilation_seconds"].get<double>());
+      out += line;
+    }
+    if (verbose && r.contains("kernel_seconds") && r.contains("reference_seconds")) {
+      char line[160];
+      std::snprintf(line, sizeof line, "           cuDNN kernels %.3f s, fp32 reference on the %s %.3f s\n", r["kernel_seconds"].get<double>(),
+                    r.contains("reference") && r["reference"].is_object() ? r["reference"].value("where", "").c_str() : "",
+                    r["reference_seconds"].get<double>());
+      out += line;
+    }
+    if (verbose && !o.phases.empty()) {
+      // The child's own account of where its time went (phases overlap: threads).
+      std::string phases;
+      for (const auto& p : o.phases) {
+        char span[96];
+        std::snprintf(span, sizeof span, "%s%s %.3f%s", phases.empty() ? "" : ", ", p.name().c_str(), p.seconds, p.open ? " (open)" : "");
+        phases += span;
+      }
+      for (auto line : wrap_words(phases, 96)) out += "           " + line + "\n";
+    }
   }
   if (!findings.empty()) out += "\nFindings\n";
   for (const auto& f : findings) {
@@ -103,7 +138,10 @@ std::string render_text(const selftest::Results& results, const std::vector<mode
 selftest::Results run_plan(const Options& options, const model::Facts& facts, const rules::RuleSet& rules,
                            const std::vector<model::Workload>& workloads) {
   selftest::Plan plan;
-  plan.runner.timeout = std::chrono::milliseconds(static_cast<long>(options.selftest_timeout * 1000));
+  if (options.selftest_timeout) {
+    plan.runner.timeout = std::chrono::milliseconds(static_cast<long>(*options.selftest_timeout * 1000));
+    plan.runner.timeout_given = true;
+  }
   plan.facts = facts;
   plan.workloads = workloads;
   for (const auto& w : workloads) {

@@ -99,16 +99,19 @@ int main(int argc, char** argv) {
   add_rules_option(*explain, options);
   add_workload_options(*explain, options);
   explain->add_option("--sweep", options.sweeps, "Sweep a workload key over values, e.g. --sweep head_dim_qk=64,128,192 (repeatable)");
+  explain->add_flag("--fix", options.fixes_only, "Print only the verified fixes, best first, one per line (or as JSON), for scripts");
 
   auto* selftest = cli.add_subcommand("selftest", "Run real kernels in child processes: CUDA driver, NVRTC, cuDNN attention, NCCL, TE's selector, Python tier");
   add_common(*selftest, options, format);
   add_rules_option(*selftest, options);
   add_workload_options(*selftest, options);
-  selftest->add_option("--timeout", options.selftest_timeout, "Seconds each check may run before its process group is killed (default 120)")
+  selftest->add_option("--timeout", options.selftest_timeout,
+                       "Seconds each check may run before its process group is killed (default 120; a cuDNN check: 120 plus its workload's work at conservative rates)")
       ->check(CLI::PositiveNumber);
   selftest->add_option("--sweep", options.sweeps, "Run over workload values, e.g. --sweep head_dim_qk=64,128,192,256 (repeatable)");
   check->add_flag("--selftest", options.selftest, "Also run the self-test and fold its results into the report");
-  check->add_option("--timeout", options.selftest_timeout, "With --selftest: seconds per check (default 120)")->check(CLI::PositiveNumber);
+  check->add_option("--timeout", options.selftest_timeout, "With --selftest: seconds per check (default 120; a cuDNN check: its workload's budget)")
+      ->check(CLI::PositiveNumber);
 
   auto* rules = cli.add_subcommand("rules", "List, show or lint the rules database");
   rules->require_subcommand(1);

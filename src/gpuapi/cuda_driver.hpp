@@ -55,6 +55,7 @@ inline constexpr int k_cu_device_attribute_multiprocessor_count = 16;
   X(cuMemcpyHtoD_v2, CuResult, (CuDevicePtr, const void*, std::size_t))                                \
   X(cuMemcpyDtoH_v2, CuResult, (void*, CuDevicePtr, std::size_t))                                      \
   X(cuMemsetD32_v2, CuResult, (CuDevicePtr, unsigned int, std::size_t))                                \
+  X(cuMemGetInfo_v2, CuResult, (std::size_t*, std::size_t*))                                           \
   X(cuStreamCreate, CuResult, (CuStream*, unsigned int))                                               \
   X(cuStreamSynchronize, CuResult, (CuStream))                                                         \
   X(cuStreamDestroy_v2, CuResult, (CuStream))                                                          \

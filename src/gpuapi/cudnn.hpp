@@ -29,6 +29,7 @@ using CudnnDescriptor = void*;
 namespace cudnn {
 // cudnnBackendDescriptorType_t
 inline constexpr int k_pointwise_descriptor = 0;
+inline constexpr int k_engine_descriptor = 2;
 inline constexpr int k_enginecfg_descriptor = 3;
 inline constexpr int k_engineheur_descriptor = 4;
 inline constexpr int k_execution_plan_descriptor = 5;
@@ -52,6 +53,7 @@ inline constexpr int k_type_heur_mode = 8;
 inline constexpr int k_type_pointwise_mode = 14;
 inline constexpr int k_type_backend_descriptor = 15;
 inline constexpr int k_type_reduction_operator_type = 18;
+inline constexpr int k_type_behavior_note = 19;
 // cudnnDataType_t
 inline constexpr int k_data_float = 0;
 inline constexpr int k_data_half = 2;
@@ -65,10 +67,13 @@ inline constexpr int k_pw_div = 6;
 inline constexpr int k_pw_sub = 9;
 inline constexpr int k_pw_exp = 13;
 inline constexpr int k_pw_log = 15;
+inline constexpr int k_pw_cmp_gt = 302;
 inline constexpr int k_pw_cmp_ge = 303;
 inline constexpr int k_pw_gen_index = 501;
 inline constexpr int k_pw_binary_select = 601;
 inline constexpr int k_pw_identity = 21;
+// cudnnBackendBehaviorNote_t
+inline constexpr int k_behavior_note_runtime_compilation = 0;
 // cudnnReduceTensorOp_t
 inline constexpr int k_reduce_add = 0;
 inline constexpr int k_reduce_max = 3;
@@ -83,6 +88,7 @@ inline constexpr int k_attr_pointwise_axis = 9;
 inline constexpr int k_attr_engineheur_mode = 200;
 inline constexpr int k_attr_engineheur_operation_graph = 201;
 inline constexpr int k_attr_engineheur_results = 202;
+inline constexpr int k_attr_enginecfg_engine = 300;
 inline constexpr int k_attr_execution_plan_handle = 400;
 inline constexpr int k_attr_execution_plan_engine_config = 401;
 inline constexpr int k_attr_execution_plan_workspace_size = 402;
@@ -113,6 +119,8 @@ inline constexpr int k_attr_reduction_comp_type = 1601;
 inline constexpr int k_attr_operation_reduction_xdesc = 1610;
 inline constexpr int k_attr_operation_reduction_ydesc = 1611;
 inline constexpr int k_attr_operation_reduction_desc = 1612;
+inline constexpr int k_attr_engine_global_index = 1301;
+inline constexpr int k_attr_engine_behavior_note = 1305;
 inline constexpr int k_attr_operation_reshape_xdesc = 2200;
 inline constexpr int k_attr_operation_reshape_ydesc = 2201;
 } // namespace cudnn

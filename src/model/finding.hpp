@@ -16,10 +16,25 @@ enum class Severity { info, warning, error };
 std::string_view to_string(Severity severity);
 std::optional<Severity> parse_severity(std::string_view text);
 
+// What the fix search proved a fix does: the backend the workload then gets, or the finding
+// that clears (node findings).
+struct FixOutcome {
+  std::string backend;     // FlashAttention, FusedAttention, UnfusedDotProductAttention; empty for node findings
+  std::string sub_backend; // FusedAttention's sub-backend, else empty
+  std::string clears;      // the finding id that no longer fires
+};
+
 struct Fix {
   std::string kind;        // pip, env, config, hardware, upgrade
   std::string command;     // what to type, already made concrete for this node and shell-quoted
   std::string description; // why this fixes it
+  // Filled by the fix search (rules::search_fixes): the facts and workload keys the fix changes
+  // ("workload.qkv_format", "env.NVTE_FLASH_ATTN" = "(unset)"), what the model then predicts,
+  // and, for a command the model could not prove, why not. A fix with a command has either
+  // `verified` or a non-empty `unverified_reason`.
+  std::vector<std::pair<std::string, std::string>> changes;
+  std::optional<FixOutcome> verified;
+  std::string unverified_reason;
 };
 
 struct Finding {
@@ -44,8 +59,13 @@ struct Reason {
 
 struct BackendVerdict {
   bool available = true;
-  std::optional<std::string> sub_backend; // FusedAttention only: F16_arbitrary_seqlen, F16_max512_seqlen, FP8
+  // FusedAttention: F16_arbitrary_seqlen, F16_max512_seqlen, FP8; FlashAttention: the flash-attn
+  // generation TE runs (FlashAttention2, FlashAttention3, FlashAttention4), where modelled.
+  std::optional<std::string> sub_backend;
   std::vector<Reason> reasons;
+  // Out only because TE prefers the next backend of its order (FlashAttention yields to
+  // FusedAttention on Hopper+): TE still lists it among the available backends.
+  bool deprioritized = false;
 };
 
 // explain's answer for one workload on one node.

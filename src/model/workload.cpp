@@ -2,6 +2,8 @@
 
 #include "util/strings.hpp"
 
+#include <algorithm>
+
 namespace model {
 
 namespace {
@@ -11,7 +13,7 @@ using T = ValueType;
 const std::vector<WorkloadKeySpec> k_keys = {
     {"qkv_dtype", T::string, "bf16", {"bf16", "fp16", "fp8", "fp32"}, "data type of Q, K and V"},
     {"qkv_layout", T::string, "", {}, "memory layout of Q, K, V, e.g. bshd_bshd_bshd, sbh3d, thd_thd_thd (default: from qkv_format)"},
-    {"qkv_format", T::string, "sbhd", {"bshd", "sbhd", "thd", "bshd_2sbhd", "sbhd_2bshd", "thd_2bshd", "thd_2sbhd"}, "format of Q, K, V (derived from qkv_layout when that is given)"},
+    {"qkv_format", T::string, "sbhd", {"bshd", "sbhd", "thd", "bhsd", "bshd_2sbhd", "sbhd_2bshd", "thd_2bshd", "thd_2sbhd"}, "format of Q, K, V (derived from qkv_layout when that is given; bhsd from TE 2.15)"},
     {"batch_size", T::integer, "1", {}, "batch size"},
     {"num_heads", T::integer, "16", {}, "attention heads of Q"},
     {"num_gqa_groups", T::integer, "", {}, "heads of K and V (default: num_heads)"},
@@ -26,8 +28,8 @@ const std::vector<WorkloadKeySpec> k_keys = {
     {"bottom_right_diagonal", T::boolean, "true", {}, "sliding window / ALiBi aligned to the bottom-right corner"},
     {"alibi_slopes_shape", T::string, "", {}, "shape of alibi_slopes when given: nh or bnh"},
     {"core_attention_bias_type", T::string, "no_bias", {"no_bias", "pre_scale_bias", "post_scale_bias", "alibi"}, "attention bias type"},
-    {"core_attention_bias_shape", T::string, "1hss", {"1hss", "b1ss", "bhss", "11ss"}, "attention bias shape"},
-    {"core_attention_bias_requires_grad", T::boolean, "true", {}, "the bias needs a gradient"},
+    {"core_attention_bias_shape", T::string, "1hss", {"1hss", "b1ss", "bhss", "11ss", "111s"}, "attention bias shape"},
+    {"core_attention_bias_requires_grad", T::boolean, "", {}, "the bias tensor needs a gradient (default: true for pre/post_scale_bias; false without a bias tensor, as DotProductAttention passes it)"},
     {"pad_between_seqs", T::boolean, "false", {}, "padding between sequences (thd)"},
     {"attention_dropout", T::number, "0.0", {}, "attention dropout probability"},
     {"context_parallel", T::boolean, "", {}, "context parallelism in use (default: cp_size > 1)"},
@@ -161,6 +163,25 @@ util::Result<void> Workload::complete() {
   assume("max_seqlen_kv", *get("max_seqlen_q"));
   assume("head_dim_v", *get("head_dim_qk"));
   assume("context_parallel", Value(get("cp_size")->as_int() > 1));
+  {
+    // DotProductAttention passes the bias tensor's requires_grad, and False when there is no
+    // tensor (no_bias, ALiBi).
+    std::string bias = get("core_attention_bias_type")->as_string();
+    assume("core_attention_bias_requires_grad", Value(bias == "pre_scale_bias" || bias == "post_scale_bias"));
+  }
+  {
+    // DotProductAttention aligns the window and ALiBi to the top-left corner for causal masks and
+    // to the bottom-right for the bottom-right ones, whatever bottom_right_diagonal says.
+    std::string mask = get("attn_mask_type")->as_string();
+    bool forced = mask == "causal" || mask == "padding_causal" || mask.ends_with("bottom_right");
+    bool aligned = mask.ends_with("bottom_right");
+    if (forced && get("bottom_right_diagonal")->as_bool() != aligned) {
+      if (std::find(assumed.begin(), assumed.end(), "bottom_right_diagonal") == assumed.end())
+        notes.push_back("bottom_right_diagonal set to " + std::string(aligned ? "true" : "false") + " for the " + mask +
+                        " mask, as DotProductAttention does");
+      values.insert_or_assign("bottom_right_diagonal", Value(aligned));
+    }
+  }
   if (!values.count("window_size")) {
     std::string mask = get("attn_mask_type")->as_string();
     bool causal = mask.find("causal") != std::string::npos;

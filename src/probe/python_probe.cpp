@@ -24,12 +24,12 @@ constexpr std::string_view k_te_distributions[] = {
     "transformer_engine_torch", "transformer_engine_jax"};
 
 constexpr std::string_view k_interesting[] = {
-    "torch", "flash_attn", "flash_attn_3", "megatron_core", "jax", "jaxlib", "triton",
+    "torch", "flash_attn", "flash_attn_3", "flash_attn_4", "flashattn_hopper", "megatron_core", "jax", "jaxlib", "triton",
     "pytorch_triton", "apex", "deepspeed", "nemo_toolkit", "accelerate", "transformers"};
 
 bool interesting(const std::string& normalized) {
   if (util::starts_with(normalized, "nvidia_") || util::starts_with(normalized, "transformer_engine") ||
-      util::starts_with(normalized, "flash_attn")) {
+      util::starts_with(normalized, "flash_attn") || normalized == "flashattn_hopper") {
     return true;
   }
   for (auto name : k_interesting) {
@@ -163,7 +163,12 @@ void record_packages(const Host& host, const Packages& packages, model::Facts& f
   }
   record_te(host, packages, facts, problems);
   if (const Distribution* d = packages.find("flash_attn")) set_version(facts, "flash_attn.version", d->version, problems);
-  if (const Distribution* d = packages.find("flash_attn_3")) set_version(facts, "flash_attn_3.version", d->version, problems);
+  // FlashAttention 3 was published as flashattn-hopper before it became flash-attn-3; TE asks
+  // for the name of its time (1.x: flashattn-hopper, 2.x: flash-attn-3).
+  const Distribution* fa3 = packages.find("flash_attn_3");
+  if (!fa3) fa3 = packages.find("flashattn_hopper");
+  if (fa3) set_version(facts, "flash_attn_3.version", fa3->version, problems);
+  if (const Distribution* d = packages.find("flash_attn_4")) set_version(facts, "flash_attn_4.version", d->version, problems);
   if (const Distribution* d = packages.find("megatron_core")) set_version(facts, "megatron_core.version", d->version, problems);
 }
 

@@ -5,7 +5,23 @@ namespace report {
 namespace {
 
 Json fix_to_json(const model::Fix& fix) {
-  return Json{{"kind", fix.kind}, {"command", fix.command}, {"description", fix.description}};
+  Json out{{"kind", fix.kind}, {"command", fix.command}, {"description", fix.description}};
+  if (!fix.changes.empty()) {
+    Json changes = Json::object();
+    for (const auto& [name, value] : fix.changes) changes[name] = value;
+    out["changes"] = changes;
+  }
+  if (fix.verified) {
+    Json verified = Json::object();
+    if (!fix.verified->backend.empty()) {
+      verified["backend"] = fix.verified->backend;
+      verified["sub_backend"] = fix.verified->sub_backend.empty() ? Json(nullptr) : Json(fix.verified->sub_backend);
+    }
+    verified["clears"] = fix.verified->clears;
+    out["verified"] = verified;
+  }
+  if (!fix.unverified_reason.empty()) out["unverified_reason"] = fix.unverified_reason;
+  return out;
 }
 
 Json verdict_to_json(const std::string& backend, const model::BackendVerdict& verdict) {
@@ -16,7 +32,9 @@ Json verdict_to_json(const std::string& backend, const model::BackendVerdict& ve
     reasons.push_back(Json{{"rule", reason.rule}, {"message", reason.message}, {"fixes", fixes}});
   }
   Json out{{"available", verdict.available}};
-  if (backend == "fused_attention") out["sub_backend"] = verdict.sub_backend ? Json(*verdict.sub_backend) : Json(nullptr);
+  if (backend == "fused_attention" || backend == "flash_attention")
+    out["sub_backend"] = verdict.sub_backend ? Json(*verdict.sub_backend) : Json(nullptr);
+  if (verdict.deprioritized) out["deprioritized"] = true;
   out["reasons"] = std::move(reasons);
   return out;
 }

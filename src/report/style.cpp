@@ -18,11 +18,54 @@ std::string Style::mark(model::Severity severity) const {
   return "?";
 }
 
+std::string outcome_text(const model::FixOutcome& outcome) {
+  if (outcome.backend.empty()) return "clears " + outcome.clears;
+  return outcome.backend + (outcome.sub_backend.empty() ? "" : " (" + outcome.sub_backend + ")");
+}
+
 std::string render_fix(const model::Fix& fix, const Style& style, std::size_t indent) {
   std::string pad(indent, ' ');
-  if (fix.command.empty()) return pad + "fix: " + wrap_text(fix.description, indent + 5) + "\n";
-  std::string out = pad + "fix: " + style.bold(fix.command) + "\n";
-  if (!fix.description.empty()) out += pad + "     " + wrap_text(fix.description, indent + 5) + "\n";
+  std::string out;
+  std::string description = fix.description;
+  std::string verdict;
+  if (fix.verified) {
+    // The search's own fixes describe their changes ("with cuDNN 9.11.0.98 ..."): one line.
+    if (description.starts_with("with ")) {
+      verdict = "verified: " + description + " → " + outcome_text(*fix.verified);
+      description.clear();
+    } else {
+      verdict = "verified → " + outcome_text(*fix.verified);
+    }
+  } else if (!fix.unverified_reason.empty()) {
+    verdict = "unverified: " + fix.unverified_reason;
+  }
+  if (fix.command.empty()) {
+    out = pad + "fix: " + wrap_text(description.empty() ? verdict : description, indent + 5) + "\n";
+    if (!description.empty() && !verdict.empty()) out += pad + "     " + wrap_text(verdict, indent + 5) + "\n";
+    return out;
+  }
+  out = pad + "fix: " + style.bold(fix.command) + "\n";
+  if (!description.empty()) out += pad + "     " + wrap_text(description, indent + 5) + "\n";
+  if (!verdict.empty()) {
+    std::string line = wrap_text(verdict, indent + 5);
+    out += pad + "     " + (fix.verified ? style.green(line) : style.yellow(line)) + "\n";
+  }
+  return out;
+}
+
+std::string render_fixes(const std::vector<model::Fix>& fixes, const Style& style, std::size_t indent, bool verbose) {
+  std::string out;
+  std::size_t shown = 0, hidden = 0;
+  for (const auto& fix : fixes) {
+    if (fix.verified && !verbose && shown == 3) {
+      ++hidden;
+      continue;
+    }
+    if (fix.verified) ++shown;
+    out += render_fix(fix, style, indent);
+  }
+  if (hidden)
+    out += std::string(indent, ' ') + style.dim("(" + std::to_string(hidden) + " more verified fix" + (hidden == 1 ? "" : "es") + "; -v shows them)") + "\n";
   return out;
 }
 

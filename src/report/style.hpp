@@ -28,8 +28,15 @@ private:
 };
 
 // "fix: <command>" and its description under it; a fix without a command (a hardware change)
-// is its description alone.
+// is its description alone. A verified fix says what the model predicts with it
+// ("verified: with cuDNN 9.11.0.98 → FusedAttention (F16_arbitrary_seqlen)"); a command the
+// model could not check says so ("unverified: ...").
 std::string render_fix(const model::Fix& fix, const Style& style, std::size_t indent);
+// A finding's fixes: the verified ones best first (at most three unless verbose, then a line
+// saying how many more), then the others.
+std::string render_fixes(const std::vector<model::Fix>& fixes, const Style& style, std::size_t indent, bool verbose);
+// "FusedAttention (F16_arbitrary_seqlen)", or "clears <id>" for a node finding.
+std::string outcome_text(const model::FixOutcome& outcome);
 
 // Wraps text at width columns, indenting continuation lines by indent spaces.
 std::string wrap_text(std::string_view text, std::size_t indent, std::size_t width = 100);

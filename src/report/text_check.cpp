@@ -101,7 +101,7 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
   return {};
 }
 
-void render_finding(std::string& out, const model::Finding& f, const Style& style) {
+void render_finding(std::string& out, const model::Finding& f, const Style& style, bool verbose) {
   out += "  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
   if (!f.workload.empty()) out += "      workload: " + f.workload + "\n";
   out += "      " + wrap_text(f.message, 6) + "\n";
@@ -110,7 +110,7 @@ void render_finding(std::string& out, const model::Finding& f, const Style& styl
     for (const auto& [name, value] : f.evidence) parts.push_back(name + " = " + value);
     out += "      " + style.dim("evidence: " + wrap_text(util::join(parts, ", "), 16)) + "\n";
   }
-  for (const auto& fix : f.fixes) out += render_fix(fix, style, 6);
+  out += render_fixes(f.fixes, style, 6, verbose);
   for (const auto& reference : f.references) out += "      " + style.dim("see: " + reference) + "\n";
 }
 
@@ -156,7 +156,7 @@ std::string render_check_text(const model::Report& report, const TextOptions& op
       for (const auto& f : report.findings) {
         if (f.severity != severity) continue;
         if (severity == model::Severity::info && !options.verbose) continue;
-        render_finding(out, f, style);
+        render_finding(out, f, style, options.verbose);
         out += "\n";
       }
     }

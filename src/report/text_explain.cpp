@@ -83,7 +83,7 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
   for (const auto& f : e.findings) {
     out += "\n  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
     out += "      " + wrap_text(f.message, 6) + "\n";
-    for (const auto& fix : f.fixes) out += render_fix(fix, style, 6);
+    out += render_fixes(f.fixes, style, 6, options.verbose);
   }
   return out;
 }

@@ -22,7 +22,7 @@ constexpr Section k_library_sections[] = {
 
 constexpr Section k_other_sections[] = {
     {"driver", "Driver"},      {"cuda", "CUDA"},          {"python", "Python"},        {"torch", "PyTorch"},
-    {"te", "TransformerEngine"}, {"flash_attn", "flash-attn"}, {"flash_attn_3", "flash-attn 3"},
+    {"te", "TransformerEngine"}, {"flash_attn", "flash-attn"}, {"flash_attn_3", "flash-attn 3"}, {"flash_attn_4", "flash-attn 4"},
     {"megatron_core", "Megatron-Core"}, {"package", "Python packages"}, {"env", "Environment"}, {"system", "System"},
 };
 

@@ -100,6 +100,11 @@ std::vector<Token> tokenize(std::string_view text) {
       single(TokenKind::op);
       continue;
     }
+    if (c == '+' || c == '*' || c == '%') {
+      tokens.push_back({TokenKind::arith, std::string(1, c), start, 1});
+      ++i;
+      continue;
+    }
     if (two == "&&") return error(start, 2, "unknown operator '&&' (write 'and')");
     if (two == "||") return error(start, 2, "unknown operator '||' (write 'or')");
     if (c == '!') return error(start, 1, "unknown operator '!' (write 'not')");
@@ -175,7 +180,7 @@ namespace {
 // ---- syntax tree ----
 
 struct Syntax {
-  enum class Kind { name, number, string, boolean, list, call, compare, in, not_in, all, any, negate } kind;
+  enum class Kind { name, number, string, boolean, list, call, compare, in, not_in, all, any, negate, arithmetic } kind;
   std::string text; // name, literal text, operator, function name
   std::size_t offset = 0;
   std::size_t length = 0;
@@ -251,12 +256,35 @@ private:
     return parse_comparison(depth);
   }
 
-  std::optional<Syntax> parse_comparison(std::size_t depth) {
+  // a + b * c: '*' and '%' bind tighter than '+', all associate to the left.
+  std::optional<Syntax> parse_sum(std::size_t depth) {
+    auto left = parse_product(depth);
+    while (left && peek().kind == TokenKind::arith && peek().text == "+") {
+      std::string op = next().text;
+      auto right = parse_product(depth);
+      if (!right) return std::nullopt;
+      left = join(Syntax::Kind::arithmetic, std::move(*left), std::move(*right), op);
+    }
+    return left;
+  }
+
+  std::optional<Syntax> parse_product(std::size_t depth) {
     auto left = parse_primary(depth);
+    while (left && peek().kind == TokenKind::arith && peek().text != "+") {
+      std::string op = next().text;
+      auto right = parse_primary(depth);
+      if (!right) return std::nullopt;
+      left = join(Syntax::Kind::arithmetic, std::move(*left), std::move(*right), op);
+    }
+    return left;
+  }
+
+  std::optional<Syntax> parse_comparison(std::size_t depth) {
+    auto left = parse_sum(depth);
     if (!left) return std::nullopt;
     if (peek().kind == TokenKind::op) {
       std::string op = next().text;
-      auto right = parse_primary(depth);
+      auto right = parse_sum(depth);
       if (!right) return std::nullopt;
       return join(Syntax::Kind::compare, std::move(*left), std::move(*right), op);
     }
@@ -322,6 +350,12 @@ private:
           next();
         }
         const Token& arg = peek();
+        if (name.text == "max" || name.text == "min") {
+          auto value = parse_sum(depth + 1);
+          if (!value) return std::nullopt;
+          call.kids.push_back(std::move(*value));
+          continue;
+        }
         if (arg.kind == TokenKind::name) call.kids.push_back({Syntax::Kind::name, arg.text, arg.offset, arg.length, {}});
         else if (arg.kind == TokenKind::string) call.kids.push_back({Syntax::Kind::string, arg.text, arg.offset, arg.length, {}});
         else return fail(arg, "expected a name or a string as argument of " + name.text + "()");
@@ -445,6 +479,7 @@ private:
     case Syntax::Kind::number:
     case Syntax::Kind::string:
     case Syntax::Kind::list: return error(s, "a literal is not a condition", "compare a fact with it");
+    case Syntax::Kind::arithmetic: return error(s, "a number is not a condition", "compare it: " + s.kids[0].text + " % 8 == 0");
     }
     return -1;
   }
@@ -493,8 +528,9 @@ private:
       node.rhs.literal = model::Value(s.kids[1].text);
       return add(std::move(node));
     }
+    if (s.text == "max" || s.text == "min") return error(s, s.text + "() is a number, not a condition", "compare it: " + s.text + "(a, b) <= 256");
     if (s.text == "count") return error(s, "count() is a number, not a condition", "compare it: count(" + (s.kids.empty() ? std::string("gpu") : s.kids[0].text) + ") > 1");
-    return error(s, "unknown function '" + s.text + "'", "functions: has, count, env_set, env_is");
+    return error(s, "unknown function '" + s.text + "'", "functions: has, count, max, min, env_set, env_is");
   }
 
   // An operand with its type, or a literal still waiting for one.
@@ -515,7 +551,22 @@ private:
       t.type = m_table.slots()[static_cast<std::size_t>(*slot)].type;
       return t;
     }
+    case Syntax::Kind::arithmetic: {
+      static const std::pair<std::string_view, Arithmetic::Op> ops[] = {
+          {"+", Arithmetic::Op::add}, {"*", Arithmetic::Op::multiply}, {"%", Arithmetic::Op::modulo}};
+      Arithmetic::Op op = Arithmetic::Op::add;
+      for (auto [text, o] : ops)
+        if (s.text == text) op = o;
+      return arithmetic(s, op, s.kids[0], s.kids[1]);
+    }
     case Syntax::Kind::call: {
+      if (s.text == "max" || s.text == "min") {
+        if (s.kids.size() != 2) {
+          error(s, s.text + "() takes two integers", s.text + "(workload.head_dim_qk, workload.head_dim_v)");
+          return std::nullopt;
+        }
+        return arithmetic(s, s.text == "max" ? Arithmetic::Op::max : Arithmetic::Op::min, s.kids[0], s.kids[1]);
+      }
       if (s.text != "count") {
         error(s, s.text == "has" || s.text.starts_with("env_") ? s.text + "() is a condition, not a value" : "unknown function '" + s.text + "'");
         return std::nullopt;
@@ -537,6 +588,42 @@ private:
     case Syntax::Kind::boolean: return t;
     default: error(s, "expected a fact, count() or a literal here"); return std::nullopt;
     }
+  }
+
+  // An integer operand of arithmetic: an integer fact, count(), a nested expression or an
+  // integer literal.
+  std::optional<Operand> integer_operand(const Syntax& s) {
+    if (s.kind == Syntax::Kind::number) {
+      auto n = util::parse_int(s.text);
+      if (!n) {
+        error(s, "'" + s.text + "' is not an integer", "arithmetic is on integers (head dims, sequence lengths, SMs)");
+        return std::nullopt;
+      }
+      return Operand{Operand::Kind::literal, -1, model::Value(*n)};
+    }
+    auto typed = operand(s);
+    if (!typed) return std::nullopt;
+    if (typed->type != model::ValueType::integer) {
+      error(s, "arithmetic is on integers; " + s.text + " is " + (typed->type ? article(*typed->type) : std::string("a literal")));
+      return std::nullopt;
+    }
+    return typed->operand;
+  }
+
+  std::optional<Typed> arithmetic(const Syntax& s, Arithmetic::Op op, const Syntax& a, const Syntax& b) {
+    auto lhs = integer_operand(a);
+    auto rhs = integer_operand(b);
+    if (!lhs || !rhs) return std::nullopt;
+    if (lhs->kind == Operand::Kind::literal && rhs->kind == Operand::Kind::literal) {
+      error(s, "this computes with two literals", "one side must be a fact");
+      return std::nullopt;
+    }
+    m_condition.arithmetic.push_back({op, std::move(*lhs), std::move(*rhs)});
+    Typed t;
+    t.syntax = &s;
+    t.operand = {Operand::Kind::arithmetic, static_cast<int>(m_condition.arithmetic.size() - 1), {}};
+    t.type = model::ValueType::integer;
+    return t;
   }
 
   // Converts a literal to the type of the other side of a comparison.
@@ -606,7 +693,9 @@ private:
       op = flipped[static_cast<int>(op)];
     }
     model::ValueType type = *left->type;
-    std::string name = left->syntax->kind == Syntax::Kind::call ? "count(" + left->syntax->kids[0].text + ")" : left->syntax->text;
+    std::string name = left->syntax->kind == Syntax::Kind::call && left->syntax->text == "count"
+                           ? "count(" + left->syntax->kids[0].text + ")"
+                           : left->syntax->kind == Syntax::Kind::name ? left->syntax->text : "the expression";
     Node node;
     node.kind = NodeKind::compare;
     node.op = op;
@@ -713,8 +802,42 @@ struct Evaluator {
     case Operand::Kind::fact: return reader.fact(o.index);
     case Operand::Kind::count: scratch[side] = model::Value(static_cast<long>(reader.count(o.index))); return &scratch[side];
     case Operand::Kind::literal: return &o.literal;
+    case Operand::Kind::arithmetic: {
+      auto n = integer(o);
+      if (!n) return nullptr;
+      scratch[side] = model::Value(*n);
+      return &scratch[side];
+    }
     }
     return nullptr;
+  }
+
+  std::optional<long> integer(const Operand& o) {
+    switch (o.kind) {
+    case Operand::Kind::fact: {
+      const model::Value* v = reader.fact(o.index);
+      if (!v || !v->is(model::ValueType::integer)) return std::nullopt;
+      return v->as_int();
+    }
+    case Operand::Kind::count: return static_cast<long>(reader.count(o.index));
+    case Operand::Kind::literal: return o.literal.as_int();
+    case Operand::Kind::arithmetic: {
+      const Arithmetic& a = c.arithmetic[static_cast<std::size_t>(o.index)];
+      auto x = integer(a.lhs);
+      auto y = integer(a.rhs);
+      if (!x || !y) return std::nullopt;
+      switch (a.op) {
+      case Arithmetic::Op::add: return *x + *y;
+      case Arithmetic::Op::multiply: return *x * *y;
+      case Arithmetic::Op::modulo:
+        if (*y == 0) return std::nullopt;
+        return *x % *y;
+      case Arithmetic::Op::max: return std::max(*x, *y);
+      case Arithmetic::Op::min: return std::min(*x, *y);
+      }
+    }
+    }
+    return std::nullopt;
   }
 
   bool run(int index) {

@@ -26,7 +26,7 @@ struct SourceError {
 
 // ---- lexer (shared with the template parser) ----
 
-enum class TokenKind { name, number, string, lparen, rparen, lbracket, rbracket, comma, op, end, error };
+enum class TokenKind { name, number, string, lparen, rparen, lbracket, rbracket, comma, op, arith, end, error };
 
 struct Token {
   TokenKind kind = TokenKind::end;
@@ -72,9 +72,18 @@ enum class NodeKind : std::uint8_t { constant, fact_true, has, env_is, compare, 
 enum class CmpOp : std::uint8_t { eq, ne, lt, le, gt, ge };
 
 struct Operand {
-  enum class Kind : std::uint8_t { fact, count, literal } kind = Kind::literal;
-  int index = -1; // slot (fact) or collection (count)
+  enum class Kind : std::uint8_t { fact, count, literal, arithmetic } kind = Kind::literal;
+  int index = -1; // slot (fact), collection (count) or Condition::arithmetic entry
   model::Value literal;
+};
+
+// Integer arithmetic over integer facts and literals: a + b, a * b, a % b, max(a, b), min(a, b).
+// TE's selectors test divisibility (head_dim % 8, seqlen % 64) and maxima of head dims. An
+// absent fact, or % by zero, makes the value absent (and the comparison false).
+struct Arithmetic {
+  enum class Op : std::uint8_t { add, multiply, modulo, max, min } op = Op::add;
+  Operand lhs;
+  Operand rhs;
 };
 
 struct Node {
@@ -90,6 +99,7 @@ struct Node {
 
 struct Condition {
   std::vector<Node> nodes;
+  std::vector<Arithmetic> arithmetic;
   int root = -1;
   int collection = -1;       // the collection it iterates, or -1
   std::vector<int> slots;    // every slot it reads, in source order

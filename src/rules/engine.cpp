@@ -142,7 +142,7 @@ std::vector<model::Fix> render_fixes(const RuleSet::Impl& impl, const Rule& rule
     std::string command = detail::render_template(fix.command, impl.slots, view, element, detail::RenderMode::command);
     // A fix that was only a helper with nothing to do here ({{cudnn_path_fix}}) disappears.
     if (command.empty() && !rule.summary.fixes[i].command.empty()) continue;
-    fixes.push_back({fix.kind, std::move(command), fix.description});
+    fixes.push_back(model::Fix{fix.kind, std::move(command), fix.description, {}, std::nullopt, {}});
   }
   return fixes;
 }
@@ -277,6 +277,21 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     fused.reasons.push_back({"", "no FusedAttention sub-backend handles this dtype in the selection for TE " + ex.te_version, {}});
   }
 
+  // FlashAttention: TE filters flash-attn 2, 3 and 4 one by one and uses the newest that is left.
+  std::optional<std::string> flash_sub;
+  if (!order.flash_sub_backends.empty()) {
+    Out& flash = backends["flash_attention"];
+    for (const auto& name : order.flash_sub_backends) {
+      auto it = subs.find(name);
+      if (it == subs.end() || !it->second.out) {
+        if (!flash_sub) flash_sub = name;
+        continue;
+      }
+      for (auto& reason : it->second.reasons) flash.reasons.push_back(std::move(reason));
+    }
+    if (!flash_sub) flash.out = true;
+  }
+
   for (auto& [key, out] : backends) {
     model::BackendVerdict verdict;
     verdict.available = !out.out;
@@ -293,6 +308,7 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     bool next_available = i + 1 < order.backends.size() && ex.backends[backend_key(order.backends[i + 1])].available;
     if (!backends[key].deprioritized.empty() && next_available) {
       verdict.available = false;
+      verdict.deprioritized = true;
       for (auto& reason : backends[key].deprioritized) verdict.reasons.push_back(std::move(reason));
       continue;
     }
@@ -300,10 +316,14 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     break;
   }
   if (ex.backends["fused_attention"].available) ex.backends["fused_attention"].sub_backend = sub_backend;
+  // The generation TE would run also when FlashAttention yields to FusedAttention on Hopper+.
+  if (ex.backends["flash_attention"].available || ex.backends["flash_attention"].deprioritized)
+    ex.backends["flash_attention"].sub_backend = flash_sub;
 
   if (only && only->kind == RuleKind::backend) return ex;
   overlay.set("explain.selected", ex.selected.value_or("none"));
   if (ex.backends["fused_attention"].sub_backend) overlay.set("explain.fused_sub_backend", *ex.backends["fused_attention"].sub_backend);
+  if (ex.backends["flash_attention"].sub_backend) overlay.set("explain.flash_sub_backend", *ex.backends["flash_attention"].sub_backend);
   for (const auto& [key, verdict] : ex.backends) overlay.set("explain." + key + ".available", verdict.available);
 
   Frame frame(view, impl.slots);
@@ -342,6 +362,7 @@ std::vector<RuleSummary> RuleSet::rule_summaries() const {
 std::size_t RuleSet::size() const { return m_impl->rules.size(); }
 const std::string& RuleSet::digest() const { return m_impl->digest; }
 const Selection& RuleSet::selection() const { return m_impl->selection; }
+const Catalog& RuleSet::catalog() const { return m_impl->catalog; }
 
 std::vector<RuleTestCase> RuleSet::test_cases() const {
   std::vector<RuleTestCase> out;

@@ -7,6 +7,7 @@
 
 #include "rules/ruleset_impl.hpp"
 #include "rules/yaml_tree.hpp"
+#include "model/fact_catalog.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
 
@@ -133,6 +134,8 @@ constexpr std::string_view k_rule_keys[] = {"id", "title", "severity", "area", "
 constexpr std::string_view k_fix_kinds[] = {"pip", "env", "config", "hardware", "upgrade"};
 constexpr std::string_view k_backends[] = {"flash_attention", "fused_attention", "unfused_attention"};
 constexpr std::string_view k_sub_backends[] = {"F16_max512_seqlen", "F16_arbitrary_seqlen", "FP8"};
+// FlashAttention's flash-attn generations, which TE filters one by one (use_flash_attention_2/3/4).
+constexpr std::string_view k_flash_sub_backends[] = {"FlashAttention2", "FlashAttention3", "FlashAttention4"};
 constexpr std::string_view k_selection_backends[] = {"FlashAttention", "FusedAttention", "UnfusedDotProductAttention"};
 const std::pair<std::string_view, std::string_view> k_applies_to[] = {
     {"te", "te.version"},     {"cudnn", "cudnn.version"}, {"torch", "torch.version"},
@@ -228,7 +231,7 @@ private:
   void walk(const Node& root) {
     if (root.IsNull()) return; // an empty file holds no rules
     if (!root.IsMap()) {
-      error(root, "a rules file is a mapping with 'rules:' and optionally 'selection:'");
+      error(root, "a rules file is a mapping with 'rules:' and optionally 'selection:' or 'packages:'");
       return;
     }
     for (const auto& entry : root) {
@@ -241,8 +244,10 @@ private:
         for (const auto& rule : entry.second) load_rule(rule);
       } else if (key == "selection") {
         load_selection(entry.first, entry.second);
+      } else if (key == "packages") {
+        load_packages(entry.second);
       } else {
-        error(entry.first, "unknown top-level key '" + key + "'", "a rules file has 'rules:' and 'selection:'");
+        error(entry.first, "unknown top-level key '" + key + "'", "a rules file has 'rules:', 'selection:' and 'packages:'");
       }
     }
   }
@@ -318,9 +323,12 @@ private:
         auto dot = s->find('.');
         std::string backend = s->substr(0, dot);
         std::string sub = dot == std::string::npos ? "" : s->substr(dot + 1);
-        if (!one_of(backend, k_backends) || (dot != std::string::npos && (backend != "fused_attention" || !one_of(sub, k_sub_backends))))
+        bool known_sub = dot == std::string::npos || (backend == "fused_attention" && one_of(sub, k_sub_backends)) ||
+                         (backend == "flash_attention" && one_of(sub, k_flash_sub_backends));
+        if (!one_of(backend, k_backends) || !known_sub)
           error(it->second, "unknown backend '" + *s + "'",
-                "one of " + list_of(k_backends) + ", fused_attention.<" + list_of(k_sub_backends) + ">");
+                "one of " + list_of(k_backends) + ", fused_attention.<" + list_of(k_sub_backends) + ">, flash_attention.<" +
+                    list_of(k_flash_sub_backends) + ">");
         rule.backend = backend;
         rule.sub_backend = sub;
       }
@@ -561,7 +569,7 @@ private:
         }
         for (const auto& order_node : entry.second) {
           if (!order_node.IsMap()) {
-            error(order_node, "an order is a mapping {te, backends, fused_sub_backends}");
+            error(order_node, "an order is a mapping {te, backends, fused_sub_backends, flash_sub_backends}");
             continue;
           }
           SelectionOrder order;
@@ -586,8 +594,11 @@ private:
                   error(sub.first, "unknown dtype key '" + dtype + "'", "default, fp8, bf16, fp16, fp32");
                 order.fused_sub_backends.emplace_back(dtype, name_list(sub.second, dtype, std::begin(k_sub_backends), std::end(k_sub_backends)));
               }
+            } else if (name == "flash_sub_backends") {
+              order.flash_sub_backends =
+                  name_list(field.second, name, std::begin(k_flash_sub_backends), std::end(k_flash_sub_backends));
             } else {
-              error(field.first, "unknown order key '" + name + "'", "te, backends, fused_sub_backends");
+              error(field.first, "unknown order key '" + name + "'", "te, backends, fused_sub_backends, flash_sub_backends");
             }
           }
           if (order.backends.empty()) error(order_node, "an order without 'backends'");
@@ -598,6 +609,167 @@ private:
       }
     }
     m_impl.selection = std::move(selection);
+  }
+
+
+  // ---- the catalog of installable versions (`packages:`) ----------------------------------------
+  static bool is_url(const std::string& s) { return s.starts_with("https://") || s.starts_with("http://"); }
+
+  std::optional<model::VersionRange> range_field(const Node& node, std::string_view key) {
+    auto s = scalar(node, key);
+    if (!s) return std::nullopt;
+    auto range = model::VersionRange::parse(*s);
+    if (!range) {
+      error(node, std::string(key) + ": " + range.error().message);
+      return std::nullopt;
+    }
+    return std::move(*range);
+  }
+
+  std::optional<bool> bool_field(const Node& node, std::string_view key) {
+    auto s = scalar(node, key);
+    if (!s) return std::nullopt;
+    if (*s == "true") return true;
+    if (*s == "false") return false;
+    error(node, "'" + std::string(key) + "' must be true or false");
+    return std::nullopt;
+  }
+
+  std::vector<long> majors_field(const Node& node, std::string_view key) {
+    std::vector<long> out;
+    auto one = [&](const Node& item) {
+      auto s = scalar(item, key);
+      if (!s) return;
+      auto n = util::parse_int(*s);
+      if (!n || *n <= 0) error(item, "'" + std::string(key) + "' takes CUDA majors such as 12");
+      else out.push_back(*n);
+    };
+    if (node.IsSequence()) {
+      for (const auto& item : node) one(item);
+    } else {
+      one(node);
+    }
+    return out;
+  }
+
+  // A release's fields; `defaults` is the package level (every release field may be given there).
+  bool release_field(const std::string& key, const Node& value, PackageRelease& r) {
+    if (key == "cuda") r.cuda_majors = majors_field(value, key);
+    else if (key == "python") r.python = range_field(value, key);
+    else if (key == "torch") r.torch = range_field(value, key);
+    else if (key == "prebuilt") {
+      if (auto b = bool_field(value, key)) r.prebuilt = *b;
+    } else if (key == "prebuilt_torch") r.prebuilt_torch = range_field(value, key);
+    else if (key == "build") {
+      if (auto s = scalar(value, key)) r.build_note = *s;
+    } else if (key == "source") {
+      if (auto s = scalar(value, key)) {
+        r.source = *s;
+        if (!is_url(*s)) error(value, "source '" + *s + "' is not a URL", "cite the page the entry was taken from (https://...)");
+      }
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  void load_packages(const Node& node) {
+    if (!node.IsSequence()) {
+      error(node, "'packages' must be a list of packages {name, fact, requirement, releases}");
+      return;
+    }
+    for (const auto& item : node) {
+      if (!item.IsMap()) {
+        error(item, "a package is a mapping {name, fact, requirement, releases, ...}");
+        continue;
+      }
+      Package package;
+      PackageRelease defaults;
+      package.file = m_file.name;
+      package.line = location(item).line;
+      std::size_t before = m_diagnostics.size();
+      const Node* releases = nullptr;
+      for (const auto& entry : item) {
+        std::string key = entry.first.Scalar();
+        if (key == "name" || key == "fact" || key == "library" || key == "requirement" || key == "note") {
+          auto s = scalar(entry.second, key);
+          if (!s) continue;
+          if (key == "name") package.name = *s;
+          else if (key == "fact") package.fact = *s;
+          else if (key == "library") package.library = *s;
+          else if (key == "requirement") package.requirement = *s;
+          else package.note = *s;
+        } else if (key == "pip_flags") {
+          package.pip_flags = string_list(entry.second, key);
+        } else if (key == "on_index") {
+          if (auto b = bool_field(entry.second, key)) package.on_index = *b;
+        } else if (key == "releases") {
+          releases = &entry.second;
+        } else if (!release_field(key, entry.second, defaults)) {
+          error(entry.first, "unknown package key '" + key + "'",
+                "name, fact, library, requirement, pip_flags, on_index, note, releases, and release defaults: "
+                "cuda, python, torch, prebuilt, prebuilt_torch, build, source");
+        }
+      }
+      if (package.name.empty()) error(item, "package without 'name'");
+      if (m_registry.packages.count(normalize_distribution(package.name)))
+        error(item, "package '" + package.name + "' is listed twice", "first at " + m_registry.packages[normalize_distribution(package.name)]);
+      else if (!package.name.empty())
+        m_registry.packages[normalize_distribution(package.name)] = m_file.name + ":" + std::to_string(package.line);
+      if (package.fact.empty()) {
+        error(item, "package without 'fact' (the fact an install sets, e.g. cudnn.version)");
+      } else {
+        const model::FactSpec* spec = model::find_fact_spec(package.fact);
+        if (!spec || spec->type != model::ValueType::version)
+          error(item, "package fact '" + package.fact + "' is not a version fact of the catalog");
+      }
+      if (package.requirement.empty())
+        error(item, "package without 'requirement'", "e.g. nvidia-cudnn-cu12=={version}");
+      else if (package.on_index && package.requirement.find("{version}") == std::string::npos)
+        error(item, "package requirement must contain {version} (or the package says on_index: false)", "e.g. nvidia-cudnn-cu12=={version}");
+      if (!package.library.empty() && package.library != "cudnn" && package.library != "nccl")
+        error(item, "unknown library '" + package.library + "'", "cudnn or nccl (shared-library wheels), or leave it out");
+      if (!releases || !releases->IsSequence() || releases->size() == 0) {
+        error(item, "package '" + package.name + "' without 'releases'");
+      } else {
+        for (const auto& r : *releases) {
+          PackageRelease release = defaults;
+          release.line = location(r).line;
+          std::optional<std::string> version_text;
+          if (r.IsScalar()) {
+            version_text = r.Scalar();
+          } else if (r.IsMap()) {
+            for (const auto& entry : r) {
+              std::string key = entry.first.Scalar();
+              if (key == "version") version_text = scalar(entry.second, key);
+              else if (!release_field(key, entry.second, release))
+                error(entry.first, "unknown release key '" + key + "'", "version, cuda, python, torch, prebuilt, prebuilt_torch, build, source");
+            }
+          } else {
+            error(r, "a release is a version or a mapping {version, source, ...}");
+            continue;
+          }
+          if (!version_text) {
+            error(r, "release without 'version'");
+            continue;
+          }
+          auto v = model::Version::parse(*version_text);
+          if (!v) {
+            error(r, v.error().message);
+            continue;
+          }
+          release.version = std::move(*v);
+          if (release.source.empty()) error(r, "release " + *version_text + " of " + package.name + " has no source", "source: the URL it was taken from");
+          if (!release.prebuilt && release.build_note.empty())
+            error(r, "release " + *version_text + " builds from source but says nothing of the build", "build: what users report it costs");
+          for (const auto& seen : package.releases)
+            if (seen.version == release.version) error(r, "release " + *version_text + " of " + package.name + " is listed twice");
+          package.releases.push_back(std::move(release));
+        }
+        std::sort(package.releases.begin(), package.releases.end(), [](const auto& a, const auto& b) { return a.version < b.version; });
+      }
+      if (m_diagnostics.size() == before) m_impl.catalog.packages.push_back(std::move(package));
+    }
   }
 
   const SourceFile& m_file;

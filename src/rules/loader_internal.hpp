@@ -31,6 +31,7 @@ struct SourceFile {
 struct Registry {
   std::map<std::string, Location> ids;
   std::optional<Location> selection_at;
+  std::map<std::string, std::string> packages; // normalized name -> file:line
 };
 
 std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>& dirs, std::vector<Diagnostic>& diagnostics);

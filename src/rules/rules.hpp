@@ -6,6 +6,7 @@
 #pragma once
 
 #include "model/facts.hpp"
+#include "rules/catalog.hpp"
 #include "model/finding.hpp"
 #include "model/workload.hpp"
 
@@ -61,6 +62,9 @@ struct SelectionOrder {
   std::optional<model::VersionRange> te; // nullopt = every version
   std::vector<std::string> backends;     // FlashAttention, FusedAttention, UnfusedDotProductAttention
   std::vector<std::pair<std::string, std::vector<std::string>>> fused_sub_backends; // dtype key -> order
+  // FlashAttention's generations, the one TE uses first (FlashAttention4, FlashAttention3,
+  // FlashAttention2); empty: FlashAttention is one backend without generations.
+  std::vector<std::string> flash_sub_backends;
 };
 struct Selection {
   std::string default_te_version; // assumed when te.version is absent; may be empty
@@ -100,6 +104,8 @@ public:
   // FNV-1a 64 (16 hex digits) over the sorted relative file names and their bytes.
   const std::string& digest() const;
   const Selection& selection() const;
+  // The installable versions (`packages:` blocks, rules/catalog/).
+  const Catalog& catalog() const;
   // Every rule's fires/quiet cases, in file order.
   std::vector<RuleTestCase> test_cases() const;
 

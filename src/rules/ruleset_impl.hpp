@@ -2,6 +2,7 @@
 // (which evaluates it). Internal to src/rules.
 #pragma once
 
+#include "rules/catalog.hpp"
 #include "rules/condition.hpp"
 #include "rules/rules.hpp"
 #include "rules/templates.hpp"
@@ -52,4 +53,5 @@ struct rules::RuleSet::Impl {
   Selection selection;
   std::optional<model::Version> default_te_version;
   std::string digest;
+  Catalog catalog; // `packages:` of every file
 };

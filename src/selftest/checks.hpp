@@ -1,16 +1,26 @@
 // The checks the child runs (each in its own .cpp); selftest.hpp's builtin_checks() lists them.
 #pragma once
 
+#include "selftest/cuda_session.hpp"
 #include "selftest/selftest.hpp"
 
 namespace selftest {
 
-Json check_driver(const Json& args);     // cuInit, devices, a context per GPU
-Json check_nvrtc(const Json& args);      // args: {path}
-Json check_cudnn_sdpa(const Json& args); // args: sdpa_args() + {path}
-Json check_cudnn_sdpa_bwd(const Json& args); // the forward, then the backward graph; same args
-Json check_nccl(const Json& args);       // args: {path, bytes}
-Json check_te_selector(const Json& args); // args: sdpa_args() + {library, te_version}
+Json check_driver(const Json& args, Progress& progress);         // cuInit, devices, a context per GPU
+Json check_nvrtc(const Json& args, Progress& progress);          // args: {path}
+Json check_cudnn_sdpa(const Json& args, Progress& progress);     // args: sdpa_args() + {path, nvrtc_path}
+Json check_cudnn_sdpa_bwd(const Json& args, Progress& progress); // the forward and the backward graph; same args
+Json check_nccl(const Json& args, Progress& progress);           // args: {path, bytes}
+Json check_te_selector(const Json& args, Progress& progress);    // args: sdpa_args() + {library, te_version}
+// driver, nvrtc and nccl in one process and one context (args {driver, nvrtc, nccl}): the driver's
+// and NVRTC's results as parts, NCCL's as the result.
+Json check_cuda(const Json& args, Progress& progress);
+
+// The same checks on a session opened by the caller (a failed open is reported as each check does).
+using SessionResult = util::Result<std::unique_ptr<CudaSession>>;
+Json driver_check(const Json& args, const SessionResult& session, Progress& progress);
+Json nvrtc_check(const Json& args, const SessionResult& session, Progress& progress);
+Json nccl_check(const Json& args, const SessionResult& session, Progress& progress);
 
 // NVRTC compile of the test kernel for archs without touching a GPU (the no-GPU half of nvrtc).
 util::Result<Json> nvrtc_compile_only(const std::vector<std::string>& candidates, const std::vector<std::string>& archs);

@@ -1,4 +1,4 @@
-// The driver and NVRTC checks.
+// The driver and NVRTC checks, and the cuda child that runs them and NCCL's in one process.
 //
 // driver: cuInit, every device's compute capability and a primary context made current with a
 // small allocation in it. nvrtc: the NVRTC copy cuDNN would use (args "path") compiles a small
@@ -32,9 +32,10 @@ extern "C" __global__ void nvte_doctor_axpy(float a, const float* x, float* y, i
 
 } // namespace
 
-Json check_driver(const Json&) {
+Json check_driver(const Json& args, Progress& progress) { return driver_check(args, CudaSession::open(&progress), progress); }
+
+Json driver_check(const Json&, const SessionResult& session, Progress& progress) {
   auto start = std::chrono::steady_clock::now();
-  auto session = CudaSession::open();
   if (!session) {
     if (session.error().kind == util::ErrorKind::not_installed) return skipped_result(session.error().message);
     return failed_result(session.error().message, "init");
@@ -45,6 +46,7 @@ Json check_driver(const Json&) {
   result["cuda_version"] = std::to_string(s.driver_version() / 1000) + "." + std::to_string((s.driver_version() % 1000) / 10);
   result["cuda_major"] = s.driver_version() / 1000;
   Json gpus = Json::array();
+  auto in_contexts = progress.phase(phase::init, "allocate");
   for (const auto& gpu : s.gpus()) {
     std::string error;
     if (s.make_current(gpu, error)) {
@@ -56,8 +58,10 @@ Json check_driver(const Json&) {
       result = failed_result("GPU " + std::to_string(gpu.ordinal) + ": " + error, "context");
     }
   }
+  in_contexts.end();
   result["gpus"] = gpus;
   result["gpu_count"] = s.gpus().size();
+  result["phase_seconds"] = progress.seconds();
   result["seconds"] = since(start);
   return result;
 }
@@ -94,17 +98,20 @@ util::Result<Json> nvrtc_compile_only(const std::vector<std::string>& candidates
   return result;
 }
 
-Json check_nvrtc(const Json& args) {
+Json check_nvrtc(const Json& args, Progress& progress) { return nvrtc_check(args, CudaSession::open(&progress), progress); }
+
+Json nvrtc_check(const Json& args, const SessionResult& session, Progress& progress) {
   auto start = std::chrono::steady_clock::now();
   std::vector<std::string> candidates;
   if (args.contains("path") && args["path"].is_string()) candidates.push_back(args["path"].get<std::string>());
   for (const auto& name : gpuapi::k_nvrtc_sonames) candidates.push_back(name);
 
-  auto session = CudaSession::open();
   if (!session) {
     if (session.error().kind != util::ErrorKind::not_installed) return failed_result(session.error().message, "init");
     // No GPU: the compile still runs, for the architectures TE's wheels target.
+    auto compiling = progress.phase(phase::compile);
     auto result = nvrtc_compile_only(candidates, {"sm_80", "sm_90", "compute_90"});
+    compiling.end();
     if (!result) return failed_result(result.error().message, "load");
     (*result)["gpu"] = false;
     (*result)["seconds"] = since(start);
@@ -113,7 +120,9 @@ Json check_nvrtc(const Json& args) {
   const CudaSession& s = **session;
   std::vector<std::string> archs;
   for (const auto& gpu : s.gpus()) archs.push_back("sm_" + std::to_string(gpu.sm));
+  auto compiling = progress.phase(phase::compile);
   auto compiled = nvrtc_compile_only(candidates, archs);
+  compiling.end();
   if (!compiled) return failed_result(compiled.error().message, "load");
   Json result = *compiled;
   if (result["status"] != "ok") return result;
@@ -129,6 +138,7 @@ Json check_nvrtc(const Json& args) {
     x[static_cast<std::size_t>(i)] = static_cast<float>(i % 97) * 0.5f;
     y[static_cast<std::size_t>(i)] = static_cast<float>(i % 13);
   }
+  auto launching = progress.phase(phase::launch);
   for (const auto& gpu : s.gpus()) {
     std::string where = "GPU " + std::to_string(gpu.ordinal) + " (sm_" + std::to_string(gpu.sm) + "): ";
     auto image = nvrtc->compile(k_kernel_source, "nvte_doctor_axpy.cu", "sm_" + std::to_string(gpu.sm));
@@ -165,9 +175,26 @@ Json check_nvrtc(const Json& args) {
         return failed_result(where + "the kernel computed a wrong value at element " + std::to_string(i), "numerics");
     }
   }
+  launching.end();
   result["launched"] = true;
+  result["phase_seconds"] = progress.seconds();
   result["seconds"] = since(start);
   return result;
+}
+
+} // namespace selftest
+
+namespace selftest {
+
+// One process, one CUDA context for the three: contexts are made one at a time by the driver
+// (four children creating theirs at once took 0.38 s each on the H100, one alone 0.11 s), and the
+// cuDNN child's context is on the self-test's critical path. Each answer is streamed as a part
+// as soon as it is known, so that NCCL crashing or hanging leaves the driver's and NVRTC's.
+Json check_cuda(const Json& args, Progress& progress) {
+  auto session = CudaSession::open(&progress);
+  progress.part("driver", driver_check(args.value("driver", Json::object()), session, progress));
+  progress.part("nvrtc", nvrtc_check(args.value("nvrtc", Json::object()), session, progress));
+  return nccl_check(args.value("nccl", Json::object()), session, progress);
 }
 
 } // namespace selftest

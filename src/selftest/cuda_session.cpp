@@ -2,6 +2,8 @@
 
 #include "util/strings.hpp"
 
+#include <optional>
+
 namespace selftest {
 
 Json ok_result() { return Json{{"status", "ok"}}; }
@@ -10,7 +12,9 @@ Json failed_result(std::string error, std::string stage) {
 }
 Json skipped_result(std::string why) { return Json{{"status", "skipped"}, {"error", std::move(why)}}; }
 
-util::Result<std::unique_ptr<CudaSession>> CudaSession::open() {
+util::Result<std::unique_ptr<CudaSession>> CudaSession::open(Progress* progress) {
+  std::optional<Progress::Scope> in_cuinit;
+  if (progress) in_cuinit.emplace(*progress, phase::init, "cuInit");
   std::unique_ptr<CudaSession> session(new CudaSession);
   auto driver = gpuapi::CudaDriver::load();
   if (!driver) return util::make_error(util::ErrorKind::not_installed, "no GPU: " + driver.error().message);
@@ -31,6 +35,9 @@ util::Result<std::unique_ptr<CudaSession>> CudaSession::open() {
   if (auto rc = api.cuDeviceGetCount(&count); rc != gpuapi::k_cuda_success)
     return util::make_error(util::ErrorKind::driver_error, "cuDeviceGetCount: " + session->m_driver.describe(rc));
   if (count == 0) return util::make_error(util::ErrorKind::not_installed, "no GPU: cuDeviceGetCount reports 0 devices");
+  in_cuinit.reset();
+  std::optional<Progress::Scope> in_contexts;
+  if (progress) in_contexts.emplace(*progress, phase::init, "contexts");
   for (int i = 0; i < count; ++i) {
     Gpu gpu;
     gpu.ordinal = i;
@@ -55,6 +62,14 @@ CudaSession::~CudaSession() {
   if (!api().cuDevicePrimaryCtxRelease_v2) return;
   if (api().cuCtxSetCurrent) api().cuCtxSetCurrent(nullptr);
   for (const auto& gpu : m_gpus) api().cuDevicePrimaryCtxRelease_v2(gpu.device);
+}
+
+util::Result<std::pair<std::size_t, std::size_t>> CudaSession::memory_info() const {
+  if (!api().cuMemGetInfo_v2) return util::make_error(util::ErrorKind::symbol_missing, m_driver.path() + " lacks cuMemGetInfo_v2");
+  std::size_t free = 0, total = 0;
+  if (auto error = check(api().cuMemGetInfo_v2(&free, &total), "cuMemGetInfo"); !error.empty())
+    return util::make_error(util::ErrorKind::driver_error, error);
+  return std::pair{free, total};
 }
 
 bool CudaSession::make_current(const Gpu& gpu, std::string& error) const {

@@ -26,9 +26,10 @@ struct Gpu {
 
 class CudaSession {
 public:
-  // Loads libcuda, cuInit(0), retains each GPU's primary context. Without libcuda or without a
-  // device: not_installed whose message starts with "no GPU"; other failures: driver_error.
-  static util::Result<std::unique_ptr<CudaSession>> open();
+  // Loads libcuda, cuInit(0), retains each GPU's primary context (phases "init cuInit" and
+  // "init contexts" when progress is given). Without libcuda or without a device: not_installed
+  // whose message starts with "no GPU"; other failures: driver_error.
+  static util::Result<std::unique_ptr<CudaSession>> open(Progress* progress = nullptr);
   ~CudaSession();
   CudaSession(const CudaSession&) = delete;
   CudaSession& operator=(const CudaSession&) = delete;
@@ -39,6 +40,8 @@ public:
   int driver_version() const { return m_version; }
   // Makes the GPU's primary context current; false with the driver's text in error.
   bool make_current(const Gpu& gpu, std::string& error) const;
+  // Free and total bytes of the current context's device (cuMemGetInfo), or driver_error.
+  util::Result<std::pair<std::size_t, std::size_t>> memory_info() const;
   // "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory" when rc fails, else empty.
   std::string check(gpuapi::CuResult rc, const char* what) const;
 

@@ -1,13 +1,23 @@
-// The cudnn_sdpa check: with the cuDNN copy TE would load, build the SDPA forward graph at the
-// workload's shape (sdpa_graph.hpp), build an execution plan, execute it on GPU 0 and compare
-// the output with the host's fp32 reference (sdpa.hpp). Stages in the result: load, graph,
-// plan, execute, numerics. Backward is not built by this check (the Python tier runs it).
+// The cudnn_sdpa and cudnn_sdpa_bwd checks: with the cuDNN copy TE would load, build the SDPA
+// forward (and backward) graphs at the workload's shape (sdpa_graph.hpp), build their execution
+// plans, execute them on GPU 0 and compare the whole output and all gradients with an fp32
+// reference computed on the GPU from the same inputs (reference.hpp). Stages in a failed result:
+// load, init, graph, plan, execute, numerics. Phases (phases.hpp) as it goes.
+//
+// What runs at once, because a cold start is what a Slurm prolog pays: cuInit and the primary
+// context on one thread while cuDNN and NVRTC load on another; the reference kernels compile
+// while cuDNN builds its plans; the backward's plan builds (own handle, own thread) while the
+// forward's plan builds, executes and is checked. The forward's result is streamed as a part
+// before the backward runs, so a backward that hangs or crashes still leaves the forward's answer.
 #include "selftest/checks.hpp"
 #include "selftest/cuda_session.hpp"
+#include "selftest/reference.hpp"
 #include "selftest/sdpa_graph.hpp"
 
 #include <chrono>
+#include <future>
 #include <limits>
+#include <optional>
 
 namespace selftest {
 
@@ -17,238 +27,548 @@ double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-} // namespace
+// TE's test tolerances: elementwise for the output, on max |diff| / max |reference| for each gradient.
+double forward_tolerance(const SdpaShape& s) { return s.bf16 ? 2.5e-2 : 5e-3; }
+double gradient_tolerance(const SdpaShape& s) { return s.bf16 ? 5e-2 : 1e-2; }
 
-Json check_cudnn_sdpa(const Json& args) {
-  auto start = std::chrono::steady_clock::now();
-  auto shape = parse_shape(args);
-  if (!shape) return skipped_result(shape.error().message);
-  auto layout = make_layout(*shape);
-  if (!layout) return skipped_result(layout.error().message);
+// The host reference (sdpa.hpp, sampled heads) stands in for the GPU's only for shapes this small.
+bool host_reference_affordable(const SdpaShape& s) { return s.seq_q * s.seq_kv <= (std::int64_t{1} << 22); }
 
-  std::vector<std::string> candidates;
-  if (args.contains("path") && args["path"].is_string()) candidates.push_back(args["path"].get<std::string>());
-  for (const auto& name : gpuapi::k_cudnn_sonames) candidates.push_back(name);
-  // cuDNN's runtime-compiled engines dlopen libnvrtc by SONAME: load the copy TE would use first
-  // so that is the one they get (TE itself preloads it when imported).
-  util::DlLibrary nvrtc;
-  if (args.contains("nvrtc_path") && args["nvrtc_path"].is_string()) {
-    if (auto loaded = util::DlLibrary::open(args["nvrtc_path"].get<std::string>())) nvrtc = std::move(*loaded);
+constexpr int k_repeats = 5;
+
+class Handle {
+public:
+  explicit Handle(const gpuapi::Cudnn& cudnn) : m_cudnn(cudnn) {}
+  ~Handle() {
+    if (m_handle) m_cudnn.api().cudnnDestroy(m_handle);
   }
-  auto cudnn = gpuapi::Cudnn::load(candidates);
-  if (!cudnn) return failed_result(cudnn.error().message, "load");
-  Json info = Json::object();
-  info["path"] = cudnn->path();
-  if (nvrtc) info["nvrtc_path"] = nvrtc.loaded_path();
-  if (cudnn->api().cudnnGetVersion) info["version"] = cudnn->api().cudnnGetVersion();
-  info["label"] = shape->label();
-  auto with_info = [&](Json result) {
-    for (auto& [key, value] : info.items()) result[key] = value;
-    result["seconds"] = since(start);
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  std::string create() {
+    auto rc = m_cudnn.api().cudnnCreate(&m_handle);
+    return rc == 0 ? std::string() : "cudnnCreate: " + m_cudnn.describe(rc);
+  }
+  gpuapi::CudnnHandle get() const { return m_handle; }
+
+private:
+  const gpuapi::Cudnn& m_cudnn;
+  gpuapi::CudnnHandle m_handle = nullptr;
+};
+
+// A finalized variant pack: which device pointer (or by-value scalar) each uid of the graph reads.
+class VariantPack {
+public:
+  explicit VariantPack(const gpuapi::Cudnn& cudnn) : m_cudnn(cudnn) {}
+  ~VariantPack() {
+    if (m_pack) m_cudnn.api().cudnnBackendDestroyDescriptor(m_pack);
+  }
+  VariantPack(const VariantPack&) = delete;
+  VariantPack& operator=(const VariantPack&) = delete;
+  std::string make(const std::vector<std::int64_t>& uids, const std::vector<void*>& pointers, void* workspace) {
+    namespace c = gpuapi::cudnn;
+    const auto& api = m_cudnn.api();
+    auto fail = [&](int rc, const char* what) { return std::string(what) + ": " + m_cudnn.describe(rc); };
+    if (auto rc = api.cudnnBackendCreateDescriptor(c::k_variant_pack_descriptor, &m_pack); rc != 0) return fail(rc, "variant pack");
+    if (auto rc = api.cudnnBackendSetAttribute(m_pack, c::k_attr_variant_pack_unique_ids, c::k_type_int64, static_cast<std::int64_t>(uids.size()), uids.data()); rc != 0)
+      return fail(rc, "variant pack ids");
+    if (auto rc = api.cudnnBackendSetAttribute(m_pack, c::k_attr_variant_pack_data_pointers, c::k_type_void_ptr, static_cast<std::int64_t>(pointers.size()), pointers.data()); rc != 0)
+      return fail(rc, "variant pack pointers");
+    if (auto rc = api.cudnnBackendSetAttribute(m_pack, c::k_attr_variant_pack_workspace, c::k_type_void_ptr, 1, &workspace); rc != 0)
+      return fail(rc, "variant pack workspace");
+    if (auto rc = api.cudnnBackendFinalize(m_pack); rc != 0) return fail(rc, "variant pack");
+    return {};
+  }
+  gpuapi::CudnnDescriptor get() const { return m_pack; }
+
+private:
+  const gpuapi::Cudnn& m_cudnn;
+  gpuapi::CudnnDescriptor m_pack = nullptr;
+};
+
+Json engine_json(const SdpaGraph& graph) {
+  Json candidates = Json::array();
+  for (const auto& e : graph.candidates()) candidates.push_back(Json{{"index", e.index}, {"runtime_compiled", e.runtime_compiled}});
+  return Json{{"index", graph.engine().index}, {"runtime_compiled", graph.engine().runtime_compiled},
+              {"heuristics", graph.heuristics_mode()}, {"candidates", candidates}};
+}
+
+// The backward's plan, built on its own thread with its own handle while the forward runs.
+struct BackwardPlan {
+  std::unique_ptr<Handle> handle;
+  util::Result<std::int64_t> workspace = util::make_error(util::ErrorKind::invalid, "not built");
+  double seconds = 0;
+};
+
+class SdpaCheck {
+public:
+  SdpaCheck(const Json& args, Progress& progress) : m_args(args), m_progress(progress) {}
+  Json run();
+
+private:
+  Json done(Json result) {
+    for (auto& [key, value] : m_info.items()) result[key] = value;
+    result["phase_seconds"] = m_progress.seconds();
+    result["seconds"] = since(m_start);
     return result;
-  };
-
-  SdpaGraph graph(*cudnn);
-  if (auto built = graph.build_operations(*shape, *layout); !built) return with_info(failed_result(built.error().message, "graph"));
-  info["operations"] = graph.operation_count();
-
-  auto session = CudaSession::open();
-  if (!session) {
-    if (session.error().kind == util::ErrorKind::not_installed) {
-      Json skipped = skipped_result(session.error().message + " (the graph's operations were built; plan and execution need one)");
-      return with_info(skipped);
-    }
-    return with_info(failed_result(session.error().message, "init"));
   }
-  const CudaSession& s = **session;
-  const Gpu& gpu = s.gpus().front();
+  Json failed(const std::string& error, const char* stage) { return done(failed_result(error, stage)); }
+  std::string alloc(std::unique_ptr<DeviceBuffer>& buffer, std::int64_t bytes);
+  std::string copy_up(const DeviceBuffer& buffer, const std::vector<std::uint16_t>& data);
+  void prepare_reference();
+  void compile_reference_for(int sm);
+  const char* reference_kernel_name() const { return m_reference_kernel == ReferenceKernel::tiled ? "tiled" : "simple"; }
+  Json forward_and_backward();
+
+  const Json& m_args;
+  Progress& m_progress;
+  std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+  bool m_backward = false;
+  Json m_info = Json::object();
+  SdpaShape m_shape;
+  std::optional<SdpaLayout> m_layout;
+  std::optional<gpuapi::Cudnn> m_cudnn;
+  std::optional<gpuapi::Nvrtc> m_nvrtc;
+  std::unique_ptr<CudaSession> m_session;
+  std::int64_t m_free = 0;
+  std::future<util::Result<std::vector<char>>> m_compiled; // the reference kernels, compiling on their own thread
+  int m_compiled_sm = 0;
+  ReferenceKernel m_reference_kernel = ReferenceKernel::tiled;
+  std::unique_ptr<DeviceReference> m_reference;
+  std::string m_reference_error; // why the GPU reference is not there
+};
+
+std::string SdpaCheck::alloc(std::unique_ptr<DeviceBuffer>& buffer, std::int64_t bytes) {
   std::string error;
-  if (!s.make_current(gpu, error)) return with_info(failed_result(error, "init"));
-  info["gpu"] = gpu.name;
-  info["sm"] = gpu.sm;
-  gpuapi::CudnnHandle handle = nullptr;
-  if (auto rc = cudnn->api().cudnnCreate(&handle); rc != 0) return with_info(failed_result("cudnnCreate: " + cudnn->describe(rc), "init"));
-  struct HandleGuard {
-    const gpuapi::Cudnn& c;
-    gpuapi::CudnnHandle h;
-    ~HandleGuard() { c.api().cudnnDestroy(h); }
-  } guard{*cudnn, handle};
+  buffer = std::make_unique<DeviceBuffer>(*m_session, static_cast<std::size_t>(std::max<std::int64_t>(bytes, 256)), error);
+  return error;
+}
 
-  auto plan_start = std::chrono::steady_clock::now();
-  auto workspace_size = graph.build_plan(handle);
-  info["plan_seconds"] = since(plan_start);
-  info["engine_configs_tried"] = graph.engine_configs_tried();
-  if (!workspace_size) return with_info(failed_result(workspace_size.error().message, "plan"));
+std::string SdpaCheck::copy_up(const DeviceBuffer& buffer, const std::vector<std::uint16_t>& data) {
+  return m_session->check(m_session->api().cuMemcpyHtoD_v2(buffer.get(), data.data(), data.size() * 2), "cuMemcpyHtoD");
+}
 
-  auto inputs = make_inputs(*shape, *layout);
-  std::vector<std::unique_ptr<DeviceBuffer>> device;
-  for (std::size_t i = 0; i < layout->buffer_elements.size(); ++i) {
-    device.push_back(std::make_unique<DeviceBuffer>(s, static_cast<std::size_t>(layout->buffer_elements[i]) * 2, error));
-    if (!error.empty()) return with_info(failed_result(error, "execute"));
-    if (i < inputs.size()) {
-      error = s.check(s.api().cuMemcpyHtoD_v2(device[i]->get(), inputs[i].data(), inputs[i].size() * 2), "cuMemcpyHtoD");
-      if (!error.empty()) return with_info(failed_result(error, "execute"));
+void SdpaCheck::compile_reference_for(int sm) {
+  if (m_compiled.valid()) m_compiled.wait();
+  m_compiled_sm = sm;
+  m_compiled = std::async(std::launch::async, [this, sm] {
+    auto compiling = m_progress.phase(phase::reference, "compile");
+    return compile_reference(*m_nvrtc, sm, m_reference_kernel);
+  });
+}
+
+// The reference kernels, compiled on the background thread, loaded into the context; when they
+// cannot be, the reason is kept (the check then compares on the host, or not at all).
+void SdpaCheck::prepare_reference() {
+  if (!m_compiled.valid()) return;
+  auto cubin = m_compiled.get();
+  if (!cubin) {
+    m_reference_error = "compiling the reference kernels: " + cubin.error().message;
+    return;
+  }
+  auto loading = m_progress.phase(phase::reference, "load");
+  auto ref = DeviceReference::load(*m_session, *cubin, m_reference_kernel);
+  if (!ref) {
+    m_reference_error = ref.error().message;
+    return;
+  }
+  m_reference = std::move(*ref);
+}
+
+Json SdpaCheck::run() {
+  m_backward = m_args.contains("backward") && m_args["backward"].is_boolean() && m_args["backward"].get<bool>();
+  auto shape = parse_shape(m_args);
+  if (!shape) return skipped_result(shape.error().message);
+  m_shape = *shape;
+  if (auto layout = make_layout(m_shape); !layout) return skipped_result(layout.error().message);
+  m_reference_kernel = reference_kernel_for(m_shape);
+
+  // cuInit and the contexts on their own thread while the libraries load here.
+  auto session = std::async(std::launch::async, [this] { return CudaSession::open(&m_progress); });
+  std::vector<std::string> cudnn_candidates, nvrtc_candidates;
+  if (m_args.contains("path") && m_args["path"].is_string()) cudnn_candidates.push_back(m_args["path"].get<std::string>());
+  for (const auto& name : gpuapi::k_cudnn_sonames) cudnn_candidates.push_back(name);
+  // cuDNN's runtime-compiled engines dlopen libnvrtc by SONAME: the copy TE would use is loaded
+  // first so that it is the one they get (TE itself preloads it when imported); the reference
+  // kernels compile with it too.
+  if (m_args.contains("nvrtc_path") && m_args["nvrtc_path"].is_string()) nvrtc_candidates.push_back(m_args["nvrtc_path"].get<std::string>());
+  for (const auto& name : gpuapi::k_nvrtc_sonames) nvrtc_candidates.push_back(name);
+  util::Result<gpuapi::Cudnn> cudnn = util::make_error(util::ErrorKind::invalid, "");
+  {
+    auto loading = m_progress.phase(phase::load, "NVRTC");
+    if (auto nvrtc = gpuapi::Nvrtc::load(nvrtc_candidates)) m_nvrtc = std::move(*nvrtc);
+    else m_reference_error = "loading NVRTC: " + nvrtc.error().message;
+    loading.end();
+    // With the GPU's architecture known from the probe ("sm"), the reference kernels compile
+    // from the start, beside cuInit and the context, and out of the way of cuDNN's own runtime
+    // compilation (its plans), which they would otherwise compete with.
+    if (m_nvrtc && m_args.contains("sm") && m_args["sm"].is_number_integer() && m_args["sm"].get<int>() > 0)
+      compile_reference_for(m_args["sm"].get<int>());
+    auto loading_cudnn = m_progress.phase(phase::load, "cuDNN");
+    cudnn = gpuapi::Cudnn::load(cudnn_candidates);
+  }
+  auto opened = session.get();
+  if (!cudnn) return failed(cudnn.error().message, "load");
+  m_cudnn = std::move(*cudnn);
+  m_info["path"] = m_cudnn->path();
+  if (m_nvrtc) m_info["nvrtc_path"] = m_nvrtc->path();
+  if (m_cudnn->api().cudnnGetVersion) m_info["version"] = m_cudnn->api().cudnnGetVersion();
+  m_info["label"] = m_shape.label();
+
+  if (!opened) {
+    if (opened.error().kind != util::ErrorKind::not_installed) return failed(opened.error().message, "init");
+    // No GPU: the graphs' operations are still built, which needs only cuDNN.
+    auto layout = make_layout(m_shape);
+    SdpaGraph graph(*m_cudnn);
+    if (auto built = graph.build_operations(m_shape, *layout); !built) return failed(built.error().message, "graph");
+    m_info["operations"] = graph.operation_count();
+    if (m_backward) {
+      SdpaGraph bwd(*m_cudnn);
+      if (auto built = bwd.build_backward_operations(m_shape, *layout, make_grad_layout(m_shape, *layout)); !built)
+        return failed(built.error().message, "graph");
+      m_info["backward_operations"] = bwd.operation_count();
+    }
+    return done(skipped_result(opened.error().message + " (the graph's operations were built; plan and execution need one)"));
+  }
+  m_session = std::move(*opened);
+  const Gpu& gpu = m_session->gpus().front();
+  std::string error;
+  if (!m_session->make_current(gpu, error)) return failed(error, "init");
+  m_info["gpu"] = gpu.name;
+  m_info["sm"] = gpu.sm;
+  if (m_nvrtc && m_compiled_sm != gpu.sm) compile_reference_for(gpu.sm); // else it compiles already
+
+  // The workload's whole shape when it fits in the GPU's free memory, else a smaller one, said so.
+  auto memory = m_session->memory_info();
+  if (!memory) return failed(memory.error().message, "init");
+  m_free = static_cast<std::int64_t>(memory->first);
+  FittedShape fit = fit_to_memory(m_shape, m_free);
+  m_info["gpu_free_mib"] = m_free >> 20;
+  m_info["memory_mib"] = (fit.need.total()) >> 20;
+  if (!fit.fits) return done(skipped_result("the workload " + fit.note));
+  if (fit.scaled) {
+    m_info["workload_label"] = m_shape.label();
+    m_info["scaled"] = fit.note;
+    m_shape = fit.shape;
+    m_info["label"] = m_shape.label();
+  }
+  m_layout = *make_layout(m_shape);
+  return forward_and_backward();
+}
+
+Json SdpaCheck::forward_and_backward() {
+  const SdpaShape& s = m_shape;
+  const SdpaLayout& layout = *m_layout;
+  const auto& api = m_cudnn->api();
+  const auto& cu = m_session->api();
+  std::string error;
+
+  SdpaGraph fwd(*m_cudnn), bwd(*m_cudnn);
+  SdpaGradLayout grads = make_grad_layout(s, layout);
+  std::optional<std::string> backward_graph_error;
+  {
+    auto building = m_progress.phase(phase::graph, "forward");
+    if (auto built = fwd.build_operations(s, layout); !built) return failed(built.error().message, "graph");
+    m_info["operations"] = fwd.operation_count();
+  }
+  if (m_backward) {
+    auto building = m_progress.phase(phase::graph, "backward");
+    if (auto built = bwd.build_backward_operations(s, layout, grads); !built) backward_graph_error = built.error().message;
+  }
+
+  // The backward's plan on its own thread: handles are per thread, the context is the process's.
+  std::future<BackwardPlan> backward_plan;
+  if (m_backward && !backward_graph_error) {
+    backward_plan = std::async(std::launch::async, [&] {
+      BackwardPlan plan;
+      std::string e;
+      if (!m_session->make_current(m_session->gpus().front(), e)) {
+        plan.workspace = util::make_error(util::ErrorKind::driver_error, e);
+        return plan;
+      }
+      plan.handle = std::make_unique<Handle>(*m_cudnn);
+      if (e = plan.handle->create(); !e.empty()) {
+        plan.workspace = util::make_error(util::ErrorKind::driver_error, e);
+        return plan;
+      }
+      auto planning = m_progress.phase(phase::plan, "backward");
+      auto start = std::chrono::steady_clock::now();
+      plan.workspace = bwd.build_plan(plan.handle->get());
+      plan.seconds = since(start);
+      return plan;
+    });
+  }
+  // Whatever happens to the forward, the backward's thread is joined before its graph goes.
+  struct Join {
+    std::future<BackwardPlan>& f;
+    ~Join() {
+      if (f.valid()) f.wait();
+    }
+  } join{backward_plan};
+
+  Handle handle(*m_cudnn);
+  {
+    auto creating = m_progress.phase(phase::init, "cuDNN handle");
+    if (error = handle.create(); !error.empty()) return failed(error, "init");
+  }
+  std::int64_t fwd_workspace = 0;
+  {
+    auto planning = m_progress.phase(phase::plan, "forward");
+    auto start = std::chrono::steady_clock::now();
+    auto built = fwd.build_plan(handle.get());
+    m_info["plan_seconds"] = since(start);
+    m_info["engine_configs_tried"] = fwd.engine_configs_tried();
+    if (!built) return failed(built.error().message, "plan");
+    fwd_workspace = *built;
+    m_info["engine"] = engine_json(fwd);
+    // Building the plan of a runtime-compiled engine is its compilation: what a job pays on its first step.
+    if (fwd.engine().runtime_compiled) m_info["runtime_compilation_seconds"] = m_info["plan_seconds"];
+  }
+
+  // Buffers; the inputs are filled on the GPU by the reference's kernel, else from the host.
+  std::vector<std::unique_ptr<DeviceBuffer>> device(layout.buffer_elements.size());
+  std::unique_ptr<DeviceBuffer> stats, workspace;
+  {
+    auto allocating = m_progress.phase(phase::init, "allocate");
+    for (std::size_t i = 0; i < device.size() && error.empty(); ++i) error = alloc(device[i], layout.buffer_elements[i] * 2);
+    if (error.empty()) error = alloc(stats, s.batch * s.heads * s.seq_q * 4);
+    if (error.empty()) error = alloc(workspace, fwd_workspace);
+    if (!error.empty()) return failed(error, "init");
+  }
+  prepare_reference();
+  {
+    auto filling = m_progress.phase(phase::init, "inputs");
+    auto host_inputs = m_reference ? std::vector<std::vector<std::uint16_t>>() : make_inputs(s, layout);
+    for (std::size_t i = 0; i + 1 < device.size(); ++i) {
+      if (m_reference) {
+        if (auto filled = m_reference->fill(device[i]->get(), layout.buffer_elements[i], k_seed_inputs + i, s.bf16); !filled)
+          return failed(filled.error().message, "init");
+      } else if (error = copy_up(*device[i], host_inputs[i]); !error.empty()) {
+        return failed(error, "init");
+      }
     }
   }
-  DeviceBuffer stats(s, static_cast<std::size_t>(shape->batch * shape->heads * shape->seq_q) * sizeof(float), error);
-  DeviceBuffer workspace(s, static_cast<std::size_t>(std::max<std::int64_t>(*workspace_size, 256)), error);
-  if (!error.empty()) return with_info(failed_result(error, "execute"));
 
-  float scale = shape->scale();
+  float scale = s.scale();
   // The masked score: -inf, except that cuDNN before 9.10 wants the lowest finite float there
   // (cudnn-frontend's attn_score_modifiers.h, get_negative_inf_value).
-  std::size_t version = cudnn->api().cudnnGetVersion ? cudnn->api().cudnnGetVersion() : 0;
-  float neg_inf = version < 91000 ? std::numeric_limits<float>::lowest() : -std::numeric_limits<float>::infinity();
-  std::vector<std::int64_t> uids = {k_uid_q, k_uid_k, k_uid_v, k_uid_o, k_uid_stats, k_uid_scale};
+  std::size_t version = api.cudnnGetVersion ? api.cudnnGetVersion() : 0;
+  MaskScalars scalars;
+  scalars.neg_inf = version < 91000 ? std::numeric_limits<float>::lowest() : -std::numeric_limits<float>::infinity();
+  scalars.left_bound = static_cast<float>(s.window_left + 1);
+  scalars.right_shift = static_cast<std::int32_t>(std::max<std::int64_t>(s.window_right, 0));
   auto at = [&](const TensorView& v) {
     return static_cast<void*>(static_cast<char*>(device[static_cast<std::size_t>(v.buffer)]->pointer()) + v.offset * 2);
   };
-  std::vector<void*> pointers = {at(layout->q), at(layout->k), at(layout->v), at(layout->o), stats.pointer(), &scale};
-  if (shape->causal) {
-    uids.push_back(k_uid_neg_inf);
-    pointers.push_back(&neg_inf);
+  auto view = [&](const std::vector<std::unique_ptr<DeviceBuffer>>& buffers, const TensorView& v) {
+    return DeviceView{buffers[static_cast<std::size_t>(v.buffer)]->get(), v};
+  };
+  std::vector<std::int64_t> uids = {k_uid_q, k_uid_k, k_uid_v, k_uid_o, k_uid_stats, k_uid_scale};
+  std::vector<void*> pointers = {at(layout.q), at(layout.k), at(layout.v), at(layout.o), stats->pointer(), &scale};
+  fwd.bind_scalars(scalars, uids, pointers);
+  VariantPack pack(*m_cudnn);
+  if (error = pack.make(uids, pointers, workspace->pointer()); !error.empty()) return failed(error, "execute");
+
+  const double flops = cudnn_forward_flops(s);
+  {
+    auto executing = m_progress.phase(phase::execute, "forward");
+    auto start = std::chrono::steady_clock::now();
+    if (auto rc = api.cudnnBackendExecute(handle.get(), fwd.plan(), pack.get()); rc != 0)
+      return failed("cudnnBackendExecute: " + m_cudnn->describe(rc), "execute");
+    if (error = m_session->check(cu.cuCtxSynchronize(), "cuCtxSynchronize after cudnnBackendExecute"); !error.empty()) return failed(error, "execute");
+    m_info["first_execute_seconds"] = since(start);
+    auto timed = std::chrono::steady_clock::now();
+    for (int i = 0; i < k_repeats; ++i) api.cudnnBackendExecute(handle.get(), fwd.plan(), pack.get());
+    if (error = m_session->check(cu.cuCtxSynchronize(), "cuCtxSynchronize after cudnnBackendExecute"); !error.empty()) return failed(error, "execute");
+    double per_run = since(timed) / k_repeats;
+    m_info["execute_ms"] = per_run * 1e3;
+    m_info["tflops"] = per_run > 0 ? flops / per_run / 1e12 : 0.0;
+    m_info["kernel_seconds"] = since(start);
   }
-  namespace c = gpuapi::cudnn;
-  const auto& api = cudnn->api();
-  gpuapi::CudnnDescriptor pack = nullptr;
-  auto fail_pack = [&](int rc, const char* what) { return with_info(failed_result(std::string(what) + ": " + cudnn->describe(rc), "execute")); };
-  if (auto rc = api.cudnnBackendCreateDescriptor(c::k_variant_pack_descriptor, &pack); rc != 0) return fail_pack(rc, "variant pack");
-  struct PackGuard {
-    const gpuapi::Cudnn& c;
-    gpuapi::CudnnDescriptor d;
-    ~PackGuard() { c.api().cudnnBackendDestroyDescriptor(d); }
-  } pack_guard{*cudnn, pack};
-  void* workspace_pointer = workspace.pointer();
-  if (auto rc = api.cudnnBackendSetAttribute(pack, c::k_attr_variant_pack_unique_ids, c::k_type_int64, static_cast<std::int64_t>(uids.size()), uids.data()); rc != 0)
-    return fail_pack(rc, "variant pack ids");
-  if (auto rc = api.cudnnBackendSetAttribute(pack, c::k_attr_variant_pack_data_pointers, c::k_type_void_ptr, static_cast<std::int64_t>(pointers.size()), pointers.data()); rc != 0)
-    return fail_pack(rc, "variant pack pointers");
-  if (auto rc = api.cudnnBackendSetAttribute(pack, c::k_attr_variant_pack_workspace, c::k_type_void_ptr, 1, &workspace_pointer); rc != 0)
-    return fail_pack(rc, "variant pack workspace");
-  if (auto rc = api.cudnnBackendFinalize(pack); rc != 0) return fail_pack(rc, "variant pack");
 
-  auto exec_start = std::chrono::steady_clock::now();
-  if (auto rc = api.cudnnBackendExecute(handle, graph.plan(), pack); rc != 0) return fail_pack(rc, "cudnnBackendExecute");
-  if (error = s.check(s.api().cuCtxSynchronize(), "cuCtxSynchronize after cudnnBackendExecute"); !error.empty())
-    return with_info(failed_result(error, "execute"));
-  info["first_execute_seconds"] = since(exec_start);
-  constexpr int k_repeats = 5;
-  auto timed = std::chrono::steady_clock::now();
-  for (int i = 0; i < k_repeats; ++i) api.cudnnBackendExecute(handle, graph.plan(), pack);
-  s.api().cuCtxSynchronize();
-  double per_run = since(timed) / k_repeats;
-  double flops = 2.0 * static_cast<double>(shape->batch * shape->heads * shape->seq_q * shape->seq_kv) *
-                 static_cast<double>(shape->dim_qk + shape->dim_v) * (shape->causal ? 0.5 : 1.0);
-  info["execute_ms"] = per_run * 1e3;
-  info["tflops"] = per_run > 0 ? flops / per_run / 1e12 : 0.0;
-
-  std::vector<std::uint16_t> o(static_cast<std::size_t>(layout->buffer_elements.back()));
-  error = s.check(s.api().cuMemcpyDtoH_v2(o.data(), device.back()->get(), o.size() * 2), "cuMemcpyDtoH");
-  if (!error.empty()) return with_info(failed_result(error, "execute"));
-  Comparison cmp = compare_output(*shape, *layout, inputs, o);
-  info["max_abs_err"] = cmp.max_abs_err;
-  info["max_rel_err"] = cmp.max_rel_err;
-  info["tolerance"] = cmp.atol;
-  if (!cmp.ok)
-    return with_info(failed_result("cuDNN's output differs from the fp32 reference beyond atol=rtol=" + std::to_string(cmp.atol) +
-                                       " (worst: " + cmp.worst + ")",
-                                   "numerics"));
-  bool backward = args.contains("backward") && args["backward"].is_boolean() && args["backward"].get<bool>();
-  if (!backward) return with_info(ok_result());
-
-  // Backward: the forward's O and statistics, a reproducible dO, the gradients against the host.
-  // The forward's own result goes along whole, so that one child answers for both checks.
-  info["forward"] = with_info(ok_result());
-  info["forward_max_abs_err"] = cmp.max_abs_err;
-  info["forward_execute_ms"] = info["execute_ms"];
-  for (const char* forward_only : {"max_abs_err", "max_rel_err", "execute_ms", "tflops", "first_execute_seconds"}) info.erase(forward_only);
-  SdpaGradLayout grads_layout = make_grad_layout(*shape, *layout);
-  SdpaGraph bwd(*cudnn);
-  if (auto built = bwd.build_backward_operations(*shape, *layout, grads_layout); !built)
-    return with_info(failed_result(built.error().message, "graph"));
-  info["operations"] = bwd.operation_count();
-  auto bwd_plan_start = std::chrono::steady_clock::now();
-  auto bwd_workspace_size = bwd.build_plan(handle);
-  info["plan_seconds"] = since(bwd_plan_start);
-  info["engine_configs_tried"] = bwd.engine_configs_tried();
-  if (!bwd_workspace_size) return with_info(failed_result(bwd_workspace_size.error().message, "plan"));
-
-  std::vector<std::vector<std::uint16_t>> grads;
-  std::vector<std::unique_ptr<DeviceBuffer>> grad_device;
-  std::uint64_t state = 0x2545f4914f6cdd1dull;
-  for (std::size_t i = 0; i < grads_layout.buffer_elements.size(); ++i) {
-    grads.emplace_back(static_cast<std::size_t>(grads_layout.buffer_elements[i]), std::uint16_t{0});
-    if (i == 0) {
-      for (auto& x : grads[0]) {
-        state = state * 6364136223846793005ull + 1442695040888963407ull;
-        float value = static_cast<float>((state >> 40) & 0xffffffu) / 8388608.0f - 1.0f;
-        x = shape->bf16 ? to_bfloat16(value) : to_half(value);
-      }
+  // The forward's numerics: the whole O against the GPU's reference.
+  const double atol = forward_tolerance(s);
+  m_info["tolerance"] = atol;
+  std::string numerics_error;
+  if (m_reference) {
+    auto referencing = m_progress.phase(phase::reference, "forward");
+    auto start = std::chrono::steady_clock::now();
+    auto ran = m_reference->forward(s, view(device, layout.q), view(device, layout.k), view(device, layout.v), scratch_budget(m_free));
+    if (!ran) {
+      // A failure of the doctor's own kernels says nothing about cuDNN.
+      m_reference_error = ran.error().message;
+      m_reference.reset();
     }
-    grad_device.push_back(std::make_unique<DeviceBuffer>(s, grads[i].size() * 2, error));
-    if (error.empty() && i == 0) error = s.check(s.api().cuMemcpyHtoD_v2(grad_device[0]->get(), grads[0].data(), grads[0].size() * 2), "cuMemcpyHtoD");
-    if (!error.empty()) return with_info(failed_result(error, "execute"));
+    m_info["reference_seconds"] = since(start);
   }
-  DeviceBuffer softmax_sum(s, static_cast<std::size_t>(shape->batch * shape->heads * shape->seq_q) * sizeof(float), error);
-  DeviceBuffer dq_accum(s, static_cast<std::size_t>(shape->batch * shape->heads * shape->seq_q * shape->dim_qk) * sizeof(float), error);
-  DeviceBuffer bwd_workspace(s, static_cast<std::size_t>(std::max<std::int64_t>(*bwd_workspace_size, 256)), error);
-  if (!error.empty()) return with_info(failed_result(error, "execute"));
-  // cuDNN accumulates dQ into the float buffer: it starts at zero.
-  error = s.check(s.api().cuMemsetD32_v2(dq_accum.get(), 0, static_cast<std::size_t>(shape->batch * shape->heads * shape->seq_q * shape->dim_qk)), "cuMemsetD32");
-  if (!error.empty()) return with_info(failed_result(error, "execute"));
+  if (m_reference) {
+    auto comparing = m_progress.phase(phase::compare, "forward");
+    auto o = m_reference->compare("O", view(device, layout.o), atol, atol);
+    if (!o) return failed(o.error().message, "numerics");
+    m_info["max_abs_err"] = o->max_abs_err;
+    m_info["max_rel_err"] = o->max_rel_err;
+    m_info["elements_beyond_tolerance"] = o->violations;
+    m_info["nonfinite"] = o->nonfinite;
+    m_info["reference"] = Json{{"where", "gpu"}, {"compared", "whole tensors"}, {"kernel", reference_kernel_name()},
+                               {"heads_per_chunk", m_reference->chunks().heads}, {"rows_per_chunk", m_reference->chunks().rows}};
+    if (o->violations > 0 || o->nonfinite > 0)
+      numerics_error = "cuDNN's output differs from the fp32 reference beyond atol=rtol=" + std::to_string(atol) + " at " +
+                       std::to_string(o->violations) + " elements" + (o->nonfinite ? " (" + std::to_string(o->nonfinite) + " not finite)" : "") +
+                       " (worst: " + o->worst + ")";
+  } else if (host_reference_affordable(s)) {
+    auto comparing = m_progress.phase(phase::compare, "forward");
+    std::vector<std::uint16_t> o(static_cast<std::size_t>(layout.buffer_elements.back()));
+    if (error = m_session->check(cu.cuMemcpyDtoH_v2(o.data(), device.back()->get(), o.size() * 2), "cuMemcpyDtoH"); !error.empty())
+      return failed(error, "execute");
+    Comparison cmp = compare_output(s, layout, make_inputs(s, layout), o);
+    m_info["max_abs_err"] = cmp.max_abs_err;
+    m_info["max_rel_err"] = cmp.max_rel_err;
+    m_info["reference"] = Json{{"where", "host"}, {"compared", "sampled heads"}, {"why", m_reference_error}};
+    if (!cmp.ok)
+      numerics_error = "cuDNN's output differs from the fp32 reference beyond atol=rtol=" + std::to_string(cmp.atol) + " (worst: " + cmp.worst + ")";
+  } else {
+    m_info["reference"] = Json{{"where", "none"}, {"why", m_reference_error}};
+    m_info["note"] = "numerics not checked: " + m_reference_error;
+  }
+  if (!numerics_error.empty()) return failed(numerics_error, "numerics");
+  if (!m_backward) return done(ok_result());
+
+  // The forward's answer is complete: streamed now, and kept whole in the final result.
+  Json forward = done(ok_result());
+  m_progress.part("forward", forward);
+  m_info = Json{{"forward", forward}};
+  for (const char* key : {"path", "nvrtc_path", "version", "label", "gpu", "sm", "workload_label", "scaled", "gpu_free_mib", "memory_mib"})
+    if (forward.contains(key)) m_info[key] = forward[key];
+  m_info["forward_max_abs_err"] = forward.value("max_abs_err", 0.0);
+  m_info["forward_execute_ms"] = forward["execute_ms"];
+
+  if (backward_graph_error) return failed(*backward_graph_error, "graph");
+  m_info["operations"] = bwd.operation_count();
+  BackwardPlan plan = backward_plan.get();
+  m_info["plan_seconds"] = plan.seconds;
+  m_info["engine_configs_tried"] = bwd.engine_configs_tried();
+  if (!plan.workspace) return failed(plan.workspace.error().message, "plan");
+  m_info["engine"] = engine_json(bwd);
+  if (bwd.engine().runtime_compiled) m_info["runtime_compilation_seconds"] = plan.seconds;
+
+  std::vector<std::unique_ptr<DeviceBuffer>> grad(grads.buffer_elements.size());
+  std::unique_ptr<DeviceBuffer> softmax_sum, dq_accum, bwd_workspace;
+  const std::int64_t dq_elements = s.batch * s.heads * s.seq_q * s.dim_qk;
+  {
+    auto allocating = m_progress.phase(phase::init, "allocate");
+    for (std::size_t i = 0; i < grad.size() && error.empty(); ++i) error = alloc(grad[i], grads.buffer_elements[i] * 2);
+    if (error.empty()) error = alloc(softmax_sum, s.batch * s.heads * s.seq_q * 4);
+    if (error.empty()) error = alloc(dq_accum, dq_elements * 4);
+    if (error.empty()) error = alloc(bwd_workspace, *plan.workspace);
+    if (!error.empty()) return failed(error, "init");
+    if (m_reference) {
+      if (auto filled = m_reference->fill(grad[0]->get(), grads.buffer_elements[0], k_seed_d_o, s.bf16); !filled)
+        return failed(filled.error().message, "init");
+    } else {
+      std::vector<std::uint16_t> d_o(static_cast<std::size_t>(grads.buffer_elements[0]));
+      for (std::size_t e = 0; e < d_o.size(); ++e) d_o[e] = s.bf16 ? to_bfloat16(input_value(k_seed_d_o, e)) : to_half(input_value(k_seed_d_o, e));
+      if (error = copy_up(*grad[0], d_o); !error.empty()) return failed(error, "init");
+    }
+  }
   float one = 1.0f;
   std::vector<std::int64_t> bwd_uids = {k_uid_q, k_uid_k, k_uid_v, k_uid_o, k_uid_stats, k_uid_scale, k_uid_one,
                                         k_uid_do, k_uid_dq, k_uid_dk, k_uid_dv, k_uid_softmax_sum, k_uid_dq_accum};
-  std::vector<void*> bwd_pointers = {at(layout->q), at(layout->k), at(layout->v), at(layout->o), stats.pointer(), &scale, &one,
-                                     grad_device[0]->pointer(), grad_device[1]->pointer(), grad_device[2]->pointer(),
-                                     grad_device[3]->pointer(), softmax_sum.pointer(), dq_accum.pointer()};
-  if (shape->causal) {
-    bwd_uids.push_back(k_uid_neg_inf);
-    bwd_pointers.push_back(&neg_inf);
+  std::vector<void*> bwd_pointers = {at(layout.q), at(layout.k), at(layout.v), at(layout.o), stats->pointer(), &scale, &one,
+                                     grad[0]->pointer(), grad[1]->pointer(), grad[2]->pointer(),
+                                     grad[3]->pointer(), softmax_sum->pointer(), dq_accum->pointer()};
+  bwd.bind_scalars(scalars, bwd_uids, bwd_pointers);
+  VariantPack bwd_pack(*m_cudnn);
+  if (error = bwd_pack.make(bwd_uids, bwd_pointers, bwd_workspace->pointer()); !error.empty()) return failed(error, "execute");
+  {
+    auto executing = m_progress.phase(phase::execute, "backward");
+    // cuDNN accumulates dQ into the float buffer, which starts at zero for every run.
+    auto run_once = [&]() -> std::string {
+      if (auto e = m_session->check(cu.cuMemsetD32_v2(dq_accum->get(), 0, static_cast<std::size_t>(dq_elements)), "cuMemsetD32"); !e.empty()) return e;
+      if (auto rc = api.cudnnBackendExecute(plan.handle->get(), bwd.plan(), bwd_pack.get()); rc != 0)
+        return "cudnnBackendExecute (backward): " + m_cudnn->describe(rc);
+      return {};
+    };
+    auto start = std::chrono::steady_clock::now();
+    if (error = run_once(); error.empty()) error = m_session->check(cu.cuCtxSynchronize(), "cuCtxSynchronize after the backward");
+    if (!error.empty()) return failed(error, "execute");
+    m_info["first_execute_seconds"] = since(start);
+    auto timed = std::chrono::steady_clock::now();
+    for (int i = 0; i < k_repeats && error.empty(); ++i) error = run_once();
+    if (error.empty()) error = m_session->check(cu.cuCtxSynchronize(), "cuCtxSynchronize after the backward");
+    if (!error.empty()) return failed(error, "execute");
+    double per_run = since(timed) / k_repeats;
+    m_info["execute_ms"] = per_run * 1e3;
+    m_info["tflops"] = per_run > 0 ? 2.5 * flops / per_run / 1e12 : 0.0;
+    m_info["kernel_seconds"] = since(start);
   }
-  gpuapi::CudnnDescriptor bwd_pack = nullptr;
-  if (auto rc = api.cudnnBackendCreateDescriptor(c::k_variant_pack_descriptor, &bwd_pack); rc != 0) return fail_pack(rc, "variant pack");
-  PackGuard bwd_pack_guard{*cudnn, bwd_pack};
-  void* bwd_workspace_pointer = bwd_workspace.pointer();
-  if (auto rc = api.cudnnBackendSetAttribute(bwd_pack, c::k_attr_variant_pack_unique_ids, c::k_type_int64, static_cast<std::int64_t>(bwd_uids.size()), bwd_uids.data()); rc != 0)
-    return fail_pack(rc, "variant pack ids");
-  if (auto rc = api.cudnnBackendSetAttribute(bwd_pack, c::k_attr_variant_pack_data_pointers, c::k_type_void_ptr, static_cast<std::int64_t>(bwd_pointers.size()), bwd_pointers.data()); rc != 0)
-    return fail_pack(rc, "variant pack pointers");
-  if (auto rc = api.cudnnBackendSetAttribute(bwd_pack, c::k_attr_variant_pack_workspace, c::k_type_void_ptr, 1, &bwd_workspace_pointer); rc != 0)
-    return fail_pack(rc, "variant pack workspace");
-  if (auto rc = api.cudnnBackendFinalize(bwd_pack); rc != 0) return fail_pack(rc, "variant pack");
-  auto bwd_start = std::chrono::steady_clock::now();
-  if (auto rc = api.cudnnBackendExecute(handle, bwd.plan(), bwd_pack); rc != 0) return fail_pack(rc, "cudnnBackendExecute (backward)");
-  if (error = s.check(s.api().cuCtxSynchronize(), "cuCtxSynchronize after the backward"); !error.empty())
-    return with_info(failed_result(error, "execute"));
-  info["first_execute_seconds"] = since(bwd_start);
-  for (std::size_t i = 1; i < grads.size(); ++i) {
-    error = s.check(s.api().cuMemcpyDtoH_v2(grads[i].data(), grad_device[i]->get(), grads[i].size() * 2), "cuMemcpyDtoH");
-    if (!error.empty()) return with_info(failed_result(error, "execute"));
+
+  const double tolerance = gradient_tolerance(s);
+  m_info["tolerance"] = tolerance;
+  if (m_reference) {
+    auto referencing = m_progress.phase(phase::reference, "backward");
+    auto start = std::chrono::steady_clock::now();
+    if (auto ran = m_reference->backward(view(grad, grads.d_o)); !ran) {
+      m_reference_error = ran.error().message;
+      m_reference.reset();
+    }
+    m_info["reference_seconds"] = since(start);
   }
-  // The timing runs after the results are read: the first run pays for loading the kernels, and
-  // each run adds into dQ's accumulator, so only the first run's gradients are the answer.
-  auto bwd_timed = std::chrono::steady_clock::now();
-  for (int i = 0; i < k_repeats; ++i) api.cudnnBackendExecute(handle, bwd.plan(), bwd_pack);
-  s.api().cuCtxSynchronize();
-  double bwd_per_run = since(bwd_timed) / k_repeats;
-  info["execute_ms"] = bwd_per_run * 1e3;
-  info["tflops"] = bwd_per_run > 0 ? 2.5 * flops / bwd_per_run / 1e12 : 0.0;
-  GradComparison gc = compare_gradients(*shape, *layout, inputs, grads_layout.d_o, grads_layout.dq, grads_layout.dk, grads_layout.dv, grads);
-  info["max_abs_err"] = gc.max_abs_err;
-  info["max_rel_err"] = gc.max_rel_err;
-  info["tolerance"] = gc.tolerance;
-  if (!gc.ok)
-    return with_info(failed_result("cuDNN's gradients differ from the fp32 reference: relative error " + std::to_string(gc.max_rel_err) +
-                                       " > " + std::to_string(gc.tolerance) + " (worst: " + gc.worst + ")",
-                                   "numerics"));
-  return with_info(ok_result());
+  if (m_reference) {
+    auto comparing = m_progress.phase(phase::compare, "backward");
+    Json per_gradient = Json::object();
+    double max_abs = 0, max_rel = 0;
+    std::string worst;
+    std::int64_t nonfinite = 0;
+    for (auto [name, v] : {std::pair{"dQ", &grads.dq}, {"dK", &grads.dk}, {"dV", &grads.dv}}) {
+      auto e = m_reference->compare(name, view(grad, *v), tolerance, tolerance);
+      if (!e) return failed(e.error().message, "numerics");
+      per_gradient[name] = Json{{"max_abs_err", e->max_abs_err}, {"max_rel_err", e->max_rel_err}, {"max_ref", e->max_ref}, {"nonfinite", e->nonfinite}};
+      nonfinite += e->nonfinite;
+      if (e->max_rel_err >= max_rel) worst = std::string(name) + " " + e->worst;
+      max_abs = std::max(max_abs, e->max_abs_err);
+      max_rel = std::max(max_rel, e->max_rel_err);
+    }
+    m_info["gradients"] = per_gradient;
+    m_info["max_abs_err"] = max_abs;
+    m_info["max_rel_err"] = max_rel;
+    m_info["reference"] = Json{{"where", "gpu"}, {"compared", "whole tensors"}, {"kernel", reference_kernel_name()},
+                               {"heads_per_chunk", m_reference->chunks().heads}, {"rows_per_chunk", m_reference->chunks().rows},
+                               {"launches", m_reference->launches()}};
+    if (max_rel > tolerance || nonfinite > 0)
+      return failed("cuDNN's gradients differ from the fp32 reference: relative error " + std::to_string(max_rel) + " > " +
+                        std::to_string(tolerance) + (nonfinite ? " (" + std::to_string(nonfinite) + " values not finite)" : "") +
+                        " (worst: " + worst + ")",
+                    "numerics");
+  } else if (host_reference_affordable(s)) {
+    auto comparing = m_progress.phase(phase::compare, "backward");
+    std::vector<std::vector<std::uint16_t>> back;
+    for (std::size_t i = 0; i < grad.size(); ++i) {
+      back.emplace_back(static_cast<std::size_t>(grads.buffer_elements[i]));
+      if (error = m_session->check(cu.cuMemcpyDtoH_v2(back[i].data(), grad[i]->get(), back[i].size() * 2), "cuMemcpyDtoH"); !error.empty())
+        return failed(error, "execute");
+    }
+    GradComparison gc = compare_gradients(s, layout, make_inputs(s, layout), grads.d_o, grads.dq, grads.dk, grads.dv, back);
+    m_info["max_abs_err"] = gc.max_abs_err;
+    m_info["max_rel_err"] = gc.max_rel_err;
+    m_info["reference"] = Json{{"where", "host"}, {"compared", "sampled heads"}, {"why", m_reference_error}};
+    if (!gc.ok)
+      return failed("cuDNN's gradients differ from the fp32 reference: relative error " + std::to_string(gc.max_rel_err) + " > " +
+                        std::to_string(gc.tolerance) + " (worst: " + gc.worst + ")",
+                    "numerics");
+  } else {
+    m_info["reference"] = Json{{"where", "none"}, {"why", m_reference_error}};
+    m_info["note"] = "numerics not checked: " + m_reference_error;
+  }
+  return done(ok_result());
 }
 
-Json check_cudnn_sdpa_bwd(const Json& args) {
+} // namespace
+
+Json check_cudnn_sdpa(const Json& args, Progress& progress) { return SdpaCheck(args, progress).run(); }
+
+Json check_cudnn_sdpa_bwd(const Json& args, Progress& progress) {
   Json with = args;
   with["backward"] = true;
-  return check_cudnn_sdpa(with);
+  return SdpaCheck(with, progress).run();
 }
 
 } // namespace selftest

@@ -1,5 +1,6 @@
 // The parent's plan: which checks run with which arguments (library paths from the probe's
 // facts, shapes from the workloads), the Python tier, and the results folded into facts.
+#include "selftest/budget.hpp"
 #include "selftest/checks.hpp"
 #include "selftest/sdpa.hpp"
 
@@ -19,7 +20,7 @@ namespace {
 const CheckEntry k_checks[] = {
     {"driver", check_driver},   {"nvrtc", check_nvrtc},           {"cudnn_sdpa", check_cudnn_sdpa},
     {"cudnn_sdpa_bwd", check_cudnn_sdpa_bwd},
-    {"nccl", check_nccl},       {"te_selector", check_te_selector},
+    {"nccl", check_nccl},       {"te_selector", check_te_selector}, {"cuda", check_cuda},
 };
 
 // TE's enum values (fused_attn.h, unchanged v1.10-v2.18) for the layouts and masks it names.
@@ -64,6 +65,15 @@ std::string find_te_library(const std::string& te_path) {
     }
   }
   return {};
+}
+
+CheckOutcome skipped_outcome(std::string check, std::string label, std::string why) {
+  CheckOutcome o;
+  o.check = std::move(check);
+  o.label = std::move(label);
+  o.status = "skipped";
+  o.error = std::move(why);
+  return o;
 }
 
 } // namespace
@@ -131,43 +141,90 @@ CheckOutcome run_python_tier(const std::string& interpreter, const std::string& 
 }
 
 // The backward needs the forward's output and statistics anyway, so one child runs both; its
-// result carries the forward's own result whole under "forward".
+// result carries the forward's own result whole under "forward", and the child streams it as a
+// part as soon as it is known, so that a backward that hangs or crashes leaves it standing.
 std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, const Json& args, const std::string& label) {
-  CheckOutcome both = run_check(runner, "cudnn_sdpa_bwd", args, label);
-  if (!both.result.is_object() || !both.result.contains("forward") || !both.result["forward"].is_object()) {
+  ChildStream stream;
+  CheckOutcome both = run_check(runner, "cudnn_sdpa_bwd", args, label, &stream);
+  const Json* forward_result = nullptr;
+  if (both.result.is_object() && both.result.contains("forward") && both.result["forward"].is_object()) forward_result = &both.result["forward"];
+  else if (both.status == "error" && stream.part("forward")) forward_result = &stream.part("forward")->result;
+  if (!forward_result || !forward_result->is_object()) {
     both.check = "cudnn_sdpa";
     return {std::move(both)};
   }
   CheckOutcome forward;
   forward.check = "cudnn_sdpa";
   forward.label = label;
+  forward.started = both.started;
   forward.status = "ok";
-  forward.result = both.result["forward"];
+  forward.result = *forward_result;
   forward.seconds = forward.result.value("seconds", 0.0);
-  both.result.erase("forward");
+  // The child's phases stay with the backward's outcome: they overlap the forward's.
+  if (both.result.is_object()) both.result.erase("forward");
   both.seconds = std::max(0.0, both.seconds - forward.seconds);
   return {std::move(forward), std::move(both)};
 }
 
-Results run_all(const Plan& plan) {
+std::vector<CheckOutcome> run_cuda_checks(const RunnerOptions& runner, const Json& nvrtc_args, const Json& nccl_args) {
+  ChildStream stream;
+  CheckOutcome nccl = run_check(runner, "cuda", Json{{"nvrtc", nvrtc_args}, {"nccl", nccl_args}}, "NCCL", &stream);
+  nccl.check = "nccl";
+  std::vector<CheckOutcome> out;
+  double before = 0; // the child's time up to the previous part
+  for (auto [check, label] : {std::pair{"driver", "CUDA driver"}, {"nvrtc", "NVRTC"}}) {
+    CheckOutcome o;
+    o.check = check;
+    o.label = label;
+    o.started = nccl.started;
+    if (const auto* part = stream.part(check); part && part->result.is_object() && part->result.contains("status") && part->result["status"].is_string()) {
+      o.status = part->result["status"].get<std::string>();
+      if (part->result.contains("error") && part->result["error"].is_string()) o.error = part->result["error"].get<std::string>();
+      o.result = part->result;
+      o.seconds = part->t - before;
+      before = part->t;
+    } else {
+      // The child ended before this answer: the same end as NCCL's, which comes after it.
+      o.status = "error";
+      o.error = nccl.error.empty() ? "the child ended before this check's result" : nccl.error;
+      o.phase = nccl.phase;
+      o.timed_out = nccl.timed_out;
+    }
+    out.push_back(std::move(o));
+  }
+  nccl.seconds = std::max(0.0, nccl.seconds - before);
+  out.push_back(std::move(nccl));
+  return out;
+}
+
+Results run_all(const Plan& input) {
+  Plan plan = input;
+  plan.runner.epoch = std::chrono::steady_clock::now();
   Results results;
   const auto& facts = plan.facts;
   auto& out = results.outcomes;
-  // NVRTC and NCCL need nothing from the other checks: their children start now and run beside
-  // the driver's and the cuDNN ones (separate processes; the self-test's wall time is then that of
-  // its longest chain, not the sum). With several GPUs NCCL measures bus bandwidth, so it is
-  // collected before the cuDNN checks start and never shares the GPUs with their kernels; with
-  // one GPU it only initialises and may overlap them.
-  auto nccl_check = std::async(std::launch::async, [&] {
-    return run_check(plan.runner, "nccl", with_path(Json::object(), fact_text(facts, {"te.nccl.path", "nccl.path"})), "NCCL");
+  const bool several_gpus = facts.get_int("gpu.count").value_or(0) > 1;
+  // Two processes: the cuda child (driver, NVRTC and NCCL in one context) and the first cuDNN
+  // child start together, and the self-test's wall time is that of the longer, not the sum. The
+  // driver creates contexts one at a time, and the cuDNN child's is on the critical path: each
+  // more process creating one at the same moment delayed it by about 0.1 s on the H100. With
+  // several GPUs NCCL measures bus bandwidth, so the cuda child is collected before the cuDNN
+  // checks start and never shares the GPUs with their kernels; with one GPU NCCL only initialises
+  // and may overlap them. Without a GPU each check says so itself (skipped) in milliseconds.
+  auto cuda_checks = std::async(std::launch::async, [&] {
+    return run_cuda_checks(plan.runner, with_path(Json::object(), fact_text(facts, {"te.nvrtc.path", "nvrtc.path"})),
+                           with_path(Json::object(), fact_text(facts, {"te.nccl.path", "nccl.path"})));
   });
-  auto nvrtc_check = std::async(std::launch::async, [&] {
-    return run_check(plan.runner, "nvrtc", with_path(Json::object(), fact_text(facts, {"te.nvrtc.path", "nvrtc.path"})), "NVRTC");
-  });
-  out.push_back(run_check(plan.runner, "driver", Json::object(), "CUDA driver"));
-  bool gpu = out.back().status == "ok" || out.back().status == "failed";
-  std::optional<CheckOutcome> nccl_outcome;
-  if (facts.get_int("gpu.count").value_or(0) > 1) nccl_outcome = nccl_check.get();
+  std::optional<std::vector<CheckOutcome>> cuda_outcomes;
+  auto collect = [&]() -> std::vector<CheckOutcome>& {
+    if (!cuda_outcomes) cuda_outcomes = cuda_checks.get();
+    return *cuda_outcomes;
+  };
+  if (several_gpus) collect();
+  auto gpu = [&] {
+    const auto& driver = collect().front();
+    return driver.status == "ok" || driver.status == "failed";
+  };
   std::vector<CheckOutcome> kernel_checks; // after NVRTC's in the report, collected when done
   std::string cudnn_path = fact_text(facts, {"te.cudnn.path", "cudnn.path"});
   std::string te_library = find_te_library(fact_text(facts, {"te.path"}));
@@ -175,14 +232,20 @@ Results run_all(const Plan& plan) {
     const auto& w = plan.workloads[i];
     auto args = sdpa_args(w);
     if (!args) {
-      kernel_checks.push_back({"cudnn_sdpa", w.name, "skipped", args.error().message, 0, Json()});
+      kernel_checks.push_back(skipped_outcome("cudnn_sdpa", w.name, args.error().message));
       continue;
     }
     std::string label = w.name;
-    if (auto shape = parse_shape(*args)) label = shape->label();
+    RunnerOptions cudnn_runner = plan.runner;
+    if (auto shape = parse_shape(*args)) {
+      label = shape->label();
+      if (!plan.runner.timeout_given) cudnn_runner.timeout = shape_timeout(*shape);
+    }
     Json cudnn_args = with_path(*args, cudnn_path);
+    // GPU 0's architecture, so that the child can compile its reference kernels before CUDA is up.
+    if (auto sm = facts.get_int("gpu[0].sm"); sm && *sm > 0) cudnn_args["sm"] = *sm;
     if (auto nvrtc = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}); !nvrtc.empty()) cudnn_args["nvrtc_path"] = nvrtc;
-    for (auto& outcome : run_forward_and_backward(plan.runner, cudnn_args, label)) kernel_checks.push_back(std::move(outcome));
+    for (auto& outcome : run_forward_and_backward(cudnn_runner, cudnn_args, label)) kernel_checks.push_back(std::move(outcome));
     if (te_library.empty()) continue;
     Json te_args = *args;
     te_args["library"] = te_library;
@@ -190,8 +253,8 @@ Results run_all(const Plan& plan) {
     if (auto v = facts.get_version("te.version")) te_args["te_version"] = v->to_string();
     te_args["cudnn_path"] = cudnn_path;
     te_args["nvrtc_path"] = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"});
-    CheckOutcome te = gpu ? run_check(plan.runner, "te_selector", te_args, label)
-                          : CheckOutcome{"te_selector", label, "skipped", "no GPU", 0, Json()};
+    CheckOutcome te = gpu() ? run_check(plan.runner, "te_selector", te_args, label)
+                            : skipped_outcome("te_selector", label, "no GPU");
     if (te.status == "ok" && i < plan.predicted.size()) {
       std::string got = te.result.contains("backend") ? te.result["backend"].get<std::string>() : "";
       te.result["predicted"] = plan.predicted[i];
@@ -204,9 +267,11 @@ Results run_all(const Plan& plan) {
     }
     kernel_checks.push_back(std::move(te));
   }
-  out.push_back(nvrtc_check.get());
+  auto& basics = collect(); // driver, NVRTC, NCCL
+  out.push_back(std::move(basics[0]));
+  out.push_back(std::move(basics[1]));
   for (auto& outcome : kernel_checks) out.push_back(std::move(outcome));
-  out.push_back(nccl_outcome ? std::move(*nccl_outcome) : nccl_check.get());
+  out.push_back(std::move(basics[2]));
   if (!plan.python_executable.empty() && !plan.python_script.empty())
     out.push_back(run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.runner.timeout * 4));
   return results;
@@ -243,6 +308,10 @@ void add_facts(const Results& results, model::Facts& facts) {
       const Json& r = first_bad->result;
       bool has_stage = r.is_object() && r.contains("stage") && r["stage"].is_string();
       facts.set(prefix + "stage", has_stage ? r["stage"].get<std::string>() : first_bad->status == "error" ? "child" : "unknown");
+      if (first_bad->status == "error") {
+        facts.set(prefix + "timed_out", first_bad->timed_out);
+        if (!first_bad->phase.empty()) facts.set(prefix + "phase", first_bad->phase);
+      }
     }
     if (max_abs >= 0) facts.set(prefix + "max_abs_err", max_abs);
     if (max_rel >= 0) facts.set(prefix + "max_rel_err", max_rel);
@@ -263,8 +332,22 @@ Json to_json(const Results& results) {
   Json checks = Json::array();
   int ok = 0, failed = 0, skipped = 0;
   for (const auto& o : results.outcomes) {
-    Json entry{{"check", o.check}, {"label", o.label}, {"status", o.status}, {"seconds", o.seconds}};
+    Json entry{{"check", o.check}, {"label", o.label}, {"status", o.status}, {"seconds", o.seconds}, {"started", o.started}};
     if (!o.error.empty()) entry["error"] = o.error;
+    if (o.status == "error") {
+      entry["timed_out"] = o.timed_out;
+      if (!o.phase.empty()) entry["phase"] = o.phase;
+    }
+    if (!o.phases.empty()) {
+      Json phases = Json::array();
+      for (const auto& p : o.phases) {
+        Json span{{"phase", p.phase}, {"start", p.start}, {"seconds", p.seconds}};
+        if (!p.what.empty()) span["what"] = p.what;
+        if (p.open) span["open"] = true;
+        phases.push_back(std::move(span));
+      }
+      entry["phases"] = std::move(phases);
+    }
     if (!o.result.is_null()) entry["result"] = o.result;
     checks.push_back(std::move(entry));
     (o.status == "ok" ? ok : o.status == "skipped" ? skipped : failed)++;

@@ -6,6 +6,8 @@
 #include "util/strings.hpp"
 #include "util/subprocess.hpp"
 
+#include <algorithm>
+
 namespace selftest {
 
 namespace {
@@ -23,12 +25,14 @@ std::string stderr_tail(const std::string& err) {
 
 } // namespace
 
-CheckOutcome run_check(const RunnerOptions& options, std::string_view check, const Json& args, std::string label) {
+CheckOutcome run_check(const RunnerOptions& options, std::string_view check, const Json& args, std::string label,
+                       ChildStream* stream_out) {
   CheckOutcome outcome;
   outcome.check = std::string(check);
   outcome.label = std::move(label);
   util::CommandOptions command;
   command.timeout = options.timeout;
+  outcome.started = std::chrono::duration<double>(std::chrono::steady_clock::now() - options.epoch).count();
   auto ran = util::run_command({options.executable, "selftest-child", std::string(check), util::json_text(args)}, command);
   if (!ran) {
     outcome.status = "error";
@@ -36,18 +40,30 @@ CheckOutcome run_check(const RunnerOptions& options, std::string_view check, con
     return outcome;
   }
   outcome.seconds = ran->seconds;
+  ChildStream stream = parse_child_stream(ran->out);
+  for (auto& p : stream.phases) {
+    if (p.open) p.seconds = std::max(p.seconds, ran->seconds - p.start); // until the kill, as near as the parent knows
+  }
+  outcome.phases = stream.phases;
   std::string tail = stderr_tail(ran->err);
   if (!ran->succeeded()) {
     outcome.status = "error";
-    outcome.error = "the check's child process " + ran->describe() + (tail.empty() ? "" : ": " + tail);
+    outcome.timed_out = ran->timed_out;
+    const PhaseSpan* at = stream.current();
+    if (at) outcome.phase = at->phase;
+    std::string where = at ? " during " + stream.open_phases() : "";
+    outcome.error = "the check's child process " + ran->describe() + where + (tail.empty() ? "" : ": " + tail);
+    if (stream_out) *stream_out = std::move(stream);
     return outcome;
   }
-  Json result = Json::parse(ran->out, nullptr, false);
-  if (result.is_discarded() || !result.is_object() || !result.contains("status") || !result["status"].is_string()) {
+  if (!stream.result || !stream.result->contains("status") || !(*stream.result)["status"].is_string()) {
     outcome.status = "error";
-    outcome.error = "the check's child process wrote no result object" + (tail.empty() ? "" : ": " + tail);
+    std::string what = stream.malformed.empty() ? "" : " (it wrote '" + stream.malformed + "')";
+    outcome.error = "the check's child process wrote no result object" + what + (tail.empty() ? "" : ": " + tail);
+    if (stream_out) *stream_out = std::move(stream);
     return outcome;
   }
+  Json result = std::move(*stream.result);
   outcome.status = result["status"].get<std::string>();
   if (outcome.status != "ok" && outcome.status != "failed" && outcome.status != "skipped") {
     outcome.error = "unknown status '" + outcome.status + "'";
@@ -56,6 +72,7 @@ CheckOutcome run_check(const RunnerOptions& options, std::string_view check, con
     outcome.error = result["error"].get<std::string>();
   }
   outcome.result = std::move(result);
+  if (stream_out) *stream_out = std::move(stream);
   return outcome;
 }
 

@@ -10,9 +10,31 @@ namespace selftest {
 float SdpaShape::scale() const { return 1.0f / std::sqrt(static_cast<float>(dim_qk)); }
 
 std::string SdpaShape::label() const {
+  std::string window;
+  if (window_left >= 0 || (!causal && window_right >= 0))
+    window = " window " + std::to_string(window_left) + "," + std::to_string(causal ? 0 : window_right);
   return std::string(bf16 ? "bf16" : "fp16") + " " + layout + " b" + std::to_string(batch) + " h" + std::to_string(heads) +
          "/" + std::to_string(kv_heads) + " s" + std::to_string(seq_q) + (seq_kv != seq_q ? "/" + std::to_string(seq_kv) : "") +
-         " d" + std::to_string(dim_qk) + (dim_v != dim_qk ? "/" + std::to_string(dim_v) : "") + (causal ? " causal" : " no_mask");
+         " d" + std::to_string(dim_qk) + (dim_v != dim_qk ? "/" + std::to_string(dim_v) : "") + (causal ? " causal" : " no_mask") + window;
+}
+
+Band band_of(const SdpaShape& s) {
+  Band b;
+  if (s.window_left >= 0) b.lo = -s.window_left;
+  if (s.causal) b.hi = 0;
+  else if (s.window_right >= 0) b.hi = s.window_right;
+  return b;
+}
+
+std::int64_t kept_pairs(const SdpaShape& s) {
+  Band b = band_of(s);
+  if (!b.bounded()) return s.seq_q * s.seq_kv;
+  std::int64_t kept = 0;
+  for (std::int64_t i = 0; i < s.seq_q; ++i) {
+    std::int64_t first = std::max<std::int64_t>(0, i + std::max(b.lo, -s.seq_kv)), last = std::min(s.seq_kv - 1, i + std::min(b.hi, s.seq_kv));
+    if (last >= first) kept += last - first + 1;
+  }
+  return kept;
 }
 
 util::Result<SdpaShape> parse_shape(const Json& args) {
@@ -34,6 +56,12 @@ util::Result<SdpaShape> parse_shape(const Json& args) {
   }
   if (args.contains("layout") && args["layout"].is_string()) s.layout = args["layout"].get<std::string>();
   if (args.contains("causal") && args["causal"].is_boolean()) s.causal = args["causal"].get<bool>();
+  for (auto [key, slot] : {std::pair{"window_left", &s.window_left}, {"window_right", &s.window_right}}) {
+    if (!args.contains(key)) continue;
+    if (!args[key].is_number_integer() || args[key].get<std::int64_t>() < -1)
+      return util::make_error(util::ErrorKind::invalid, std::string("sdpa argument ") + key + " is not an integer >= -1");
+    *slot = args[key].get<std::int64_t>();
+  }
   if (s.heads % s.kv_heads != 0) return util::make_error(util::ErrorKind::invalid, "heads is not a multiple of kv_heads");
   return s;
 }
@@ -126,15 +154,22 @@ float from_half(std::uint16_t h) {
   return std::bit_cast<float>(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
 }
 
+// splitmix64's finalizer over seed + index * golden ratio: the same in reference_source.cpp.
+float input_value(std::uint64_t seed, std::uint64_t index) {
+  std::uint64_t x = seed + index * 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return static_cast<float>(static_cast<int>(x >> 55) - 256) / 256.0f;
+}
+
 std::vector<std::vector<std::uint16_t>> make_inputs(const SdpaShape& shape, const SdpaLayout& layout) {
   std::vector<std::vector<std::uint16_t>> buffers;
-  std::uint64_t state = 0x9e3779b97f4a7c15ull;
   for (std::size_t i = 0; i + 1 < layout.buffer_elements.size(); ++i) {
     std::vector<std::uint16_t> data(static_cast<std::size_t>(layout.buffer_elements[i]));
-    for (auto& x : data) {
-      state = state * 6364136223846793005ull + 1442695040888963407ull;
-      float value = static_cast<float>((state >> 40) & 0xffffffu) / 8388608.0f - 1.0f;
-      x = shape.bf16 ? to_bfloat16(value) : to_half(value);
+    for (std::size_t e = 0; e < data.size(); ++e) {
+      float value = input_value(k_seed_inputs + i, e);
+      data[e] = shape.bf16 ? to_bfloat16(value) : to_half(value);
     }
     buffers.push_back(std::move(data));
   }
@@ -155,6 +190,7 @@ float load(const SdpaShape& shape, const std::vector<std::vector<std::uint16_t>>
 std::vector<float> reference_head(const SdpaShape& shape, const SdpaLayout& layout,
                                   const std::vector<std::vector<std::uint16_t>>& buffers, std::int64_t b, std::int64_t h) {
   std::int64_t g = h / (shape.heads / shape.kv_heads);
+  Band band = band_of(shape);
   std::vector<float> out(static_cast<std::size_t>(shape.seq_q * shape.dim_v), 0.0f);
   std::vector<float> scores(static_cast<std::size_t>(shape.seq_kv));
   for (std::int64_t i = 0; i < shape.seq_q; ++i) {
@@ -163,7 +199,7 @@ std::vector<float> reference_head(const SdpaShape& shape, const SdpaLayout& layo
       float dot = 0;
       for (std::int64_t d = 0; d < shape.dim_qk; ++d)
         dot += load(shape, buffers, layout.q, b, h, i, d) * load(shape, buffers, layout.k, b, g, j, d);
-      float value = shape.causal && j > i ? -std::numeric_limits<float>::infinity() : dot * shape.scale();
+      float value = !band.keeps(i, j) ? -std::numeric_limits<float>::infinity() : dot * shape.scale();
       scores[static_cast<std::size_t>(j)] = value;
       top = std::max(top, value);
     }
@@ -172,6 +208,7 @@ std::vector<float> reference_head(const SdpaShape& shape, const SdpaLayout& layo
       x = std::isinf(x) ? 0.0f : std::exp(x - top);
       sum += x;
     }
+    if (sum == 0) continue; // a query that sees no key
     for (std::int64_t j = 0; j < shape.seq_kv; ++j) {
       float p = scores[static_cast<std::size_t>(j)] / sum;
       if (p == 0) continue;
@@ -219,6 +256,7 @@ GradComparison compare_gradients(const SdpaShape& s, const SdpaLayout& l, const 
   GradComparison c;
   c.tolerance = s.bf16 ? 5e-2 : 1e-2;
   const std::int64_t group = s.heads / s.kv_heads, Sq = s.seq_q, Skv = s.seq_kv, D = s.dim_qk, Dv = s.dim_v;
+  const Band band = band_of(s);
   std::vector<std::pair<std::int64_t, std::int64_t>> pairs = {{0, 0}, {s.batch - 1, s.kv_heads - 1}};
   if (pairs[0] == pairs[1] || group > 1) pairs.pop_back(); // a GQA group is already `group` heads of work
   auto at = [&](const std::vector<std::vector<std::uint16_t>>& bufs, const TensorView& v, std::int64_t b, std::int64_t h,
@@ -246,7 +284,7 @@ GradComparison compare_gradients(const SdpaShape& s, const SdpaLayout& l, const 
         for (std::int64_t j = 0; j < Skv; ++j) {
           double dot = 0;
           for (std::int64_t d = 0; d < D; ++d) dot += at(in, l.q, b, h, i, d) * at(in, l.k, b, g, j, d);
-          double v = s.causal && j > i ? -std::numeric_limits<double>::infinity() : dot * s.scale();
+          double v = !band.keeps(i, j) ? -std::numeric_limits<double>::infinity() : dot * s.scale();
           p[static_cast<std::size_t>(i * Skv + j)] = v;
           top = std::max(top, v);
         }
@@ -256,7 +294,7 @@ GradComparison compare_gradients(const SdpaShape& s, const SdpaLayout& l, const 
           x = std::isinf(x) ? 0.0 : std::exp(x - top);
           sum += x;
         }
-        for (std::int64_t j = 0; j < Skv; ++j) p[static_cast<std::size_t>(i * Skv + j)] /= sum;
+        for (std::int64_t j = 0; j < Skv; ++j) p[static_cast<std::size_t>(i * Skv + j)] = sum > 0 ? p[static_cast<std::size_t>(i * Skv + j)] / sum : 0.0;
       }
       for (std::int64_t i = 0; i < Sq; ++i) {
         double row = 0;

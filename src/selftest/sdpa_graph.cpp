@@ -167,23 +167,61 @@ util::Result<CudnnDescriptor> SdpaGraph::scaled_scores(CudnnDescriptor q, CudnnD
   return scaled;
 }
 
-// The causal (top-left) mask: where the row index (query) is >= the column index (key) the score
-// stays, elsewhere it becomes -inf (a by-value scalar). The index generators compute in float,
-// as cudnn-frontend's do, with int32 outputs.
-util::Result<CudnnDescriptor> SdpaGraph::causal_mask(CudnnDescriptor scores, const std::array<std::int64_t, 4>& dims,
-                                                     const std::array<std::int64_t, 4>& strides) {
-  const int f32 = c::k_data_float;
+// The masks, top-left aligned as TE's: the right bound (causal, or a window's right side without
+// one) as row (+ right) >= column on int32 indices, then a sliding window's left bound as
+// column + (left + 1) > row on float indices; each masked score becomes a by-value -inf.
+util::Result<CudnnDescriptor> SdpaGraph::mask(const SdpaShape& s, CudnnDescriptor scores, const std::array<std::int64_t, 4>& dims,
+                                              const std::array<std::int64_t, 4>& strides) {
+  const int f32 = c::k_data_float, i32 = c::k_data_int32, boolean = c::k_data_boolean;
   const std::array<std::int64_t, 4> one{1, 1, 1, 1};
-  auto neg_inf = NVTE_TRY(tensor(k_uid_neg_inf, f32, one, one, false, true));
-  auto rows = NVTE_TRY(tensor(m_next_virtual++, c::k_data_int32, dims, strides, true));
-  auto cols = NVTE_TRY(tensor(m_next_virtual++, c::k_data_int32, dims, strides, true));
-  NVTE_TRY(pointwise(c::k_pw_gen_index, f32, scores, nullptr, rows, nullptr, 2));
-  NVTE_TRY(pointwise(c::k_pw_gen_index, f32, scores, nullptr, cols, nullptr, 3));
-  auto keep = NVTE_TRY(tensor(m_next_virtual++, c::k_data_boolean, dims, strides, true));
-  NVTE_TRY(pointwise(c::k_pw_cmp_ge, c::k_data_boolean, rows, cols, keep));
-  auto masked = NVTE_TRY(tensor(m_next_virtual++, f32, dims, strides, true));
-  NVTE_TRY(pointwise(c::k_pw_binary_select, f32, scores, neg_inf, masked, keep));
+  auto scalar = [&](std::int64_t uid, int dtype) {
+    if (std::find(m_scalar_uids.begin(), m_scalar_uids.end(), uid) == m_scalar_uids.end()) m_scalar_uids.push_back(uid);
+    return tensor(uid, dtype, one, one, false, true);
+  };
+  CudnnDescriptor masked = scores;
+  if (s.causal || s.window_right >= 0) {
+    auto neg_inf = NVTE_TRY(scalar(k_uid_neg_inf, f32));
+    auto rows = NVTE_TRY(tensor(m_next_virtual++, i32, dims, strides, true));
+    auto cols = NVTE_TRY(tensor(m_next_virtual++, i32, dims, strides, true));
+    NVTE_TRY(pointwise(c::k_pw_gen_index, f32, masked, nullptr, rows, nullptr, 2));
+    NVTE_TRY(pointwise(c::k_pw_gen_index, f32, masked, nullptr, cols, nullptr, 3));
+    if (!s.causal && s.window_right > 0) {
+      auto shift = NVTE_TRY(scalar(k_uid_right_shift, i32));
+      auto shifted = NVTE_TRY(tensor(m_next_virtual++, i32, dims, strides, true));
+      NVTE_TRY(pointwise(c::k_pw_add, i32, rows, shift, shifted));
+      rows = shifted;
+    }
+    auto keep = NVTE_TRY(tensor(m_next_virtual++, boolean, dims, strides, true));
+    NVTE_TRY(pointwise(c::k_pw_cmp_ge, boolean, rows, cols, keep));
+    auto out = NVTE_TRY(tensor(m_next_virtual++, f32, dims, strides, true));
+    NVTE_TRY(pointwise(c::k_pw_binary_select, f32, masked, neg_inf, out, keep));
+    masked = out;
+  }
+  if (s.window_left >= 0) {
+    auto left = NVTE_TRY(scalar(k_uid_left_bound, f32));
+    auto neg_inf = NVTE_TRY(scalar(k_uid_window_neg_inf, f32));
+    auto rows = NVTE_TRY(tensor(m_next_virtual++, f32, dims, strides, true));
+    auto cols = NVTE_TRY(tensor(m_next_virtual++, f32, dims, strides, true));
+    NVTE_TRY(pointwise(c::k_pw_gen_index, f32, masked, nullptr, rows, nullptr, 2));
+    NVTE_TRY(pointwise(c::k_pw_gen_index, f32, masked, nullptr, cols, nullptr, 3));
+    auto cols_plus = NVTE_TRY(tensor(m_next_virtual++, f32, dims, strides, true));
+    NVTE_TRY(pointwise(c::k_pw_add, f32, cols, left, cols_plus, nullptr, 3));
+    auto keep = NVTE_TRY(tensor(m_next_virtual++, boolean, dims, strides, true));
+    NVTE_TRY(pointwise(c::k_pw_cmp_gt, boolean, cols_plus, rows, keep));
+    auto out = NVTE_TRY(tensor(m_next_virtual++, f32, dims, strides, true));
+    NVTE_TRY(pointwise(c::k_pw_binary_select, f32, masked, neg_inf, out, keep));
+    masked = out;
+  }
   return masked;
+}
+
+void SdpaGraph::bind_scalars(const MaskScalars& values, std::vector<std::int64_t>& uids, std::vector<void*>& pointers) const {
+  for (auto uid : m_scalar_uids) {
+    uids.push_back(uid);
+    if (uid == k_uid_left_bound) pointers.push_back(const_cast<float*>(&values.left_bound));
+    else if (uid == k_uid_right_shift) pointers.push_back(const_cast<std::int32_t*>(&values.right_shift));
+    else pointers.push_back(const_cast<float*>(&values.neg_inf));
+  }
 }
 
 util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, const SdpaLayout& l, const SdpaGradLayout& gl) {
@@ -226,7 +264,7 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   auto shifted = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
   NVTE_TRY(pointwise(c::k_pw_sub, f32, scaled, stats, shifted));
   auto masked = shifted;
-  if (s.causal) masked = NVTE_TRY(causal_mask(shifted, score_dims, score_strides));
+  masked = NVTE_TRY(mask(s, shifted, score_dims, score_strides));
   auto p = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
   NVTE_TRY(pointwise(c::k_pw_exp, f32, masked, nullptr, p));
 
@@ -291,7 +329,7 @@ util::Result<void> SdpaGraph::build_operations(const SdpaShape& s, const SdpaLay
 
   auto scaled = NVTE_TRY(scaled_scores(q, kt, scale, score_dims, score_strides));
   auto masked = scaled;
-  if (s.causal) masked = NVTE_TRY(causal_mask(scaled, score_dims, score_strides));
+  masked = NVTE_TRY(mask(s, scaled, score_dims, score_strides));
   auto max = NVTE_TRY(virtual_tensor(f32, row_dims, row_strides));
   NVTE_TRY_VOID(reduction(c::k_reduce_max, masked, max));
   auto shifted = NVTE_TRY(virtual_tensor(f32, score_dims, score_strides));
@@ -309,6 +347,23 @@ util::Result<void> SdpaGraph::build_operations(const SdpaShape& s, const SdpaLay
   return {};
 }
 
+EngineInfo SdpaGraph::engine_of(CudnnDescriptor config) {
+  EngineInfo info;
+  auto engine = create(c::k_engine_descriptor);
+  if (!engine) return info;
+  const auto& api = m_cudnn.api();
+  std::int64_t got = 0;
+  if (api.cudnnBackendGetAttribute(config, c::k_attr_enginecfg_engine, c::k_type_backend_descriptor, 1, &got, &*engine) != 0) return info;
+  api.cudnnBackendGetAttribute(*engine, c::k_attr_engine_global_index, c::k_type_int64, 1, &got, &info.index);
+  std::int32_t notes[16] = {};
+  std::int64_t count = 0;
+  if (api.cudnnBackendGetAttribute(*engine, c::k_attr_engine_behavior_note, c::k_type_behavior_note, 16, &count, notes) == 0) {
+    for (std::int64_t i = 0; i < std::min<std::int64_t>(count, 16); ++i)
+      info.runtime_compiled = info.runtime_compiled || notes[i] == c::k_behavior_note_runtime_compilation;
+  }
+  return info;
+}
+
 util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
   m_graph = NVTE_TRY(create(c::k_operationgraph_descriptor));
   NVTE_TRY_VOID(set(m_graph, c::k_attr_operationgraph_handle, c::k_type_handle, 1, &handle));
@@ -319,6 +374,7 @@ util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
   std::string last_error;
   std::string trail; // what each heuristics mode answered, for the error text
   for (int mode : {c::k_heur_mode_a, c::k_heur_mode_instant, c::k_heur_mode_fallback}) {
+    std::string mode_name = mode == c::k_heur_mode_a ? "heuristics A" : mode == c::k_heur_mode_instant ? "heuristics instant" : "fallback";
     CudnnDescriptor heuristics = NVTE_TRY(create(c::k_engineheur_descriptor));
     NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_operation_graph, c::k_type_backend_descriptor, 1, &m_graph));
     NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_mode, c::k_type_heur_mode, 1, &mode));
@@ -328,8 +384,7 @@ util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
     }
     std::int64_t count = 0;
     auto count_rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor, 0, &count, nullptr);
-    trail += (trail.empty() ? "" : "; ") + std::string(mode == c::k_heur_mode_a ? "heuristics A" : mode == c::k_heur_mode_instant ? "heuristics instant" : "fallback") +
-             ": " + std::to_string(count) + " configurations";
+    trail += (trail.empty() ? "" : "; ") + mode_name + ": " + std::to_string(count) + " configurations";
     if (auto rc = count_rc; rc != 0 || count <= 0) {
       last_error = "the heuristics returned no engine configuration" + (rc != 0 ? ": " + m_cudnn.describe(rc) : std::string());
       continue;
@@ -350,11 +405,14 @@ util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
     if (returned < count) {
       if (auto reason = cudnn_reasons(m_cudnn.last_error()); !reason.empty()) last_error = "cuDNN: " + reason;
     }
-    for (std::int64_t i = 0; i < returned; ++i) {
+    configs.resize(static_cast<std::size_t>(std::max<std::int64_t>(returned, 0)));
+    std::vector<EngineInfo> engines;
+    for (auto config : configs) engines.push_back(engine_of(config));
+    for (std::size_t i = 0; i < configs.size(); ++i) {
       ++m_configs_tried;
       CudnnDescriptor plan = NVTE_TRY(create(c::k_execution_plan_descriptor));
       NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_handle, c::k_type_handle, 1, &handle));
-      NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_engine_config, c::k_type_backend_descriptor, 1, &configs[static_cast<std::size_t>(i)]));
+      NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_engine_config, c::k_type_backend_descriptor, 1, &configs[i]));
       if (auto done = finalize(plan, "execution plan"); !done) {
         last_error = done.error().message;
         continue;
@@ -362,6 +420,9 @@ util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
       std::int64_t workspace = 0, got = 0;
       m_cudnn.api().cudnnBackendGetAttribute(plan, c::k_attr_execution_plan_workspace_size, c::k_type_int64, 1, &got, &workspace);
       m_plan = plan;
+      m_engine = engines[i];
+      m_candidates = std::move(engines);
+      m_mode = mode_name;
       return workspace;
     }
   }

@@ -1,10 +1,13 @@
 // The SDPA forward graph through cuDNN's backend API, as the composite cuDNN fuses into its
 // flash-attention engine (the graph cudnn-frontend's sdpa node lowers to, and TE's
 // fused_attn_f16_arbitrary_seqlen built by hand before it): S = Q K^T (fp32) -> S * scale ->
-// [causal: GEN_INDEX rows and columns (int32), row >= column (bool), BINARY_SELECT(S, -inf)] ->
-// softmax as MAX reduction, SUB, EXP, ADD reduction, DIV, with the training statistics
-// max + log(sum) written out -> P in the input dtype -> O = P V. K is read through transposed
-// strides, GQA through K/V descriptors with fewer heads than Q.
+// [causal, or a window's right bound: GEN_INDEX rows and columns (int32), row (+ right) >= column
+// (bool), BINARY_SELECT(S, -inf)] -> [a sliding window's left bound: GEN_INDEX (float), column +
+// left + 1 > row, BINARY_SELECT] -> softmax as MAX reduction, SUB, EXP, ADD reduction, DIV, with
+// the training statistics max + log(sum) written out -> P in the input dtype -> O = P V. K is
+// read through transposed strides, GQA through K/V descriptors with fewer heads than Q. The
+// masks follow cudnn-frontend's composite lowering for cuDNN before 9.21 (attn_score_modifiers.h:
+// right bound first, then the left bound with TE's window_size_left + 1).
 #pragma once
 
 #include "gpuapi/cudnn.hpp"
@@ -19,7 +22,23 @@ namespace selftest {
 // Unique ids of the graph's real tensors (the variant pack binds pointers to them).
 inline constexpr std::int64_t k_uid_q = 1, k_uid_k = 2, k_uid_v = 3, k_uid_o = 4, k_uid_stats = 5, k_uid_scale = 6,
                               k_uid_neg_inf = 7, k_uid_do = 8, k_uid_dq = 9, k_uid_dk = 10, k_uid_dv = 11,
-                              k_uid_softmax_sum = 12, k_uid_dq_accum = 13, k_uid_one = 14;
+                              k_uid_softmax_sum = 12, k_uid_dq_accum = 13, k_uid_one = 14, k_uid_left_bound = 15,
+                              k_uid_window_neg_inf = 16, k_uid_right_shift = 17;
+
+// The by-value scalars a graph's masks read, bound in the variant pack by uid.
+struct MaskScalars {
+  float neg_inf = 0;          // k_uid_neg_inf and k_uid_window_neg_inf
+  float left_bound = 0;       // window_left + 1
+  std::int32_t right_shift = 0; // window_right without a causal mask
+};
+
+// The engine behind an execution plan: cuDNN's global engine index and whether it compiles its
+// kernels at plan time (NVRTC; CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION).
+struct EngineInfo {
+  std::int64_t index = -1;
+  bool runtime_compiled = false;
+};
+
 
 // Where the backward graph's gradients go: dO, dQ, dK, dV as separate tensors in the format of
 // O (bshd or sbhd), whatever the input layout.
@@ -52,11 +71,19 @@ public:
   // (in this order, with these data types), and rejects an equivalent graph that differs.
   util::Result<void> build_backward_operations(const SdpaShape& shape, const SdpaLayout& layout, const SdpaGradLayout& grads);
   // The operation graph (needs a handle, so a GPU), the heuristics' engine configs, and the
-  // first execution plan that finalizes. Returns the workspace size.
+  // first execution plan that finalizes, in cuDNN's order (what TE's cudnn-frontend takes, so
+  // that the kernel checked is the one a job runs; on the H100 heuristics mode A lists only
+  // runtime-compiled engines for these graphs). Returns the workspace size.
   util::Result<std::int64_t> build_plan(gpuapi::CudnnHandle handle);
   gpuapi::CudnnDescriptor plan() const { return m_plan; }
   std::size_t operation_count() const { return m_operations.size(); }
   int engine_configs_tried() const { return m_configs_tried; }
+  const EngineInfo& engine() const { return m_engine; }
+  // The configurations of the heuristics mode the plan came from, in cuDNN's order.
+  const std::vector<EngineInfo>& candidates() const { return m_candidates; }
+  const std::string& heuristics_mode() const { return m_mode; }
+  // Appends the uids and pointers of the by-value scalars the masks use.
+  void bind_scalars(const MaskScalars& values, std::vector<std::int64_t>& uids, std::vector<void*>& pointers) const;
 
 private:
   util::Result<gpuapi::CudnnDescriptor> create(int type);
@@ -74,8 +101,9 @@ private:
   util::Result<gpuapi::CudnnDescriptor> scaled_scores(gpuapi::CudnnDescriptor q, gpuapi::CudnnDescriptor kt,
                                                       gpuapi::CudnnDescriptor scale, const std::array<std::int64_t, 4>& dims,
                                                       const std::array<std::int64_t, 4>& strides);
-  util::Result<gpuapi::CudnnDescriptor> causal_mask(gpuapi::CudnnDescriptor scores, const std::array<std::int64_t, 4>& dims,
-                                                    const std::array<std::int64_t, 4>& strides);
+  util::Result<gpuapi::CudnnDescriptor> mask(const SdpaShape& shape, gpuapi::CudnnDescriptor scores,
+                                             const std::array<std::int64_t, 4>& dims, const std::array<std::int64_t, 4>& strides);
+  EngineInfo engine_of(gpuapi::CudnnDescriptor config);
 
   const gpuapi::Cudnn& m_cudnn;
   std::vector<gpuapi::CudnnDescriptor> m_owned;      // destroyed in reverse order
@@ -84,6 +112,10 @@ private:
   gpuapi::CudnnDescriptor m_plan = nullptr;
   std::int64_t m_next_virtual = 100;
   int m_configs_tried = 0;
+  std::vector<std::int64_t> m_scalar_uids; // by-value mask scalars in the graph
+  EngineInfo m_engine;
+  std::vector<EngineInfo> m_candidates;
+  std::string m_mode;
 };
 
 } // namespace selftest

@@ -4,15 +4,19 @@
 // (the doctor re-executes itself through /proc/self/exe) in a new process group with a hard
 // timeout; on timeout the whole group gets SIGKILL. The child first moves its stdout to a private
 // descriptor and points fd 1 at stderr, because vendor libraries (NCCL_DEBUG, cuDNN logging)
-// print to stdout; it then writes exactly one JSON object, then a newline, to that descriptor (a
-// pipe to the parent) and exits 0. The object always has "status" ("ok", "failed" or
-// "skipped") and, unless ok, "error" (the vendor's own text); other members are the check's
-// measurements ("max_abs_err", "seconds", ...). Anything else is the parent's to describe as
-// data: a non-zero exit, a signal, a timeout, or output that is not one JSON object become
-// status "error" with ChildOutcome::describe()'s text and the child's last stderr lines.
+// print to stdout. On that descriptor (a pipe to the parent) it writes, as it goes, one JSON
+// object per line: phase events and parts of the answer (phases.hpp: {"event":"begin","phase":
+// "plan","what":"backward","t":0.4}, {"event":"end",...}, {"event":"part","name":"forward",
+// "result":{...}}), then exactly one result object (the line without "event"), and exits 0. The
+// result always has "status" ("ok", "failed" or "skipped") and, unless ok, "error" (the
+// vendor's own text); other members are the check's measurements ("max_abs_err", "seconds",
+// ...). Anything else is the parent's to describe as data: a non-zero exit, a signal, a timeout,
+// or no result object become status "error" with ChildOutcome::describe()'s text, the phase the
+// child was in (a timeout "during plan (backward)"), and the child's last stderr lines.
 #pragma once
 
 #include "model/facts.hpp"
+#include "selftest/phases.hpp"
 #include "model/workload.hpp"
 #include "util/result.hpp"
 
@@ -28,23 +32,30 @@ namespace selftest {
 
 using Json = nlohmann::ordered_json;
 
-// A check as the child runs it: args in, result object out (with "status").
-using CheckFn = Json (*)(const Json& args);
+// A check as the child runs it: args in, phases reported to progress as it goes, result object
+// out (with "status").
+using CheckFn = Json (*)(const Json& args, Progress& progress);
 struct CheckEntry {
   std::string_view name;
   CheckFn run;
 };
 
-// The doctor's checks: driver, nvrtc, cudnn_sdpa, nccl, te_selector.
+// The doctor's checks: driver, nvrtc, cudnn_sdpa, cudnn_sdpa_bwd, nccl, te_selector, and cuda
+// (driver, nvrtc and nccl in one process).
 std::span<const CheckEntry> builtin_checks();
 
-// The child's side of the protocol: runs check with args (JSON text) and returns the exit code.
-// Unknown checks and unparsable args exit 2 with a message on stderr.
+// The child's side of the protocol: runs check with args (JSON text); exits 0 (_exit, right after
+// the result is written) or returns 2 for unknown checks, unparsable args or a result it could
+// not write, with a message on stderr.
 int child_main(std::string_view check, std::string_view args_json, std::span<const CheckEntry> checks);
 
+inline constexpr std::chrono::milliseconds k_default_timeout{120000};
+
 struct RunnerOptions {
-  std::string executable = "/proc/self/exe"; // what to re-execute (tests point it elsewhere)
-  std::chrono::milliseconds timeout{120000};  // per check
+  std::string executable = "/proc/self/exe";     // what to re-execute (tests point it elsewhere)
+  std::chrono::milliseconds timeout = k_default_timeout; // per check
+  bool timeout_given = false; // --timeout: also for the cuDNN checks, instead of their shape's budget (budget.hpp)
+  std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now(); // CheckOutcome::started counts from here
 };
 
 // One check's outcome as the parent saw it.
@@ -54,19 +65,32 @@ struct CheckOutcome {
   std::string status; // ok, failed, skipped, error (crash, timeout, bad output)
   std::string error;  // why, when not ok
   double seconds = 0; // wall time of the child
+  double started = 0; // when the child started, seconds after RunnerOptions::epoch
   Json result;        // the child's object (empty when it gave none)
+  // When the child ended without a result (status error): the phase it was in ("plan"; empty
+  // when it was in none) and whether the timeout ended it.
+  std::string phase;
+  bool timed_out = false;
+  std::vector<PhaseSpan> phases; // every phase the child reported, with its time
 };
 
-// Runs check in a child (protocol above). Never fails: what went wrong is in the outcome.
+// Runs check in a child (protocol above). Never fails: what went wrong is in the outcome. The
+// stream's parts are returned through parts when given.
 CheckOutcome run_check(const RunnerOptions& options, std::string_view check, const Json& args,
-                       std::string label = {});
+                       std::string label = {}, ChildStream* stream = nullptr);
 
 // The cuDNN forward and backward of one shape in one child (check cudnn_sdpa_bwd): cuInit, loading
-// cuDNN and the forward plan are paid once. Returns the forward's outcome (check cudnn_sdpa) and,
-// when the child got past the forward, the backward's (cudnn_sdpa_bwd, without the forward's part
-// and its time). A child that failed, crashed or hung before its forward was done gives the
-// forward's outcome alone, as a forward failure does.
+// cuDNN and the graphs are paid once. Returns the forward's outcome (check cudnn_sdpa) and, when
+// the child got past the forward (its result says so, or it streamed the forward's part before it
+// crashed or hung), the backward's (cudnn_sdpa_bwd, without the forward's part and its time). A
+// child that failed, crashed or hung before its forward was done gives the forward's outcome
+// alone, as a forward failure does.
 std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, const Json& args, const std::string& label);
+
+// The driver, NVRTC and NCCL checks in one child (check cuda, one CUDA context): their three
+// outcomes, each from its streamed part; those the child did not reach before it crashed or hung
+// share its end (status error, phase).
+std::vector<CheckOutcome> run_cuda_checks(const RunnerOptions& runner, const Json& nvrtc_args, const Json& nccl_args);
 
 // Arguments of the cudnn_sdpa / te_selector checks for a workload; an error names the key the
 // self-test cannot express (thd layouts, fp8, bias, ...).

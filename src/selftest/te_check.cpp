@@ -12,14 +12,14 @@
 
 namespace selftest {
 
-Json check_te_selector(const Json& args) {
+Json check_te_selector(const Json& args, Progress& progress) {
   auto text = [&](const char* key) { return args.contains(key) && args[key].is_string() ? args[key].get<std::string>() : std::string(); };
   auto version = model::Version::parse(text("te_version"));
   if (!version) return failed_result("te_version: " + version.error().message, "load");
   int major = static_cast<int>(version->major()), minor = static_cast<int>(version->minor());
   if (auto abi = gpuapi::te_selector_abi(major, minor); !abi) return skipped_result(abi.error().message);
 
-  auto session = CudaSession::open();
+  auto session = CudaSession::open(&progress);
   if (!session) {
     if (session.error().kind == util::ErrorKind::not_installed) return skipped_result(session.error().message);
     return failed_result(session.error().message, "init");
@@ -27,6 +27,7 @@ Json check_te_selector(const Json& args) {
   std::string error;
   if (!(*session)->make_current((*session)->gpus().front(), error)) return failed_result(error, "init");
 
+  auto loading = progress.phase(phase::load, "TE");
   std::vector<util::DlLibrary> keep;
   for (const char* key : {"cudnn_path", "nvrtc_path"}) {
     if (auto path = text(key); !path.empty()) {
@@ -37,6 +38,7 @@ Json check_te_selector(const Json& args) {
                                           : gpuapi::Cudnn::load(std::vector<std::string>{text("cudnn_path")});
   auto te = util::DlLibrary::open(text("library"));
   if (!te) return failed_result(te.error().message, "load");
+  loading.end();
 
   gpuapi::TeFusedAttnQuery q;
   q.bf16 = text("dtype") != "fp16";

@@ -1,6 +1,7 @@
 // A stand-in for `nvte-doctor selftest-child`: the doctor's checks plus checks that misbehave
 // the ways vendor libraries do (crash, hang, exit non-zero, print to stdout, leave a grandchild
 // behind, write no result), for the runner's tests.
+#include "selftest/checks.hpp"
 #include "selftest/selftest.hpp"
 
 #include <csignal>
@@ -13,8 +14,8 @@ namespace {
 
 using selftest::Json;
 
-Json ok(const Json& args) { return Json{{"status", "ok"}, {"echo", args}}; }
-Json noisy(const Json&) {
+Json ok(const Json& args, selftest::Progress&) { return Json{{"status", "ok"}, {"echo", args}}; }
+Json noisy(const Json&, selftest::Progress&) {
   std::printf("NCCL INFO this goes to stdout and must not reach the result pipe\n");
   std::fflush(stdout);
   return Json{{"status", "ok"}};
@@ -27,30 +28,30 @@ extern "C" const char* __asan_default_options() { return "handle_segv=0"; }
 
 namespace {
 
-Json crash(const Json&) {
+Json crash(const Json&, selftest::Progress&) {
   std::raise(SIGSEGV);
   return Json{{"status", "ok"}};
 }
-Json hang(const Json&) {
+Json hang(const Json&, selftest::Progress&) {
   for (;;) ::pause();
 }
-Json hang_with_grandchild(const Json&) {
+Json hang_with_grandchild(const Json&, selftest::Progress&) {
   if (::fork() == 0) {
     for (;;) ::pause();
   }
   for (;;) ::pause();
 }
-Json exit3(const Json&) {
+Json exit3(const Json&, selftest::Progress&) {
   std::fprintf(stderr, "fake: giving up\n");
   ::_exit(3);
 }
-Json no_result(const Json&) { ::_exit(0); }
-Json bad_status(const Json&) { return Json{{"status", "maybe"}}; }
-Json failed(const Json&) { return Json{{"status", "failed"}, {"stage", "plan"}, {"error", "No valid execution plans built"}}; }
+Json no_result(const Json&, selftest::Progress&) { ::_exit(0); }
+Json bad_status(const Json&, selftest::Progress&) { return Json{{"status", "maybe"}}; }
+Json failed(const Json&, selftest::Progress&) { return Json{{"status", "failed"}, {"stage", "plan"}, {"error", "No valid execution plans built"}}; }
 
 // Stands in for the real cudnn_sdpa_bwd (the later entry wins): args "fake" picks what the
 // one child of forward + backward answers, in the real check's result shape.
-Json cudnn_forward_and_backward(const Json& args) {
+Json cudnn_forward_and_backward(const Json& args, selftest::Progress& progress) {
   std::string fake = args.value("fake", "");
   Json forward{{"status", "ok"}, {"seconds", 0.25}, {"max_abs_err", 0.004}};
   if (fake == "both_ok") return Json{{"status", "ok"}, {"forward", forward}, {"max_abs_err_dq", 0.02}};
@@ -59,7 +60,43 @@ Json cudnn_forward_and_backward(const Json& args) {
   }
   if (fake == "forward_failed") return Json{{"status", "failed"}, {"stage", "numerics"}, {"error", "differs from the reference"}};
   if (fake == "crash") std::raise(SIGSEGV);
+  // The forward done and streamed, then a hang in the backward's plan build.
+  if (fake == "hang_in_backward_plan") {
+    progress.begin("plan", "backward");
+    progress.part("forward", forward);
+    for (;;) ::pause();
+  }
   return Json{{"status", "error"}, {"error", "unknown fake " + fake}};
+}
+
+// Goes through load and plan, then enters the phase args "phase" names and hangs there, or
+// crashes there with "crash": true. Another thread's phase stays open beside it with "beside".
+Json phases_then_hang(const Json& args, selftest::Progress& progress) {
+  progress.begin("load", "cuDNN");
+  progress.end("load", "cuDNN");
+  progress.begin("plan", "forward");
+  progress.end("plan", "forward");
+  if (args.contains("beside")) progress.begin(args["beside"].get<std::string>());
+  ::usleep(20000);
+  progress.begin(args.value("phase", "reference"), "forward");
+  if (args.value("crash", false)) std::raise(SIGSEGV);
+  for (;;) ::pause();
+}
+
+// Stands in for the real cuda check when args.nccl.fake says how it goes wrong; else the real one.
+Json cuda(const Json& args, selftest::Progress& progress) {
+  std::string fake = args.contains("nccl") ? args["nccl"].value("fake", "") : "";
+  if (fake.empty()) return selftest::check_cuda(args, progress);
+  // Parts as the real child streams them, then a crash.
+  ::usleep(100000);
+  progress.part("driver", Json{{"status", "ok"}, {"gpu_count", 1}});
+  progress.begin("compile");
+  if (fake == "crash_before_nvrtc") std::raise(SIGSEGV);
+  progress.end("compile");
+  progress.part("nvrtc", Json{{"status", "ok"}, {"cuda_major", 13}});
+  progress.begin("comm");
+  std::raise(SIGSEGV);
+  return Json{{"status", "ok"}};
 }
 
 } // namespace
@@ -70,7 +107,7 @@ int main(int argc, char** argv) {
   for (auto entry : {selftest::CheckEntry{"ok", ok}, {"noisy", noisy}, {"crash", crash}, {"hang", hang},
                      {"hang_with_grandchild", hang_with_grandchild}, {"exit3", exit3}, {"no_result", no_result},
                      {"bad_status", bad_status}, {"failed", failed},
-                     {"cudnn_sdpa_bwd", cudnn_forward_and_backward}})
+                     {"cudnn_sdpa_bwd", cudnn_forward_and_backward}, {"phases_then_hang", phases_then_hang}, {"cuda", cuda}})
     checks.push_back(entry);
   return selftest::child_main(argv[2], argv[3], checks);
 }

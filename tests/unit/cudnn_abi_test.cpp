@@ -48,6 +48,13 @@ TEST(CudnnAbi, DeclaredValuesMatchCudnnGraphHeader) {
 
   const std::map<std::string, int> declared = {
       {"CUDNN_BACKEND_POINTWISE_DESCRIPTOR", c::k_pointwise_descriptor},
+      {"CUDNN_BACKEND_ENGINE_DESCRIPTOR", c::k_engine_descriptor},
+      {"CUDNN_TYPE_BEHAVIOR_NOTE", c::k_type_behavior_note},
+      {"CUDNN_POINTWISE_CMP_GT", c::k_pw_cmp_gt},
+      {"CUDNN_ATTR_ENGINECFG_ENGINE", c::k_attr_enginecfg_engine},
+      {"CUDNN_ATTR_ENGINE_GLOBAL_INDEX", c::k_attr_engine_global_index},
+      {"CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE", c::k_attr_engine_behavior_note},
+      {"CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION", c::k_behavior_note_runtime_compilation},
       {"CUDNN_BACKEND_ENGINECFG_DESCRIPTOR", c::k_enginecfg_descriptor},
       {"CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR", c::k_engineheur_descriptor},
       {"CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR", c::k_execution_plan_descriptor},

@@ -109,6 +109,46 @@ struct BadCase {
   std::string_view hint_part;
 };
 
+TEST(RulesCheck, Arithmetic) {
+  for (std::string_view ok :
+       {"workload.head_dim_qk % 8 == 0", "workload.max_seqlen_q % 64 != 0 or workload.max_seqlen_kv % 64 != 0",
+        "max(workload.head_dim_qk, workload.head_dim_v) > 256", "min(workload.head_dim_qk, 128) == 128",
+        "workload.head_dim_qk + 7 <= 256", "workload.num_heads * workload.head_dim_qk * workload.max_seqlen_q > 2147483647",
+        "gpu.sm % 10 == 0", "2 * workload.head_dim_v == workload.head_dim_qk"}) {
+    EXPECT_TRUE(errors_of(ok).empty()) << ok << ": " << (errors_of(ok).empty() ? "" : errors_of(ok)[0].message);
+  }
+  const BadCase cases[] = {
+      {"workload.head_dim_qk % 8", 0, "not a condition", "% 8 == 0"},
+      {"cudnn.version % 2 == 0", 0, "arithmetic is on integers", ""},
+      {"workload.attention_dropout * 2 > 1", 0, "arithmetic is on integers", ""},
+      {"workload.head_dim_qk % 8.5 == 0", 23, "not an integer", ""},
+      {"8 % 2 == 0", 0, "two literals", ""},
+      {"max(workload.head_dim_qk) > 1", 0, "takes two integers", ""},
+      {"max(workload.head_dim_qk, 2)", 0, "not a condition", ""},
+  };
+  for (const auto& c : cases) {
+    auto errors = errors_of(c.condition);
+    ASSERT_FALSE(errors.empty()) << c.condition;
+    EXPECT_EQ(errors[0].offset, c.offset) << c.condition << ": " << errors[0].message;
+    EXPECT_NE(errors[0].message.find(c.message_part), std::string::npos) << c.condition << ": " << errors[0].message;
+    EXPECT_NE(errors[0].hint.find(c.hint_part), std::string::npos) << c.condition << ": " << errors[0].hint;
+  }
+}
+
+TEST(RulesEvaluate, Arithmetic) {
+  auto node = facts_of({"gpu.sm=90", "gpu.count=1"});
+  EXPECT_TRUE(fires("gpu.sm % 10 == 0", node));
+  EXPECT_FALSE(fires("gpu.sm % 7 == 0", node));
+  EXPECT_TRUE(fires("gpu.sm + 10 == 100", node));
+  EXPECT_TRUE(fires("gpu.sm * 2 + 1 == 181", node));  // * before +
+  EXPECT_TRUE(fires("1 + gpu.sm * 2 == 181", node));
+  EXPECT_TRUE(fires("max(gpu.sm, 100) == 100 and min(gpu.sm, 100) == 90", node));
+  EXPECT_FALSE(fires("gpu.sm % 0 == 0", node));           // % 0 is absent: the comparison is false
+  EXPECT_FALSE(fires("gpu.sm % 0 != 0", node));
+  EXPECT_FALSE(fires("gpu[3].sm % 10 == 0", node));       // an absent fact makes the value absent
+}
+
+
 TEST(RulesCheck, Errors) {
   const BadCase cases[] = {
       {"cudnn.verison < 9.3", 0, "unknown fact 'cudnn.verison'", "cudnn.version"},

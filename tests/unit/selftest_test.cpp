@@ -1,9 +1,13 @@
 // The self-test without a GPU: the runner against children that crash, hang, exit non-zero or
-// print noise; NVRTC compiling for sm_80/sm_90 with the toolkit's real libnvrtc; the cuDNN SDPA
-// graph's operations finalized by the real libcudnn; layouts, conversions, the reference; facts.
+// print noise; the phase protocol (a timeout names its phase); NVRTC compiling for sm_80/sm_90
+// with the toolkit's real libnvrtc, the GPU reference's kernels included; the cuDNN SDPA graph's
+// operations finalized by the real libcudnn (sliding windows too); layouts, conversions, the host
+// reference; the shape budget; facts.
 #include "gpuapi/cudnn.hpp"
 #include "gpuapi/te_attention.hpp"
+#include "selftest/budget.hpp"
 #include "selftest/checks.hpp"
+#include "selftest/reference.hpp"
 #include "selftest/sdpa.hpp"
 #include "selftest/sdpa_graph.hpp"
 
@@ -12,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <unistd.h>
 
 namespace {
 
@@ -265,11 +270,11 @@ TEST(TeSelector, SignatureRangesAndRefusals) {
 
 TEST(Facts, FoldedPerCheck) {
   selftest::Results r;
-  r.outcomes.push_back({"cudnn_sdpa", "a", "ok", "", 1.0, Json{{"status", "ok"}, {"max_abs_err", 0.01}}});
-  r.outcomes.push_back({"cudnn_sdpa", "b", "failed", "No valid execution plans built", 2.0,
-                        Json{{"status", "failed"}, {"stage", "plan"}, {"max_abs_err", 0.002}}});
-  r.outcomes.push_back({"nccl", "NCCL", "skipped", "no GPU", 0.1, Json{{"status", "skipped"}}});
-  r.outcomes.push_back({"nvrtc", "NVRTC", "ok", "", 0.3, Json{{"status", "ok"}, {"cuda_major", 13}}});
+  r.outcomes.push_back({"cudnn_sdpa", "a", "ok", "", 1.0, 0, Json{{"status", "ok"}, {"max_abs_err", 0.01}}, "", false, {}});
+  r.outcomes.push_back({"cudnn_sdpa", "b", "failed", "No valid execution plans built", 2.0, 0,
+                        Json{{"status", "failed"}, {"stage", "plan"}, {"max_abs_err", 0.002}}, "", false, {}});
+  r.outcomes.push_back({"nccl", "NCCL", "skipped", "no GPU", 0.1, 0, Json{{"status", "skipped"}}, "", false, {}});
+  r.outcomes.push_back({"nvrtc", "NVRTC", "ok", "", 0.3, 0, Json{{"status", "ok"}, {"cuda_major", 13}}, "", false, {}});
   model::Facts facts;
   selftest::add_facts(r, facts);
   EXPECT_EQ(facts.get_bool("selftest.cudnn_sdpa.ok"), false);
@@ -403,3 +408,373 @@ TEST(CudnnReasons, KeepsTheDistinctSpecificReasons) {
   EXPECT_EQ(selftest::cudnn_reasons("plain text"), "plain text");
   EXPECT_EQ(selftest::cudnn_reasons(""), "");
 }
+
+// The phase protocol (phases.hpp): what the child reported before it hung or crashed names where.
+namespace {
+
+TEST(Phases, StreamParsesEventsPartsAndTheResult) {
+  std::string out =
+      "{\"event\":\"begin\",\"phase\":\"load\",\"what\":\"cuDNN\",\"t\":0.01}\n"
+      "{\"event\":\"begin\",\"phase\":\"init\",\"what\":\"cuInit\",\"t\":0.02}\n"
+      "{\"event\":\"end\",\"phase\":\"load\",\"what\":\"cuDNN\",\"t\":0.21}\n"
+      "{\"event\":\"begin\",\"phase\":\"plan\",\"what\":\"backward\",\"t\":0.30}\n"
+      "{\"event\":\"part\",\"name\":\"forward\",\"t\":0.9,\"result\":{\"status\":\"ok\",\"max_abs_err\":0.001}}\n";
+  auto stream = selftest::parse_child_stream(out);
+  ASSERT_EQ(stream.phases.size(), 3u);
+  EXPECT_FALSE(stream.phases[0].open);
+  EXPECT_NEAR(stream.phases[0].seconds, 0.20, 1e-9);
+  EXPECT_TRUE(stream.phases[1].open);
+  ASSERT_NE(stream.current(), nullptr);
+  EXPECT_EQ(stream.current()->phase, "plan") << "the open phase begun last";
+  EXPECT_EQ(stream.open_phases(), "init (cuInit), plan (backward)");
+  ASSERT_NE(stream.part("forward"), nullptr);
+  EXPECT_EQ(stream.part("forward")->result["max_abs_err"], 0.001);
+  EXPECT_EQ(stream.part("forward")->t, 0.9);
+  EXPECT_FALSE(stream.result);
+  auto finished = selftest::parse_child_stream(out + "{\"event\":\"end\",\"phase\":\"plan\",\"what\":\"backward\",\"t\":1}\nnot json\n{\"status\":\"ok\"}\n");
+  ASSERT_TRUE(finished.result);
+  EXPECT_EQ((*finished.result)["status"], "ok");
+  EXPECT_EQ(finished.malformed, "not json");
+  EXPECT_EQ(finished.current()->phase, "init");
+}
+
+TEST(Phases, ProgressWritesOneLinePerEventAndSumsRepeatedPhases) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  {
+    selftest::Progress progress(fds[1]);
+    {
+      auto a = progress.phase("execute", "forward");
+    }
+    {
+      auto b = progress.phase("execute", "forward");
+      b.end();
+    }
+    progress.part("forward", Json{{"status", "ok"}});
+    EXPECT_TRUE(progress.seconds().contains("execute forward"));
+    EXPECT_EQ(progress.seconds().size(), 1u);
+  }
+  ::close(fds[1]);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  auto stream = selftest::parse_child_stream(text);
+  EXPECT_EQ(stream.phases.size(), 2u);
+  EXPECT_EQ(stream.current(), nullptr);
+  EXPECT_NE(stream.part("forward"), nullptr);
+}
+
+TEST(Runner, TimeoutNamesThePhaseItHappenedIn) {
+  auto o = selftest::run_check(fake(std::chrono::milliseconds(600)), "phases_then_hang", Json{{"phase", "reference"}});
+  EXPECT_EQ(o.status, "error");
+  EXPECT_TRUE(o.timed_out);
+  EXPECT_EQ(o.phase, "reference");
+  EXPECT_NE(o.error.find("timed out after"), std::string::npos) << o.error;
+  EXPECT_NE(o.error.find("during reference (forward)"), std::string::npos) << o.error;
+  ASSERT_EQ(o.phases.size(), 3u);
+  EXPECT_EQ(o.phases[1].name(), "plan forward");
+  EXPECT_FALSE(o.phases[1].open);
+  EXPECT_TRUE(o.phases[2].open);
+  EXPECT_GT(o.phases[2].seconds, 0.3) << "an open phase lasts until the kill";
+
+  // Two phases open at once (threads): the one begun last is where the child was.
+  auto both = selftest::run_check(fake(std::chrono::milliseconds(600)), "phases_then_hang", Json{{"phase", "plan"}, {"beside", "compile"}});
+  EXPECT_EQ(both.phase, "plan");
+  EXPECT_NE(both.error.find("during compile, plan (forward)"), std::string::npos) << both.error;
+}
+
+TEST(Runner, CrashNamesThePhaseAndIsNoTimeout) {
+  auto o = selftest::run_check(fake(), "phases_then_hang", Json{{"phase", "execute"}, {"crash", true}});
+  EXPECT_EQ(o.status, "error");
+  EXPECT_FALSE(o.timed_out);
+  EXPECT_EQ(o.phase, "execute");
+  EXPECT_NE(o.error.find("signal 11"), std::string::npos) << o.error;
+}
+
+TEST(Phases, OnlyPlanAndExecuteAreCudnnsToHangIn) {
+  EXPECT_TRUE(selftest::is_cudnn_plan_or_execute("plan"));
+  EXPECT_TRUE(selftest::is_cudnn_plan_or_execute("execute"));
+  for (const char* other : {"reference", "compare", "init", "load", "graph", ""}) EXPECT_FALSE(selftest::is_cudnn_plan_or_execute(other)) << other;
+  EXPECT_TRUE(selftest::is_cudnn_call("graph"));
+  EXPECT_FALSE(selftest::is_cudnn_call("reference"));
+}
+
+// A hang in the backward's plan, after the forward was streamed: the forward stands, the backward
+// is the timeout, and the facts say where it hung.
+TEST(ForwardAndBackward, HangInTheBackwardPlanKeepsTheForward) {
+  auto outcomes = selftest::run_forward_and_backward(fake(std::chrono::milliseconds(600)), Json{{"fake", "hang_in_backward_plan"}}, "d128");
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_EQ(outcomes[0].check, "cudnn_sdpa");
+  EXPECT_EQ(outcomes[0].status, "ok");
+  EXPECT_EQ(outcomes[0].result["max_abs_err"], 0.004);
+  EXPECT_EQ(outcomes[1].check, "cudnn_sdpa_bwd");
+  EXPECT_EQ(outcomes[1].status, "error");
+  EXPECT_EQ(outcomes[1].phase, "plan");
+  EXPECT_TRUE(outcomes[1].timed_out);
+  selftest::Results r{outcomes};
+  model::Facts facts;
+  selftest::add_facts(r, facts);
+  EXPECT_EQ(facts.get_string("selftest.cudnn_sdpa.status"), "ok");
+  EXPECT_EQ(facts.get_string("selftest.cudnn_sdpa_bwd.status"), "error");
+  EXPECT_EQ(facts.get_string("selftest.cudnn_sdpa_bwd.phase"), "plan");
+  EXPECT_EQ(facts.get_bool("selftest.cudnn_sdpa_bwd.timed_out"), true);
+  auto replayed = model::Facts::from_json(facts.to_json(), "selftest facts");
+  EXPECT_TRUE(replayed) << (replayed ? "" : replayed.error().message);
+}
+
+TEST(ForwardAndBackward, HangInTheReferenceIsFactsWithoutACudnnPhase) {
+  auto outcomes = selftest::run_forward_and_backward(fake(std::chrono::milliseconds(600)), Json{{"fake", "x"}}, "d128");
+  // An unknown fake answers status "error" in its result: not a timeout, no phase.
+  ASSERT_EQ(outcomes.size(), 1u);
+  auto hung = selftest::run_check(fake(std::chrono::milliseconds(600)), "phases_then_hang", Json{{"phase", "reference"}});
+  selftest::Results r{{hung}};
+  r.outcomes[0].check = "cudnn_sdpa";
+  model::Facts facts;
+  selftest::add_facts(r, facts);
+  EXPECT_EQ(facts.get_string("selftest.cudnn_sdpa.phase"), "reference");
+  EXPECT_EQ(facts.get_bool("selftest.cudnn_sdpa.timed_out"), true);
+  EXPECT_EQ(facts.get_string("selftest.cudnn_sdpa.stage"), "child");
+}
+
+} // namespace
+
+// The shape budget (budget.hpp): memory, chunks, scaling, time.
+namespace {
+
+selftest::SdpaShape deepseek_v3() {
+  selftest::SdpaShape s;
+  s.batch = 1, s.heads = s.kv_heads = 128, s.seq_q = s.seq_kv = 8192, s.dim_qk = 192, s.dim_v = 128, s.causal = true;
+  return s;
+}
+
+TEST(Budget, KeptPairsFollowTheMask) {
+  selftest::SdpaShape s;
+  s.seq_q = s.seq_kv = 4;
+  EXPECT_EQ(selftest::kept_pairs(s), 16);
+  s.causal = true;
+  EXPECT_EQ(selftest::kept_pairs(s), 10);
+  s.window_left = 1; // keys i-1 and i
+  EXPECT_EQ(selftest::kept_pairs(s), 7);
+  s.causal = false, s.window_left = 0, s.window_right = 1; // keys i and i+1
+  EXPECT_EQ(selftest::kept_pairs(s), 7);
+  s.window_left = s.window_right = -1;
+  s.seq_kv = 6, s.causal = true; // top-left: query i sees keys 0..i
+  EXPECT_EQ(selftest::kept_pairs(s), 10);
+}
+
+TEST(Budget, ChunksAreWholeHeadsWhenTheyFitElseRowsOf128) {
+  auto s = deepseek_v3();
+  auto whole = selftest::plan_chunks(s, std::int64_t{2} << 30);
+  EXPECT_EQ(whole.rows, 8192);
+  EXPECT_EQ(whole.heads, 4); // 512 MiB of P and dS per head
+  EXPECT_LE(whole.scratch_bytes(), std::int64_t{2} << 30);
+  auto rows = selftest::plan_chunks(s, std::int64_t{64} << 20);
+  EXPECT_EQ(rows.heads, 1);
+  EXPECT_EQ(rows.rows, 1024);
+  EXPECT_LE(rows.scratch_bytes(), std::int64_t{64} << 20);
+  s.seq_q = s.seq_kv = 1 << 20; // 1M keys: one row block of 128 is the least
+  EXPECT_EQ(selftest::plan_chunks(s, std::int64_t{64} << 20).rows, 128);
+  EXPECT_EQ(selftest::scratch_budget(std::int64_t{80} << 30), std::int64_t{2} << 30);
+  EXPECT_EQ(selftest::scratch_budget(std::int64_t{1} << 30), std::int64_t{128} << 20);
+}
+
+TEST(Budget, TheWholeWorkloadWhenItFitsElseBatchThenSeqlenScaledAndSaid) {
+  const std::int64_t gib = std::int64_t{1} << 30;
+  auto s = deepseek_v3();
+  auto need = selftest::memory_need(s, 80 * gib);
+  EXPECT_GT(need.total(), 5 * gib); // 0.4 GiB of Q alone, fp32 dQ and accumulator 0.8 GiB each, ...
+  EXPECT_LT(need.total(), 12 * gib);
+  auto fit = selftest::fit_to_memory(s, 79 * gib);
+  EXPECT_TRUE(fit.fits);
+  EXPECT_FALSE(fit.scaled);
+  EXPECT_TRUE(fit.note.empty());
+  EXPECT_EQ(fit.shape.seq_q, 8192);
+
+  s.batch = 16; // 16 x as much: too much for 40 GiB, batch goes first
+  auto batch = selftest::fit_to_memory(s, 40 * gib);
+  EXPECT_TRUE(batch.fits);
+  EXPECT_TRUE(batch.scaled);
+  EXPECT_LT(batch.shape.batch, 16);
+  EXPECT_GE(batch.shape.batch, 1);
+  EXPECT_EQ(batch.shape.seq_q, 8192) << "the sequence is kept while the batch can shrink";
+  EXPECT_NE(batch.note.find("instead of batch 16"), std::string::npos) << batch.note;
+  EXPECT_LE(batch.need.total(), 40 * gib);
+
+  auto seq = selftest::fit_to_memory(deepseek_v3(), 4 * gib);
+  EXPECT_TRUE(seq.fits);
+  EXPECT_EQ(seq.shape.batch, 1);
+  EXPECT_LT(seq.shape.seq_q, 8192);
+  EXPECT_EQ(seq.shape.seq_q, seq.shape.seq_kv);
+  EXPECT_NE(seq.note.find("does not fit"), std::string::npos) << seq.note;
+
+  auto none = selftest::fit_to_memory(deepseek_v3(), gib / 2);
+  EXPECT_FALSE(none.fits);
+  EXPECT_NE(none.note.find("does not fit even"), std::string::npos) << none.note;
+}
+
+TEST(Budget, TimeoutGrowsWithTheShapesWork) {
+  selftest::SdpaShape small; // the default workload's size
+  small.seq_q = small.seq_kv = 512, small.dim_qk = small.dim_v = 128, small.causal = true;
+  auto base = selftest::shape_timeout(small);
+  EXPECT_GE(base, selftest::k_default_timeout);
+  EXPECT_LT(base, selftest::k_default_timeout + std::chrono::seconds(2));
+  auto ds = selftest::shape_timeout(deepseek_v3());
+  EXPECT_GT(ds, selftest::k_default_timeout + std::chrono::seconds(5)); // ~10 TFLOP of fp32 reference
+  EXPECT_LT(ds, std::chrono::seconds(300));
+  auto longer = deepseek_v3();
+  longer.seq_q = longer.seq_kv = 32768;
+  EXPECT_GT(selftest::shape_timeout(longer), ds);
+  EXPECT_GT(selftest::reference_flops(deepseek_v3()), 5 * selftest::cudnn_forward_flops(deepseek_v3()) / 2);
+}
+
+} // namespace
+
+// The GPU reference's kernels compile with the toolkit's NVRTC without a GPU, and their host
+// counterparts agree with the masks.
+namespace {
+
+TEST(Reference, KernelsCompileForSm80AndSm90) {
+  std::string path = toolkit_library("libnvrtc.so");
+  if (path.empty()) GTEST_SKIP() << "no CUDA toolkit NVRTC on this machine";
+  auto nvrtc = gpuapi::Nvrtc::load(std::vector<std::string>{path});
+  ASSERT_TRUE(nvrtc) << nvrtc.error().message;
+  for (auto [sm, kernel] : {std::pair{80, selftest::ReferenceKernel::tiled}, {90, selftest::ReferenceKernel::tiled},
+                            {90, selftest::ReferenceKernel::simple}}) {
+    auto cubin = selftest::compile_reference(*nvrtc, sm, kernel);
+    ASSERT_TRUE(cubin) << cubin.error().message;
+    ASSERT_GT(cubin->size(), 1000u);
+    EXPECT_EQ(std::string(cubin->data(), 4), "\x7f" "ELF");
+    std::string image(cubin->begin(), cubin->end());
+    for (const char* name : {"nvte_ref_gemm", "nvte_ref_softmax", "nvte_ref_rowdot", "nvte_ref_dsoftmax", "nvte_ref_fill", "nvte_ref_compare"})
+      EXPECT_NE(image.find(name), std::string::npos) << name << " for sm_" << sm;
+  }
+}
+
+TEST(Reference, TheSimpleProductForSmallShapesOnly) {
+  selftest::SdpaShape small;
+  small.batch = 2, small.heads = small.kv_heads = 16, small.seq_q = small.seq_kv = 512, small.dim_qk = small.dim_v = 128, small.causal = true;
+  EXPECT_EQ(selftest::reference_kernel_for(small), selftest::ReferenceKernel::simple); // the default workload: 7.5 GFLOP
+  EXPECT_EQ(selftest::reference_kernel_for(deepseek_v3()), selftest::ReferenceKernel::tiled);
+  EXPECT_NE(selftest::reference_source(selftest::ReferenceKernel::simple), selftest::reference_source(selftest::ReferenceKernel::tiled));
+}
+
+TEST(Reference, InputsAreExactInBothHalfFormats) {
+  bool negative = false, positive = false;
+  for (std::uint64_t i = 0; i < 4096; ++i) {
+    float v = selftest::input_value(selftest::k_seed_inputs, i);
+    ASSERT_GE(v, -1.0f);
+    ASSERT_LT(v, 1.0f);
+    EXPECT_EQ(v * 256.0f, std::floor(v * 256.0f));
+    EXPECT_EQ(selftest::from_bfloat16(selftest::to_bfloat16(v)), v);
+    EXPECT_EQ(selftest::from_half(selftest::to_half(v)), v);
+    negative = negative || v < -0.5f;
+    positive = positive || v > 0.5f;
+  }
+  EXPECT_TRUE(negative && positive);
+  EXPECT_NE(selftest::input_value(selftest::k_seed_inputs, 7), selftest::input_value(selftest::k_seed_d_o, 7));
+}
+
+TEST(Sdpa, SlidingWindowReferenceSeesOnlyTheWindow) {
+  selftest::SdpaShape s;
+  s.batch = 1, s.heads = s.kv_heads = 1, s.seq_q = s.seq_kv = 6, s.dim_qk = s.dim_v = 8, s.causal = true, s.window_left = 0;
+  auto l = selftest::make_layout(s);
+  ASSERT_TRUE(l);
+  auto buffers = selftest::make_inputs(s, *l);
+  auto out = selftest::reference_head(s, *l, buffers, 0, 0);
+  // A window of 0 keys to the left with a causal mask: every query sees only its own key.
+  for (int i = 0; i < 6; ++i)
+    for (int d = 0; d < 8; ++d)
+      EXPECT_FLOAT_EQ(out[static_cast<std::size_t>(i * 8 + d)], selftest::from_bfloat16(buffers[2][static_cast<std::size_t>(i * 8 + d)])) << i;
+  EXPECT_EQ(s.label(), "bf16 bshd_bshd_bshd b1 h1/1 s6 d8 causal window 0,0");
+  auto band = selftest::band_of(s);
+  EXPECT_TRUE(band.keeps(3, 3));
+  EXPECT_FALSE(band.keeps(3, 2));
+  EXPECT_FALSE(band.keeps(3, 4));
+}
+
+TEST(Sdpa, WindowArgumentsParse) {
+  auto s = selftest::parse_shape(Json{{"causal", true}, {"window_left", 4096}, {"window_right", 0}});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->window_left, 4096);
+  EXPECT_EQ(selftest::band_of(*s).lo, -4096);
+  EXPECT_EQ(selftest::band_of(*s).hi, 0);
+  EXPECT_FALSE(selftest::parse_shape(Json{{"window_left", -2}}));
+  EXPECT_FALSE(selftest::parse_shape(Json{{"window_left", "x"}}));
+  auto none = selftest::parse_shape(Json{{"window_left", -1}, {"window_right", -1}});
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(selftest::band_of(*none).bounded());
+}
+
+TEST(CudnnGraph, SlidingWindowOperationsFinalizeWithoutAGpu) {
+  std::string path = toolkit_library("libcudnn.so.9");
+  if (path.empty()) GTEST_SKIP() << "no cuDNN 9 in the CUDA toolkit on this machine";
+  auto cudnn = gpuapi::Cudnn::load(std::vector<std::string>{path});
+  ASSERT_TRUE(cudnn) << cudnn.error().message;
+  selftest::SdpaShape s;
+  s.layout = "bshd_bshd_bshd", s.causal = true, s.heads = 16, s.kv_heads = 4, s.dim_qk = s.dim_v = 128, s.window_left = 64;
+  auto l = selftest::make_layout(s);
+  ASSERT_TRUE(l);
+  selftest::SdpaGraph fwd(*cudnn);
+  auto built = fwd.build_operations(s, *l);
+  ASSERT_TRUE(built) << built.error().message;
+  EXPECT_EQ(fwd.operation_count(), 19u); // the causal graph's 14 and the left bound's 5
+  std::vector<std::int64_t> uids;
+  std::vector<void*> pointers;
+  selftest::MaskScalars values;
+  fwd.bind_scalars(values, uids, pointers);
+  EXPECT_EQ(uids, (std::vector<std::int64_t>{selftest::k_uid_neg_inf, selftest::k_uid_left_bound, selftest::k_uid_window_neg_inf}));
+  EXPECT_EQ(pointers[1], &values.left_bound);
+  selftest::SdpaGraph bwd(*cudnn);
+  auto back = bwd.build_backward_operations(s, *l, selftest::make_grad_layout(s, *l));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(bwd.operation_count(), 29u);
+  // A window's right side without a causal mask shifts the row index.
+  s.causal = false, s.window_left = 32, s.window_right = 16;
+  selftest::SdpaGraph both(*cudnn);
+  ASSERT_TRUE(both.build_operations(s, *l));
+  EXPECT_EQ(both.operation_count(), 10u + 5u + 5u);
+}
+
+} // namespace
+
+// The cuda child: driver, NVRTC and NCCL in one process, three outcomes from its parts.
+namespace {
+
+TEST(CudaChild, ThreeOutcomesFromOneChild) {
+  auto outcomes = selftest::run_cuda_checks(fake(), Json::object(), Json::object());
+  ASSERT_EQ(outcomes.size(), 3u);
+  EXPECT_EQ(outcomes[0].check, "driver");
+  EXPECT_EQ(outcomes[1].check, "nvrtc");
+  EXPECT_EQ(outcomes[2].check, "nccl");
+  // Without a GPU (CI): the driver and NCCL say so, NVRTC still compiles; with one, all ok.
+  EXPECT_TRUE(outcomes[0].status == "skipped" || outcomes[0].status == "ok") << outcomes[0].error;
+  EXPECT_TRUE(outcomes[2].status == "skipped" || outcomes[2].status == "ok") << outcomes[2].error;
+  if (outcomes[0].status == "skipped") {
+    EXPECT_EQ(outcomes[0].error.rfind("no GPU", 0), 0u) << outcomes[0].error;
+  }
+  EXPECT_NE(outcomes[1].status, "error") << outcomes[1].error;
+}
+
+TEST(CudaChild, ACrashInNcclKeepsTheDriverAndNvrtcAnswers) {
+  auto outcomes = selftest::run_cuda_checks(fake(), Json::object(), Json{{"fake", "crash_in_comm"}});
+  ASSERT_EQ(outcomes.size(), 3u);
+  EXPECT_EQ(outcomes[0].status, "ok");
+  EXPECT_EQ(outcomes[0].result["gpu_count"], 1);
+  EXPECT_GE(outcomes[0].seconds, 0.1) << "the driver's part came after the fake's 0.1 s";
+  EXPECT_LT(outcomes[0].seconds, 2.0);
+  EXPECT_EQ(outcomes[1].status, "ok");
+  EXPECT_EQ(outcomes[2].check, "nccl");
+  EXPECT_EQ(outcomes[2].status, "error");
+  EXPECT_EQ(outcomes[2].phase, "comm");
+  EXPECT_NE(outcomes[2].error.find("signal 11"), std::string::npos) << outcomes[2].error;
+
+  auto early = selftest::run_cuda_checks(fake(), Json::object(), Json{{"fake", "crash_before_nvrtc"}});
+  ASSERT_EQ(early.size(), 3u);
+  EXPECT_EQ(early[0].status, "ok");
+  EXPECT_EQ(early[1].status, "error") << "NVRTC never answered: the child's end is its";
+  EXPECT_EQ(early[1].phase, "compile");
+  EXPECT_EQ(early[2].status, "error");
+}
+
+} // namespace

@@ -84,7 +84,7 @@ TEST(WorkloadExplain, DeepSeekV3ConfigOnA100Te23IsIncident1) {
 
   auto ex = rules::explain(shipped_rules(), incident_1_node(true), hf->front());
   EXPECT_FALSE(ex.selected.has_value());
-  EXPECT_TRUE(has_reason(ex.backends["fused_attention"], "fused-attention-head-dim-sm80-mla"));
+  EXPECT_TRUE(has_reason(ex.backends["fused_attention"], "cudnn-f16-head-dim-te-1x"));
   EXPECT_TRUE(has_reason(ex.backends["flash_attention"], "flash-attention-disabled-by-env"));
   EXPECT_TRUE(has_reason(ex.backends["unfused_attention"], "unfused-attention-disabled-by-env"));
 
@@ -147,7 +147,7 @@ TEST(WorkloadExplain, GptOssSinksNeedCudnn9131ForFusedAttention) {
   for (auto& [name, e] : a100) {
     SCOPED_TRACE(name);
     EXPECT_EQ(selected(e), "UnfusedDotProductAttention"); // cuDNN 9.10.2 < 9.13.1, no FlashAttention for sinks
-    EXPECT_TRUE(has_reason(e.backends["fused_attention"], "fused-attention-softmax-cudnn"));
+    EXPECT_TRUE(has_reason(e.backends["fused_attention"], "cudnn-f16-softmax-type"));
     EXPECT_TRUE(has_reason(e.backends["flash_attention"], "flash-attention-softmax-type"));
   }
 }

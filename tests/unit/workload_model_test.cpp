@@ -52,3 +52,46 @@ TEST(WorkloadModel, InvalidValuesAreClearErrors) {
   EXPECT_FALSE(window.set_text("window_size", "128").ok());
   EXPECT_TRUE(window.set_text("window_size", "128,0").ok());
 }
+
+TEST(WorkloadModel, BhsdAndMixedLayoutsGiveTheirFormats) {
+  Workload w;
+  ASSERT_TRUE(w.set_text("qkv_layout", "bhsd_bhsd_bhsd").ok());
+  ASSERT_TRUE(w.complete().ok()) << "bhsd (TE 2.15+) is a format";
+  EXPECT_EQ(w.get("qkv_format")->as_string(), "bhsd");
+  Workload mixed;
+  ASSERT_TRUE(mixed.set_text("qkv_layout", "thd_bshd_bshd").ok());
+  ASSERT_TRUE(mixed.complete().ok());
+  EXPECT_EQ(mixed.get("qkv_format")->as_string(), "thd_2bshd");
+}
+
+// What DotProductAttention hands get_attention_backend, not AttentionParams' field defaults.
+TEST(WorkloadModel, DerivedAsDotProductAttentionPassesThem) {
+  Workload none;
+  ASSERT_TRUE(none.complete().ok());
+  EXPECT_FALSE(none.get("core_attention_bias_requires_grad")->as_bool()) << "no bias tensor, no gradient";
+  Workload bias;
+  ASSERT_TRUE(bias.set_text("core_attention_bias_type", "post_scale_bias").ok());
+  ASSERT_TRUE(bias.complete().ok());
+  EXPECT_TRUE(bias.get("core_attention_bias_requires_grad")->as_bool());
+
+  Workload causal;
+  ASSERT_TRUE(causal.set_text("attn_mask_type", "causal").ok());
+  ASSERT_TRUE(causal.set_text("bottom_right_diagonal", "true").ok());
+  ASSERT_TRUE(causal.complete().ok());
+  EXPECT_FALSE(causal.get("bottom_right_diagonal")->as_bool()) << "top-left causal mask";
+  ASSERT_EQ(causal.notes.size(), 1u);
+  EXPECT_NE(causal.notes[0].find("as DotProductAttention does"), std::string::npos);
+
+  Workload bottom_right;
+  ASSERT_TRUE(bottom_right.set_text("attn_mask_type", "padding_causal_bottom_right").ok());
+  ASSERT_TRUE(bottom_right.set_text("bottom_right_diagonal", "false").ok());
+  ASSERT_TRUE(bottom_right.complete().ok());
+  EXPECT_TRUE(bottom_right.get("bottom_right_diagonal")->as_bool());
+
+  Workload free;
+  ASSERT_TRUE(free.set_text("attn_mask_type", "no_mask").ok());
+  ASSERT_TRUE(free.set_text("bottom_right_diagonal", "false").ok());
+  ASSERT_TRUE(free.complete().ok());
+  EXPECT_FALSE(free.get("bottom_right_diagonal")->as_bool()) << "no_mask keeps the user's alignment";
+  EXPECT_TRUE(free.notes.empty());
+}

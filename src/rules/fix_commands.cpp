@@ -1,0 +1,370 @@
+#include "rules/fix_commands.hpp"
+
+#include "rules/templates.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+
+namespace rules::detail {
+
+namespace {
+
+class FactsScope final : public Scope {
+public:
+  explicit FactsScope(const model::Facts& facts) : m_facts(facts) {}
+  const model::Value* get(std::string_view name) const override { return m_facts.get(name); }
+  std::size_t count(std::string_view collection) const override { return m_facts.count(collection); }
+
+private:
+  const model::Facts& m_facts;
+};
+
+std::string fact_label(std::string_view fact) {
+  if (fact == "cudnn.version") return "cuDNN";
+  if (fact == "nccl.version") return "NCCL";
+  if (fact == "te.version") return "TransformerEngine";
+  if (fact == "flash_attn.version") return "flash-attn";
+  if (fact == "flash_attn_3.version") return "flash-attn 3";
+  if (fact == "flash_attn_4.version") return "flash-attn 4";
+  return std::string(fact);
+}
+
+std::string gpu_label(std::string_view sm) {
+  if (sm == "80") return "an sm80 GPU (Ampere, e.g. A100)";
+  if (sm == "90") return "an sm90 GPU (Hopper, e.g. H100)";
+  if (sm == "100") return "an sm100 GPU (Blackwell, e.g. B200)";
+  return "an sm" + std::string(sm) + " GPU";
+}
+
+bool is_te_argument(std::string_view key) { return key == "cp_comm_type" || key == "attn_input_format" || key == "qkv_interleaved"; }
+
+std::string change_label(const Change& c) {
+  switch (c.kind) {
+  case ChangeKind::env: return c.value ? "export " + c.name + "=" + *c.value : "unset " + c.name;
+  case ChangeKind::workload: return c.name + "=" + c.value.value_or("");
+  case ChangeKind::package: return fact_label(c.package->fact) + " " + c.release->version.to_string();
+  case ChangeKind::gpu: return gpu_label(c.value.value_or(""));
+  }
+  return {};
+}
+
+// Splits a command into its `&&` / `;` parts and each part into shell words (quotes removed).
+std::vector<std::vector<std::string>> shell_parts(const std::string& command) {
+  std::vector<std::vector<std::string>> parts(1);
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  auto end_word = [&] {
+    if (in_word) parts.back().push_back(word);
+    word.clear();
+    in_word = false;
+  };
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    char c = command[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      else word += c;
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < command.size()) {
+      word += command[++i];
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      end_word();
+    } else if (c == ';' || (c == '&' && i + 1 < command.size() && command[i + 1] == '&')) {
+      end_word();
+      if (c == '&') ++i;
+      parts.emplace_back();
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  end_word();
+  std::erase_if(parts, [](const auto& p) { return p.empty(); });
+  return parts;
+}
+
+long version_step(const model::Version& from, const model::Version& to) {
+  long step = 0;
+  long weight = 1000000;
+  for (std::size_t i = 0; i < 3; ++i, weight /= 100) step += std::abs(to.component(i) - from.component(i)) * weight;
+  return step + std::abs(to.component(3) - from.component(3)) / 1000;
+}
+
+} // namespace
+
+NodeAbi node_abi(const model::Facts& facts) {
+  NodeAbi node;
+  for (std::string_view name : {"torch.cuda_version", "cuda.runtime_version", "driver.cuda_version"}) {
+    if (auto v = facts.get_version(name)) {
+      node.cuda_major = v->major();
+      break;
+    }
+  }
+  if (node.cuda_major <= 0) node.cuda_major = 12; // as pip_install(): the wheels most installs use
+  node.python = facts.get_version("python.version");
+  node.torch = facts.get_version("torch.version");
+  return node;
+}
+
+bool apply_change(const Change& c, model::Facts& facts, model::Workload& workload, std::string& why_not) {
+  switch (c.kind) {
+  case ChangeKind::env:
+    if (c.value) facts.set("env." + c.name, model::Value(*c.value));
+    else facts.erase("env." + c.name);
+    return true;
+  case ChangeKind::workload: {
+    auto r = workload.set_text(c.name, c.value.value_or(""));
+    if (!r) {
+      why_not = r.error().message;
+      return false;
+    }
+    if (c.name == "qkv_format") {
+      const std::string& f = *c.value;
+      (void)workload.set_text("qkv_layout", f == "thd" ? "thd_thd_thd" : f + "_" + f + "_" + f);
+    }
+    if (c.name == "qkv_dtype" && *c.value != "fp8") (void)workload.set_text("fp8_dpa", "false");
+    return true;
+  }
+  case ChangeKind::package: {
+    const model::Version& v = c.release->version;
+    facts.set(c.package->fact, v);
+    if (!c.package->library.empty()) {
+      const std::string& lib = c.package->library;
+      auto site = facts.get_string("python.site_packages");
+      if (site) {
+        std::string path = *site + "/nvidia/" + lib + "/lib/lib" + lib + ".so." + std::to_string(v.major());
+        std::size_t n = facts.count(lib + ".copies"), at = n;
+        for (std::size_t i = 0; i < n; ++i)
+          if (facts.get_string(lib + ".copies[" + std::to_string(i) + "].path") == path) at = i;
+        std::string base = lib + ".copies[" + std::to_string(at) + "]";
+        facts.set(base + ".path", path);
+        facts.set(base + ".version", v);
+        facts.set(base + ".source", "site_packages");
+        for (std::string consumer : {"torch.", "te."})
+          if (facts.get_string(consumer + lib + ".path") == path) facts.set(consumer + lib + ".version", v);
+        facts.set(lib + ".path", path);
+      }
+    }
+    facts.derive();
+    return true;
+  }
+  case ChangeKind::gpu: {
+    long sm = std::atol(c.value.value_or("0").c_str());
+    auto r = facts.apply_override("gpu.compute_capability=" + std::to_string(sm / 10) + "." + std::to_string(sm % 10));
+    if (!r) {
+      why_not = r.error().message;
+      return false;
+    }
+    for (std::size_t i = 0, n = facts.count("gpu"); i < n; ++i) facts.set("gpu[" + std::to_string(i) + "].sm", model::Value(sm));
+    facts.derive();
+    return true;
+  }
+  }
+  return false;
+}
+
+std::vector<Change> load_order_steps(const model::Facts& facts, const std::string& library) {
+  std::vector<Change> steps;
+  auto site = facts.get_string("python.site_packages");
+  if (library != "cudnn" || !site) return steps;
+  std::string wheel = *site + "/nvidia/cudnn";
+  if (facts.get_string("env.CUDNN_PATH") == wheel) return steps;
+  if (facts.has("env.CUDNN_HOME")) steps.push_back(Change{ChangeKind::env, "CUDNN_HOME", std::nullopt, nullptr, nullptr});
+  steps.push_back(Change{ChangeKind::env, "CUDNN_PATH", wheel, nullptr, nullptr});
+  return steps;
+}
+
+model::Fix render_changes(const std::vector<Change>& changes, const model::Facts& facts) {
+  FactsScope scope(facts);
+  NodeAbi node = node_abi(facts);
+  model::Fix fix;
+  std::vector<std::string> commands, labels, notes;
+  int kind_rank = -1;
+  auto kind = [&](int rank, const char* name) {
+    if (rank > kind_rank) {
+      kind_rank = rank;
+      fix.kind = name;
+    }
+  };
+  bool install = false;
+  for (const auto& c : changes) {
+    switch (c.kind) {
+    case ChangeKind::env:
+      commands.push_back(c.value ? "export " + c.name + "=" + util::shell_quote(*c.value) : "unset " + c.name);
+      fix.changes.emplace_back("env." + c.name, c.value.value_or("(unset)"));
+      if (install && (c.name == "CUDNN_PATH" || c.name == "CUDNN_HOME")) {
+        notes.push_back(c.value ? "CUDNN_PATH makes TE load the wheel before the copy it finds first now (the load-order model, re-run with the wheel added)"
+                                : "CUDNN_HOME is searched before CUDNN_PATH");
+      } else {
+        labels.push_back(change_label(c));
+        kind(0, "env");
+      }
+      break;
+    case ChangeKind::workload:
+      fix.changes.emplace_back("workload." + c.name, c.value.value_or(""));
+      labels.push_back(change_label(c) + (is_te_argument(c.name) ? " in the TE call" : " in the workload"));
+      kind(1, "config");
+      break;
+    case ChangeKind::package: {
+      install = true;
+      std::string requirement = c.package->requirement;
+      if (auto at = requirement.find("{version}"); at != std::string::npos) requirement.replace(at, 9, c.release->version.to_string());
+      std::string command = python_command(scope) + " -m pip install";
+      for (const auto& flag : c.package->pip_flags) command += " " + util::shell_quote(flag);
+      commands.push_back(command + " " + util::shell_quote(requirement));
+      fix.changes.emplace_back(c.package->fact, c.release->version.to_string());
+      labels.push_back(change_label(c) + " (" + c.package->name + ")");
+      if (!prebuilt_for(*c.release, node) && !c.release->build_note.empty()) notes.push_back("no prebuilt wheel for this node: " + c.release->build_note);
+      else if (!c.package->note.empty()) notes.push_back(c.package->note);
+      kind(c.package->fact == "te.version" ? 3 : 2, c.package->fact == "te.version" ? "upgrade" : "pip");
+      break;
+    }
+    case ChangeKind::gpu:
+      fix.changes.emplace_back("gpu.sm", c.value.value_or(""));
+      labels.push_back(change_label(c));
+      kind(4, "hardware");
+      break;
+    }
+  }
+  fix.command = util::join(commands, " && ");
+  fix.description = "with " + util::join(labels, " and ");
+  if (!notes.empty()) fix.description += "; " + util::join(notes, "; ");
+  return fix;
+}
+
+Interpreted interpret_command(const std::string& command, const Catalog& catalog, const NodeAbi& node) {
+  Interpreted out;
+  auto fail = [&](std::string why) {
+    out.ok = false;
+    out.why_not = std::move(why);
+    out.changes.clear();
+    return out;
+  };
+  std::vector<std::string> labels;
+  bool only_path = true;
+  for (const auto& words : shell_parts(command)) {
+    if (words[0] == "unset" || words[0] == "export") {
+      for (std::size_t i = 1; i < words.size(); ++i) {
+        Change c{ChangeKind::env, words[i], std::nullopt, nullptr, nullptr};
+        if (words[0] == "export") {
+          auto eq = words[i].find('=');
+          if (eq == std::string::npos || eq == 0) return fail("`" + command + "` sets no value the model can apply");
+          c.name = words[i].substr(0, eq);
+          c.value = words[i].substr(eq + 1);
+          if (c.value->find('$') != std::string::npos) return fail("the value of " + c.name + " depends on the shell; the model cannot evaluate it");
+        }
+        if (c.name != "CUDNN_PATH" && c.name != "CUDNN_HOME") only_path = false;
+        labels.push_back(change_label(c));
+        out.changes.push_back(std::move(c));
+      }
+      continue;
+    }
+    only_path = false;
+    auto pip = std::find(words.begin(), words.end(), "pip");
+    if (pip == words.end()) pip = std::find(words.begin(), words.end(), "pip3");
+    if (pip == words.end() || pip + 1 == words.end())
+      return fail("the model re-evaluates pip installs of catalog packages, environment variables and workload settings, not `" +
+                  util::join(words, " ") + "`");
+    if (pip[1] != "install") return fail("`pip " + pip[1] + "` is not a change the model can apply");
+    for (auto it = pip + 2; it != words.end(); ++it) {
+      const std::string& word = *it;
+      if (word.starts_with("-")) {
+        if (word == "--index-url" || word == "-i" || word == "--extra-index-url" || word == "-f" || word == "--find-links" || word == "-c")
+          return fail("installs from another index (" + word + "), which the catalog does not describe");
+        continue;
+      }
+      std::size_t name_end = 0;
+      while (name_end < word.size() && (std::isalnum(static_cast<unsigned char>(word[name_end])) || word[name_end] == '-' ||
+                                        word[name_end] == '_' || word[name_end] == '.'))
+        ++name_end;
+      std::string name = word.substr(0, name_end);
+      std::string spec = word.substr(name_end);
+      if (!spec.empty() && spec[0] == '[') {
+        auto close = spec.find(']');
+        spec = close == std::string::npos ? "" : spec.substr(close + 1);
+      }
+      const Package* package = catalog.find(name);
+      if (!package) return fail("the catalog of published versions does not list " + name);
+      const PackageRelease* chosen = nullptr;
+      if (spec.starts_with("==") && spec.find(',') == std::string::npos && spec.find('*') == std::string::npos) {
+        auto v = model::Version::parse(spec.substr(2));
+        if (!v) return fail("cannot read the version in " + word);
+        for (const auto& r : package->releases)
+          if (r.version == *v) chosen = &r;
+        if (!chosen) return fail(package->name + " " + v->to_string() + " is not a release the catalog lists as published");
+        if (!installs_on(*chosen, node)) return fail(package->name + " " + v->to_string() + " is not built for this node's CUDA major, Python or torch");
+      } else {
+        std::optional<model::VersionRange> range;
+        if (!spec.empty()) {
+          auto parsed = model::VersionRange::parse(spec);
+          if (!parsed) return fail("cannot read the version range in " + word);
+          range = std::move(*parsed);
+        }
+        for (const auto& r : package->releases)
+          if ((!range || range->contains(r.version)) && installs_on(r, node) && !r.version.is_prerelease()) chosen = &r;
+        if (!chosen) return fail("no release of " + package->name + " in the catalog matches " + word + " on this node");
+        out.resolved_version = true;
+      }
+      Change c{ChangeKind::package, package->fact, chosen->version.to_string(), package, chosen};
+      labels.push_back(change_label(c));
+      out.changes.push_back(std::move(c));
+    }
+  }
+  if (out.changes.empty()) return fail("the command changes nothing the model can evaluate");
+  out.ok = true;
+  out.label = util::join(labels, " and ");
+  out.only_load_order_step = only_path;
+  return out;
+}
+
+std::string failure_reason(const std::string& label, const std::string& why_not, bool still_fires, bool no_backend,
+                           const std::string& new_problem) {
+  if (!why_not.empty()) return "with " + label + ": " + why_not;
+  if (still_fires) return "with " + label + " the finding still holds";
+  if (no_backend) return "with " + label + " the workload has no attention backend";
+  if (!new_problem.empty()) return "with " + label + " another problem appears: " + new_problem;
+  return "with " + label + " the model does not predict a working setup";
+}
+
+std::tuple<std::size_t, int, long, int> fix_rank(const model::Fix& fix, const model::Facts& facts) {
+  bool cudnn_install = false;
+  for (const auto& [name, value] : fix.changes) cudnn_install = cudnn_install || name == "cudnn.version";
+  std::size_t count = 0;
+  int cost_class = 0;
+  long step = 0;
+  for (const auto& [name, value] : fix.changes) {
+    if (cudnn_install && (name == "env.CUDNN_PATH" || name == "env.CUDNN_HOME")) continue;
+    ++count;
+    int c = 0;
+    if (name.starts_with("env.")) c = 0;
+    else if (name == "workload.cp_comm_type" || name == "workload.attn_input_format" || name == "workload.qkv_interleaved") c = 1;
+    else if (name == "cudnn.version" || name == "nccl.version") c = 2;
+    else if (name.starts_with("flash_attn")) c = 3;
+    else if (name == "te.version") c = 4;
+    else if (name.starts_with("workload.")) c = 5;
+    else c = 6;
+    cost_class = std::max(cost_class, c);
+    auto to = model::Version::parse(value);
+    auto from = facts.get_version(name);
+    if (to && from) step += version_step(*from, *to) + (*to < *from ? 100000000 : 0);
+  }
+  int backend = 9;
+  if (fix.verified) {
+    const std::string& b = fix.verified->backend;
+    backend = b == "FlashAttention" ? 0 : b == "FusedAttention" ? 1 : b.empty() ? 3 : 2;
+  }
+  return {count, cost_class, step, backend};
+}
+
+std::string backend_label(std::string_view key) {
+  if (key == "flash_attention") return "FlashAttention";
+  if (key == "fused_attention") return "FusedAttention";
+  return "UnfusedDotProductAttention";
+}
+
+} // namespace rules::detail

@@ -1,0 +1,587 @@
+// The fix search (fix_search.hpp). The key idea: a fix is a small set of changes to the inputs
+// of the model (facts and workload), so "does it work" is answered by running the same engine on
+// the changed inputs — never by trusting the text a rule wrote. Candidates are cheap to make and
+// evaluation is a few microseconds per rule, so the search is a bounded enumeration:
+//   1. single changes, family by family (an env var, a TE argument, one package's releases in
+//      order of distance from the installed one, a workload key, a GPU class), stopping a
+//      version family at its first release that works;
+//   2. only when no single change works, pairs of changes that each made progress (took away
+//      one of the reasons that block the workload), from different families;
+//   3. rank: fewer changes, then the cheaper kind of change (environment, TE argument, library
+//      wheel, Python package, TE, workload/model, hardware), the smaller version step, the
+//      backend TE prefers.
+// Every evaluation counts against SearchOptions::budget.
+#include "rules/fix_search.hpp"
+
+#include "rules/fix_commands.hpp"
+#include "rules/ruleset_impl.hpp"
+#include "rules/templates.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace rules {
+
+namespace {
+
+using detail::Change;
+using detail::ChangeKind;
+
+// What one evaluation of the model says, reduced to what goals and ranking need.
+struct Outcome {
+  bool ok = false; // the candidate could be applied (a wheel install that takes effect, ...)
+  std::string why_not;
+  std::optional<std::string> selected;
+  std::optional<std::string> sub_backend;
+  std::map<std::string, model::Severity> findings; // workload findings (and node findings once verified)
+  std::set<std::string> reasons;                   // rule ids of the reasons that keep backends out
+  std::map<std::string, bool> available;           // backend key -> available
+};
+
+struct Candidate {
+  std::vector<Change> changes;
+  int cost_class = 0;   // 0 env, 1 TE argument, 2 library wheel, 3 Python package, 4 TE, 5 workload/model, 6 hardware
+  long step = 0;        // version distance, for ranking
+  std::string family;   // changes of one family are alternatives: only the best is kept
+  std::size_t order = 0;
+};
+
+class Session {
+public:
+  Session(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload, const SearchOptions& options)
+      : m_rules(rules), m_facts(facts), m_workload(workload), m_options(options), m_node(detail::node_abi(facts)) {
+    if (m_options.relink) {
+      // The load-order model is trusted only where it reproduces what the probe recorded.
+      model::Facts again = facts;
+      m_options.relink(again, "cudnn");
+      m_relink_ok = again.get_version("cudnn.version") == facts.get_version("cudnn.version");
+    }
+    m_baseline = evaluate_plain(facts, workload);
+    m_baseline_node = node_ids(evaluate_node(rules, facts));
+  }
+
+  const Outcome& baseline() const { return m_baseline; }
+  std::size_t used() const { return m_used; }
+
+  // The facts and workload after the changes (with the load-order step added to changes where a
+  // wheel would otherwise be shadowed); nullopt with why_not when the change cannot take effect.
+  struct Applied {
+    model::Facts facts;
+    model::Workload workload;
+    std::vector<Change> extra; // load-order steps the changes needed
+    std::string why_not;
+    bool ok = true;
+  };
+
+  Applied apply(const std::vector<Change>& changes) const {
+    Applied a{m_facts, m_workload ? *m_workload : model::Workload{}, {}, {}, true};
+    std::set<std::string> libraries;
+    for (const auto& c : changes) {
+      if (!detail::apply_change(c, a.facts, a.workload, a.why_not)) {
+        a.ok = false;
+        return a;
+      }
+      if (c.kind == ChangeKind::env || (c.kind == ChangeKind::package && c.package->fact == "te.version")) libraries.insert("cudnn");
+      if (c.kind == ChangeKind::package && !c.package->library.empty()) libraries.insert(c.package->library);
+    }
+    for (const auto& lib : libraries) relink(a.facts, lib);
+    // A wheel that TE or torch would not load is no fix by itself: add the step that makes it win.
+    for (const auto& c : changes) {
+      if (c.kind != ChangeKind::package || c.package->library.empty()) continue;
+      std::string fact = c.package->library + ".version";
+      if (a.facts.get_version(fact) == c.release->version) continue;
+      auto steps = detail::load_order_steps(a.facts, c.package->library);
+      for (const auto& step : steps) {
+        if (!detail::apply_change(step, a.facts, a.workload, a.why_not)) break;
+        a.extra.push_back(step);
+      }
+      relink(a.facts, c.package->library);
+      if (a.facts.get_version(fact) != c.release->version) {
+        a.ok = false;
+        auto path = a.facts.get_string(c.package->library + ".path");
+        a.why_not = "TE would still load " + std::string(c.package->library == "cudnn" ? "cuDNN " : "NCCL ") +
+                    a.facts.get_string(fact).value_or("(none)") + (path ? " from " + *path : "") + " after installing the wheel";
+        return a;
+      }
+    }
+    return a;
+  }
+
+  // One model evaluation of the changed inputs (workload findings and backends; node findings
+  // only through verify_node()).
+  Outcome evaluate(const std::vector<Change>& changes, Applied* out = nullptr) {
+    ++m_used;
+    Applied a = apply(changes);
+    Outcome o;
+    if (!a.ok) {
+      o.why_not = a.why_not;
+      if (out) *out = std::move(a);
+      return o;
+    }
+    o = m_workload ? evaluate_plain(a.facts, &a.workload) : node_outcome(a.facts);
+    if (out) *out = std::move(a);
+    return o;
+  }
+
+  // New node findings at or above severity after the change; empty when none.
+  std::string new_node_problem(const model::Facts& after, model::Severity severity, const std::string& except) {
+    for (const auto& f : evaluate_node(m_rules, after)) {
+      if (f.severity < severity || f.id == except || m_baseline_node.count(f.id)) continue;
+      return f.id;
+    }
+    return {};
+  }
+
+  bool budget_left() const { return m_used < m_options.budget; }
+  const NodeAbi& node() const { return m_node; }
+  const model::Facts& facts() const { return m_facts; }
+  const model::Workload* workload() const { return m_workload; }
+  const RuleSet& rules() const { return m_rules; }
+
+private:
+  void relink(model::Facts& facts, const std::string& library) const {
+    if (m_options.relink && m_relink_ok) m_options.relink(facts, library);
+  }
+
+  static std::set<std::string> node_ids(const std::vector<model::Finding>& findings) {
+    std::set<std::string> ids;
+    for (const auto& f : findings) ids.insert(f.id);
+    return ids;
+  }
+
+  Outcome evaluate_plain(const model::Facts& facts, const model::Workload* workload) const {
+    if (!workload) return node_outcome(facts);
+    model::Explanation e = explain(m_rules, facts, *workload);
+    Outcome o;
+    o.ok = true;
+    o.selected = e.selected;
+    for (const auto& [key, verdict] : e.backends) {
+      o.available[key] = verdict.available;
+      if (key == "fused_attention" && verdict.sub_backend) o.sub_backend = verdict.sub_backend;
+      if (!verdict.available)
+        for (const auto& r : verdict.reasons) o.reasons.insert(key + ":" + r.rule);
+    }
+    for (const auto& f : e.findings) o.findings[f.id] = std::max(o.findings[f.id], f.severity);
+    return o;
+  }
+
+  Outcome node_outcome(const model::Facts& facts) const {
+    Outcome o;
+    o.ok = true;
+    for (const auto& f : evaluate_node(m_rules, facts)) o.findings[f.id] = std::max(o.findings[f.id], f.severity);
+    return o;
+  }
+
+  const RuleSet& m_rules;
+  const model::Facts& m_facts;
+  const model::Workload* m_workload;
+  SearchOptions m_options;
+  NodeAbi m_node;
+  bool m_relink_ok = false;
+  Outcome m_baseline;
+  std::set<std::string> m_baseline_node;
+  std::size_t m_used = 0;
+};
+
+// The backend order of TE's selection, for "the backend TE prefers".
+int backend_rank(const std::optional<std::string>& selected) {
+  if (!selected) return 9;
+  if (*selected == "FlashAttention") return 0;
+  if (*selected == "FusedAttention") return 1;
+  return 2;
+}
+
+struct Goal {
+  std::string finding_id;
+  model::Severity severity = model::Severity::error;
+  bool needs_backend = false; // the finding is "no backend"
+  bool workload = false;      // a workload finding: the workload must run afterwards
+};
+
+// Whether an outcome meets the goal on the workload side (node findings are checked after).
+bool meets(const Goal& goal, const Outcome& base, const Outcome& o) {
+  if (!o.ok) return false;
+  if (o.findings.count(goal.finding_id)) return false;
+  // A workload keeps (or gets) a backend: clearing one finding of a workload that cannot run is
+  // no fix.
+  if (goal.workload && !o.selected) return false;
+  for (const auto& [id, severity] : o.findings)
+    if (severity >= goal.severity && !base.findings.count(id)) return false;
+  return true;
+}
+
+// Took away at least one reason that blocks the workload, or the finding's own rule.
+bool progress(const Outcome& base, const Outcome& o) {
+  if (!o.ok) return false;
+  for (const auto& r : base.reasons)
+    if (!o.reasons.count(r)) return true;
+  return false;
+}
+
+struct Verified {
+  Candidate candidate;
+  Outcome outcome;
+  std::vector<Change> extra;
+};
+
+class Search {
+public:
+  Search(Session& session, Goal goal) : m_session(session), m_goal(std::move(goal)) {}
+
+  // Evaluates a candidate; on success (goal met and no new node problem) records it.
+  bool try_candidate(const Candidate& c) {
+    if (!m_session.budget_left()) return false;
+    Session::Applied applied;
+    Outcome o = m_session.evaluate(c.changes, &applied);
+    if (c.changes.size() == 1) m_singles.push_back(c);
+    // Clears the finding but brings another problem: a second change may remove that one.
+    bool clears = o.ok && !o.findings.count(m_goal.finding_id);
+    if (!meets(m_goal, m_session.baseline(), o)) {
+      if (clears && c.changes.size() == 1) m_clearing.push_back(c);
+      else if (progress(m_session.baseline(), o)) m_progress.push_back(c);
+      return false;
+    }
+    if (m_session.workload()) {
+      if (!m_session.new_node_problem(applied.facts, std::min(m_goal.severity, model::Severity::error), m_goal.finding_id).empty()) {
+        if (c.changes.size() == 1) m_clearing.push_back(c);
+        return false;
+      }
+    }
+    m_found.push_back({c, o, applied.extra});
+    return true;
+  }
+
+  void run(std::vector<std::vector<Candidate>> families) {
+    for (auto& family : families) {
+      for (const auto& c : family) {
+        if (!m_session.budget_left()) return;
+        if (try_candidate(c)) break; // the first that works is the smallest step of its family
+      }
+    }
+    if (!m_found.empty()) return;
+    // Pairs, only when no single change works: a change that clears the finding but brings
+    // another problem with each other single change; then two changes that each took away a
+    // reason blocking the workload.
+    std::stable_sort(m_clearing.begin(), m_clearing.end(), ranked);
+    std::stable_sort(m_singles.begin(), m_singles.end(), ranked);
+    std::stable_sort(m_progress.begin(), m_progress.end(), ranked);
+    std::set<std::string> done;
+    auto try_pair = [&](const Candidate& a, const Candidate& b) {
+      if (a.family == b.family) return;
+      std::string key = std::min(a.family, b.family) + "+" + std::max(a.family, b.family);
+      if (done.count(key)) return;
+      Candidate pair;
+      pair.changes = a.changes;
+      pair.changes.insert(pair.changes.end(), b.changes.begin(), b.changes.end());
+      pair.cost_class = std::max(a.cost_class, b.cost_class);
+      pair.step = a.step + b.step;
+      pair.family = key;
+      pair.order = a.order * 1000 + b.order;
+      if (try_candidate(pair)) done.insert(key);
+    };
+    for (const auto& a : m_clearing)
+      for (const auto& b : m_singles) {
+        if (!m_session.budget_left()) return;
+        try_pair(a, b);
+      }
+    for (std::size_t i = 0; i < m_progress.size(); ++i)
+      for (std::size_t j = i + 1; j < m_progress.size(); ++j) {
+        if (!m_session.budget_left()) return;
+        try_pair(m_progress[i], m_progress[j]);
+      }
+  }
+
+  static bool ranked(const Candidate& a, const Candidate& b) {
+    if (a.changes.size() != b.changes.size()) return a.changes.size() < b.changes.size();
+    if (a.cost_class != b.cost_class) return a.cost_class < b.cost_class;
+    if (a.step != b.step) return a.step < b.step;
+    return a.order < b.order;
+  }
+
+  std::vector<Verified> results() {
+    std::stable_sort(m_found.begin(), m_found.end(), [](const Verified& a, const Verified& b) {
+      const Candidate& x = a.candidate;
+      const Candidate& y = b.candidate;
+      if (x.changes.size() != y.changes.size()) return x.changes.size() < y.changes.size();
+      if (x.cost_class != y.cost_class) return x.cost_class < y.cost_class;
+      if (x.step != y.step) return x.step < y.step;
+      int ra = backend_rank(a.outcome.selected), rb = backend_rank(b.outcome.selected);
+      if (ra != rb) return ra < rb;
+      return x.order < y.order;
+    });
+    return m_found;
+  }
+
+private:
+  Session& m_session;
+  Goal m_goal;
+  std::vector<Verified> m_found;
+  std::vector<Candidate> m_progress; // took away a blocking reason
+  std::vector<Candidate> m_clearing; // cleared the finding, brought another problem
+  std::vector<Candidate> m_singles;  // every single change evaluated
+};
+
+// ---- candidate generation --------------------------------------------------------------------
+
+long version_step(const model::Version& from, const model::Version& to) {
+  long step = 0;
+  long weight = 1000000;
+  for (std::size_t i = 0; i < 3; ++i, weight /= 100) step += std::abs(to.component(i) - from.component(i)) * weight;
+  return step + std::abs(to.component(3) - from.component(3)) / 1000;
+}
+
+int package_class(const Package& p) {
+  if (!p.library.empty()) return 2;
+  if (p.fact == "te.version") return 4;
+  return 3;
+}
+
+std::vector<std::vector<Candidate>> candidates(const Session& s) {
+  std::vector<std::vector<Candidate>> families;
+  std::size_t order = 0;
+  auto single = [&](Change change, int cost_class, std::string family, long step = 0) {
+    Candidate c;
+    c.changes.push_back(std::move(change));
+    c.cost_class = cost_class;
+    c.family = std::move(family);
+    c.step = step;
+    c.order = order++;
+    return c;
+  };
+  const model::Facts& facts = s.facts();
+
+  // Environment: every variable a rule reads that is set on the node can be unset.
+  std::set<std::string> env_read;
+  for (const auto& slot : s.rules().impl().slots.slots())
+    if (slot.name.starts_with("env.")) env_read.insert(slot.name.substr(4));
+  for (const auto& name : env_read) {
+    if (!facts.has("env." + name) || name == "PATH" || name == "LD_LIBRARY_PATH") continue;
+    families.push_back({single(Change{ChangeKind::env, name, std::nullopt, nullptr, nullptr}, 0, "env:" + name)});
+  }
+
+  const model::Workload* w = s.workload();
+  auto text = [&](std::string_view key) -> std::string {
+    const model::Value* v = w ? w->get(key) : nullptr;
+    return v ? v->to_string() : "";
+  };
+  auto workload_family = [&](std::string_view key, std::vector<std::string> values, int cost_class) {
+    std::vector<Candidate> family;
+    for (auto& v : values) {
+      if (v == text(key)) continue;
+      family.push_back(single(Change{ChangeKind::workload, std::string(key), v, nullptr, nullptr}, cost_class, "workload:" + std::string(key)));
+    }
+    if (!family.empty()) families.push_back(std::move(family));
+  };
+  if (w) {
+    // TE call arguments: no change to the model's mathematics.
+    if (text("context_parallel") == "true") workload_family("cp_comm_type", {"p2p", "a2a", "a2a+p2p", "all_gather"}, 1);
+    if (text("api") == "TransformerLayer" && !text("input_shape").empty())
+      workload_family("attn_input_format", {text("input_shape") == "bsh" ? "bshd" : "sbhd"}, 1);
+    if (text("qkv_interleaved") == "true") workload_family("qkv_interleaved", {"false"}, 1);
+  }
+
+  // Packages from the catalog, each family ordered by distance from what is installed.
+  for (const auto& package : s.rules().catalog().packages) {
+    std::vector<const PackageRelease*> fitting;
+    for (const auto& r : package.releases)
+      if (installs_on(r, s.node())) fitting.push_back(&r);
+    if (fitting.empty()) continue;
+    auto current = facts.get_version(package.fact);
+    std::vector<Candidate> ups, downs;
+    for (const auto* r : fitting) {
+      Change change{ChangeKind::package, package.fact, r->version.to_string(), &package, r};
+      long step = current ? version_step(*current, r->version) : 0;
+      if (!current) {
+        ups.push_back(single(change, package_class(package), "package:" + package.fact, 0));
+      } else if (r->version > *current) {
+        ups.push_back(single(change, package_class(package), "package:" + package.fact, step));
+      } else if (r->version < *current) {
+        // A downgrade ranks after any upgrade of the same kind.
+        downs.push_back(single(change, package_class(package), "package:" + package.fact, step + 100000000));
+      }
+    }
+    if (!current) std::reverse(ups.begin(), ups.end()); // not installed: the newest first
+    std::reverse(downs.begin(), downs.end());            // the nearest downgrade first
+    if (!ups.empty()) families.push_back(std::move(ups));
+    if (!downs.empty()) families.push_back(std::move(downs));
+  }
+
+  if (w) {
+    // Workload changes that alter what is computed or how data is laid out.
+    workload_family("qkv_format", {"bshd", "sbhd", "thd"}, 5);
+    std::string dtype = text("qkv_dtype");
+    if (dtype == "fp8" || text("fp8_dpa") == "true") workload_family("qkv_dtype", {"bf16"}, 5);
+    else if (dtype == "bf16" || dtype == "fp16") workload_family("qkv_dtype", {dtype == "bf16" ? "fp16" : "bf16"}, 5);
+    std::string window = text("window_size");
+    if (window != "-1,-1" && window != "-1,0")
+      workload_family("window_size", {text("attn_mask_type").find("causal") != std::string::npos ? "-1,0" : "-1,-1"}, 5);
+    if (text("head_dim_qk") != text("head_dim_v")) {
+      long qk = std::atol(text("head_dim_qk").c_str()), v = std::atol(text("head_dim_v").c_str());
+      workload_family("head_dim_v", {std::to_string(std::max(qk, v))}, 5);
+    }
+    long qk = std::atol(text("head_dim_qk").c_str());
+    if (qk > 128) {
+      std::vector<Candidate> family;
+      Candidate c = single(Change{ChangeKind::workload, "head_dim_qk", "128", nullptr, nullptr}, 5, "workload:head_dims");
+      c.changes.push_back(Change{ChangeKind::workload, "head_dim_v", "128", nullptr, nullptr});
+      family.push_back(std::move(c));
+      families.push_back(std::move(family));
+    }
+  }
+
+  // A GPU class: the architectures TE's rules distinguish.
+  std::vector<Candidate> gpus;
+  auto sm = facts.get_int("gpu[0].sm");
+  for (long target : {90L, 100L, 80L}) {
+    if (sm && *sm == target) continue;
+    gpus.push_back(single(Change{ChangeKind::gpu, "gpu.sm", std::to_string(target), nullptr, nullptr}, 6, "gpu"));
+  }
+  families.push_back(std::move(gpus));
+  return families;
+}
+
+// ---- turning verified candidates into fixes ---------------------------------------------------
+
+model::Fix to_fix(const Verified& v, const Session& s, const Goal& goal) {
+  std::vector<Change> all = v.candidate.changes;
+  all.insert(all.end(), v.extra.begin(), v.extra.end());
+  model::Fix fix = detail::render_changes(all, s.facts());
+  model::FixOutcome outcome;
+  if (s.workload()) {
+    outcome.backend = v.outcome.selected.value_or("");
+    if (outcome.backend == "FusedAttention") outcome.sub_backend = v.outcome.sub_backend.value_or("");
+  }
+  outcome.clears = goal.finding_id;
+  fix.verified = outcome;
+  return fix;
+}
+
+bool same_changes(const model::Fix& a, const model::Fix& b) { return a.changes == b.changes; }
+
+} // namespace
+
+std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload,
+                                     const model::Finding& target, const SearchOptions& options) {
+  Session session(rules, facts, workload, options);
+  Goal goal{target.id, target.severity, target.id == "attention-no-backend" || target.id == "workload-no-attention-backend",
+            workload != nullptr};
+  std::vector<model::Fix> verified;
+
+  // The rule's own fixes first: they carry the explanation; each is checked as it is written.
+  std::vector<model::Fix> explanation, unverified;
+  std::vector<model::Fix> own = target.fixes;
+  for (std::size_t i = 0; i < own.size(); ++i) {
+    model::Fix fix = own[i];
+    if (fix.command.empty()) {
+      explanation.push_back(std::move(fix));
+      continue;
+    }
+    auto interpreted = detail::interpret_command(fix.command, rules.catalog(), session.node());
+    if (!interpreted.ok) {
+      fix.unverified_reason = interpreted.why_not;
+      unverified.push_back(std::move(fix));
+      continue;
+    }
+    if (interpreted.only_load_order_step && i > 0 && own[i - 1].command.find(" pip install ") != std::string::npos) {
+      // {{cudnn_path_fix}} after a cuDNN install: the install is verified with the step it needs.
+      continue;
+    }
+    Session::Applied applied;
+    Outcome o = session.evaluate(interpreted.changes, &applied);
+    std::string problem;
+    if (meets(goal, session.baseline(), o) && workload)
+      problem = session.new_node_problem(applied.facts, std::min(goal.severity, model::Severity::error), goal.finding_id);
+    if (meets(goal, session.baseline(), o) && problem.empty()) {
+      std::vector<Change> all = interpreted.changes;
+      all.insert(all.end(), applied.extra.begin(), applied.extra.end());
+      model::Fix rendered = detail::render_changes(all, facts);
+      fix.changes = rendered.changes;
+      if (!applied.extra.empty() || interpreted.resolved_version) fix.command = rendered.command;
+      model::FixOutcome outcome;
+      if (workload) {
+        outcome.backend = o.selected.value_or("");
+        if (outcome.backend == "FusedAttention") outcome.sub_backend = o.sub_backend.value_or("");
+      }
+      outcome.clears = target.id;
+      fix.verified = outcome;
+      verified.push_back(std::move(fix));
+    } else {
+      if (problem.empty())
+        for (const auto& [id, severity] : o.findings)
+          if (severity >= goal.severity && id != target.id && !session.baseline().findings.count(id)) problem = id;
+      bool no_backend = o.ok && !o.selected && goal.workload;
+      fix.unverified_reason = detail::failure_reason(interpreted.label, o.why_not, o.ok && o.findings.count(target.id) > 0,
+                                                     no_backend, problem);
+      unverified.push_back(std::move(fix));
+    }
+  }
+
+  // Informational findings keep their own fixes, checked, without a search for others.
+  Search search(session, goal);
+  if (target.severity != model::Severity::info) search.run(candidates(session));
+  for (const auto& v : search.results()) {
+    model::Fix fix = to_fix(v, session, goal);
+    bool duplicate = false;
+    for (const auto& seen : verified) duplicate = duplicate || same_changes(seen, fix);
+    if (!duplicate) verified.push_back(std::move(fix));
+  }
+  // Rule-written verified fixes and searched ones, ranked together by the changes they make.
+  std::stable_sort(verified.begin(), verified.end(), [&](const model::Fix& a, const model::Fix& b) {
+    return detail::fix_rank(a, facts) < detail::fix_rank(b, facts);
+  });
+  std::vector<model::Fix> out = std::move(verified);
+  for (auto& f : explanation) out.push_back(std::move(f));
+  for (auto& f : unverified) out.push_back(std::move(f));
+  return out;
+}
+
+void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::Explanation& e, const SearchOptions& options) {
+  for (auto& f : e.findings) f.fixes = search_fixes(rules, facts, &e.workload, f, options);
+  // A backend reason's fix is verified when its backend is available afterwards.
+  Session session(rules, facts, &e.workload, options);
+  for (auto& [key, verdict] : e.backends) {
+    for (auto& reason : verdict.reasons) {
+      for (auto& fix : reason.fixes) {
+        if (fix.command.empty()) continue;
+        auto interpreted = detail::interpret_command(fix.command, rules.catalog(), session.node());
+        if (!interpreted.ok) {
+          fix.unverified_reason = interpreted.why_not;
+          continue;
+        }
+        if (!session.budget_left()) {
+          fix.unverified_reason = "not checked: the search budget for this workload was spent";
+          continue;
+        }
+        Session::Applied applied;
+        Outcome o = session.evaluate(interpreted.changes, &applied);
+        if (o.ok && o.available[key]) {
+          std::vector<Change> all = interpreted.changes;
+          all.insert(all.end(), applied.extra.begin(), applied.extra.end());
+          model::Fix rendered = detail::render_changes(all, facts);
+          fix.changes = rendered.changes;
+          if (!applied.extra.empty() || interpreted.resolved_version) fix.command = rendered.command;
+          fix.verified = model::FixOutcome{o.selected.value_or(""), o.selected == "FusedAttention" ? o.sub_backend.value_or("") : "", ""};
+        } else if (!o.ok) {
+          fix.unverified_reason = o.why_not;
+        } else {
+          std::vector<std::string> still;
+          for (const auto& r : o.reasons)
+            if (r.starts_with(key + ":")) still.push_back(r.substr(key.size() + 1));
+          bool cleared = std::none_of(still.begin(), still.end(), [&](const std::string& r) { return r == reason.rule; });
+          fix.unverified_reason = "with " + interpreted.label + (cleared ? " this reason goes, but " : " ") +
+                                  detail::backend_label(key) + " is still out" + (still.empty() ? "" : ": " + util::join(still, ", "));
+        }
+      }
+    }
+  }
+}
+
+void verify_node_findings(const RuleSet& rules, const model::Facts& facts, std::vector<model::Finding>& findings,
+                          const SearchOptions& options) {
+  for (auto& f : findings)
+    if (f.workload.empty()) f.fixes = search_fixes(rules, facts, nullptr, f, options);
+}
+
+} // namespace rules

@@ -1,0 +1,45 @@
+// The counterfactual fix search, shared by check, explain and the report: for a finding that
+// blocks a workload (no backend, a version rule, a requested backend that is out) or a node
+// finding, it generates candidate changes — an environment variable unset, a TE call argument, a
+// cuDNN / NCCL / TE / flash-attn 2/3/4 release from the catalog, a workload change, a GPU class —
+// applies each to the facts (through the load-order model for library wheels), re-evaluates the
+// rules, and keeps those after which the finding is gone, no new finding of its severity appears
+// and the workload still runs. Rule-written fixes are checked the same way: a command is printed
+// verified, or with the reason it could not be verified. docs/fix-search.md has the details.
+#pragma once
+
+#include "rules/rules.hpp"
+
+#include <functional>
+
+namespace rules {
+
+// Re-runs which copy of a library (cudnn, nccl) TE and torch would load after the facts changed
+// (a wheel added under python.site_packages, CUDNN_PATH set, TE's version changed): updates
+// te.<lib>.*, torch.<lib>.* and <lib>.version/path/loaded_by. src/app injects src/probe's model
+// of TE's search order; without one the search takes an installed wheel as the copy loaded.
+using Relinker = std::function<void(model::Facts& facts, std::string_view library)>;
+
+struct SearchOptions {
+  // Model evaluations (one explain, or one node evaluation) per finding; the search stops there
+  // and keeps what it verified. Each single change costs one, each pair one.
+  std::size_t budget = 240;
+  Relinker relink;
+};
+
+// The verified fixes for one finding, best first, followed by its rule-written fixes that carry
+// no command (explanation) and those whose command could not be verified (unverified_reason
+// set). workload is nullptr for node findings. Never throws; an empty catalog only narrows it.
+std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload,
+                                     const model::Finding& target, const SearchOptions& options);
+
+// Every error and warning finding of an explanation gets search_fixes; every backend reason's
+// rule-written fix is checked for bringing its backend back (in place).
+void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::Explanation& explanation,
+                        const SearchOptions& options);
+
+// Every error and warning node finding gets search_fixes (in place).
+void verify_node_findings(const RuleSet& rules, const model::Facts& facts, std::vector<model::Finding>& findings,
+                          const SearchOptions& options);
+
+} // namespace rules

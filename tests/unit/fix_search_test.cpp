@@ -1,0 +1,308 @@
+// The fix search against the shipped rules and catalog: the five seed incidents of DESIGN.md at
+// every TE release get a fix the model verifies (and that this test re-applies on its own), the
+// #2285-like Blackwell MLA case gets cuDNN >= 9.11 first, an environment switch that alone brings
+// a backend back ranks first, a wheel shadowed by a system cuDNN gets the load-order step, and
+// rule-written commands that cannot be verified say why.
+#include "probe/relink.hpp"
+#include "rules/fix_search.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace {
+
+const rules::RuleSet& shipped() {
+  static const rules::RuleSet set = [] {
+    auto loaded = rules::RuleSet::load({NVTE_RULES_DIR}, rules::TestCases::count);
+    if (!loaded.rules) throw std::runtime_error(rules::render(loaded.diagnostics));
+    return std::move(*loaded.rules);
+  }();
+  return set;
+}
+
+rules::SearchOptions options() {
+  rules::SearchOptions o;
+  o.relink = [](model::Facts& f, std::string_view lib) { probe::relink_from_facts(f, lib); };
+  return o;
+}
+
+model::Facts facts_of(const std::vector<std::string>& sets) {
+  model::Facts f;
+  for (const auto& s : sets) {
+    auto r = f.apply_override(s);
+    EXPECT_TRUE(r.ok()) << s << ": " << (r.ok() ? "" : r.error().message);
+  }
+  f.derive();
+  return f;
+}
+
+model::Workload workload_of(const std::vector<std::pair<std::string, std::string>>& keys) {
+  model::Workload w;
+  w.name = "test";
+  for (const auto& [k, v] : keys) EXPECT_TRUE(w.set_text(k, v).ok()) << k;
+  EXPECT_TRUE(w.complete().ok());
+  return w;
+}
+
+// Applies a fix's `changes` independently of the search and asks the model again.
+model::Explanation reapply(const model::Facts& facts, const model::Workload& workload, const model::Fix& fix) {
+  model::Facts f = facts;
+  model::Workload w = workload;
+  for (const auto& [name, value] : fix.changes) {
+    if (name.starts_with("workload.")) {
+      EXPECT_TRUE(w.set_text(name.substr(9), value).ok()) << name;
+      if (name == "workload.qkv_format") (void)w.set_text("qkv_layout", value == "thd" ? "thd_thd_thd" : value + "_" + value + "_" + value);
+    } else if (value == "(unset)") {
+      f.erase(name);
+    } else if (name == "gpu.sm") {
+      EXPECT_TRUE(f.apply_override("gpu.compute_capability=" + std::to_string(std::stoi(value) / 10) + "." + std::to_string(std::stoi(value) % 10)).ok());
+      for (std::size_t i = 0; i < f.count("gpu"); ++i) f.set("gpu[" + std::to_string(i) + "].sm", model::Value(std::stol(value)));
+    } else {
+      EXPECT_TRUE(f.apply_override(name + "=" + value).ok()) << name << "=" << value;
+    }
+  }
+  f.derive();
+  return rules::explain(shipped(), f, w);
+}
+
+const model::Finding* finding(const model::Explanation& e, std::string_view id) {
+  for (const auto& f : e.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+std::vector<const model::Fix*> verified(const model::Finding& f) {
+  std::vector<const model::Fix*> out;
+  for (const auto& fix : f.fixes)
+    if (fix.verified) out.push_back(&fix);
+  return out;
+}
+
+std::string change(const model::Fix& fix, std::string_view name) {
+  for (const auto& [n, v] : fix.changes)
+    if (n == name) return v;
+  return {};
+}
+
+// Every TE release the catalog lists, and 1.10 (the oldest the model covers).
+std::vector<std::string> te_versions() {
+  std::vector<std::string> out{"1.10.0"};
+  for (const auto* p : shipped().catalog().for_fact("te.version"))
+    for (const auto& r : p->releases) out.push_back(r.version.to_string());
+  return out;
+}
+
+struct Incident {
+  std::string name;
+  std::string finding;
+  std::vector<std::string> facts;
+  std::vector<std::pair<std::string, std::string>> workload;
+};
+
+std::vector<Incident> incidents() {
+  return {
+      {"1-a100-deepseek-env-disabled", "attention-no-backend",
+       {"gpu.compute_capability=8.0", "cudnn.version=9.1.0", "torch.version=2.6.0", "torch.cuda_version=12.4",
+        "flash_attn.version=2.7.4", "env.NVTE_FLASH_ATTN=0", "env.NVTE_UNFUSED_ATTN=0"},
+       {{"qkv_format", "bshd"}, {"attn_mask_type", "causal"}, {"num_heads", "128"}, {"head_dim_qk", "192"}, {"head_dim_v", "128"}, {"max_seqlen_q", "4096"}}},
+      {"2-all-gather-cp-cudnn-9.1", "attention-cp-all-gather-bottom-right-cudnn",
+       {"gpu.compute_capability=9.0", "cudnn.version=9.1.0", "torch.cuda_version=12.4"},
+       {{"qkv_format", "bshd"}, {"attn_mask_type", "causal"}, {"num_heads", "32"}, {"head_dim_qk", "128"}, {"max_seqlen_q", "4096"},
+        {"cp_size", "2"}, {"cp_comm_type", "all_gather"}}},
+      {"3-transformer-layer-bsh-as-sbhd", "incident-3-transformerlayer-bsh-input-as-sbhd",
+       {"gpu.compute_capability=9.0", "cudnn.version=9.2.1"},
+       {{"api", "TransformerLayer"}, {"input_shape", "bsh"}, {"qkv_format", "sbhd"}, {"attn_mask_type", "causal"}, {"num_heads", "32"},
+        {"head_dim_qk", "128"}, {"max_seqlen_q", "2048"}}},
+      {"4-interleaved-gqa-qkv", "incident-4-gqa-interleaved-qkv-misread",
+       {"gpu.compute_capability=9.0", "cudnn.version=9.2.1", "torch.cuda_version=12.5"},
+       {{"qkv_format", "sbhd"}, {"attn_mask_type", "causal"}, {"num_heads", "32"}, {"num_gqa_groups", "8"}, {"head_dim_qk", "128"},
+        {"max_seqlen_q", "2048"}, {"qkv_interleaved", "true"}}},
+      {"5-fp8-reselection", "incident-5-fp8-backend-reselected-every-step",
+       {"gpu.compute_capability=9.0", "cudnn.version=9.2.1"},
+       {{"qkv_format", "bshd"}, {"attn_mask_type", "causal"}, {"num_heads", "32"}, {"head_dim_qk", "128"}, {"max_seqlen_q", "2048"}, {"fp8", "true"}}},
+  };
+}
+
+TEST(FixSearch, SeedIncidentsGetAVerifiedFixAtEveryTeRelease) {
+  for (const auto& incident : incidents()) {
+    int fired = 0;
+    for (const auto& te : te_versions()) {
+      SCOPED_TRACE(incident.name + " at TE " + te);
+      auto sets = incident.facts;
+      sets.push_back("te.version=" + te);
+      model::Facts facts = facts_of(sets);
+      model::Workload w = workload_of(incident.workload);
+      model::Explanation e = rules::explain(shipped(), facts, w);
+      if (!finding(e, incident.finding)) continue; // the incident does not happen at this release
+      ++fired;
+      rules::verify_explanation(shipped(), facts, e, options());
+      const model::Finding* f = finding(e, incident.finding);
+      ASSERT_NE(f, nullptr);
+      auto fixes = verified(*f);
+      ASSERT_FALSE(fixes.empty()) << "no verified fix";
+      for (const auto* fix : fixes) {
+        model::Explanation after = reapply(facts, w, *fix);
+        EXPECT_EQ(finding(after, incident.finding), nullptr) << fix->command << " / " << fix->description;
+        EXPECT_TRUE(after.selected.has_value()) << fix->description;
+        EXPECT_EQ(after.selected.value_or(""), fix->verified->backend) << fix->description;
+      }
+      if (incident.name.starts_with("2-")) {
+        auto cudnn = std::find_if(fixes.begin(), fixes.end(), [](const auto* x) { return !change(*x, "cudnn.version").empty(); });
+        ASSERT_NE(cudnn, fixes.end()) << "no cuDNN fix";
+        auto v = *model::Version::parse(change(**cudnn, "cudnn.version"));
+        if (*model::Version::parse(te) < model::Version{2, 12}) {
+          EXPECT_EQ((*cudnn)->command, "python3 -m pip install nvidia-cudnn-cu12==9.3.0.75");
+        } else {
+          EXPECT_GE(v, (model::Version{9, 6})) << (*cudnn)->command;
+        }
+      }
+    }
+    EXPECT_GT(fired, 0) << incident.name << " fired at no TE release";
+  }
+}
+
+TEST(FixSearch, SeedIncident2KeepsItsCommandAndNamesTheNodesInterpreter) {
+  model::Workload w = workload_of(incidents()[1].workload);
+  model::Facts plain = facts_of({"te.version=2.3.0", "gpu.compute_capability=9.0", "cudnn.version=9.1.0", "torch.cuda_version=12.4"});
+  model::Explanation e = rules::explain(shipped(), plain, w);
+  rules::verify_explanation(shipped(), plain, e, options());
+  const auto* f = finding(e, "attention-cp-all-gather-bottom-right-cudnn");
+  ASSERT_NE(f, nullptr);
+  auto fixes = verified(*f);
+  ASSERT_GE(fixes.size(), 2u);
+  EXPECT_EQ(change(*fixes[0], "workload.cp_comm_type"), "p2p"); // a TE argument before an install
+  EXPECT_EQ(fixes[1]->command, "python3 -m pip install nvidia-cudnn-cu12==9.3.0.75");
+  EXPECT_EQ(fixes[1]->verified->backend, "FusedAttention");
+  EXPECT_EQ(fixes[1]->verified->sub_backend, "F16_arbitrary_seqlen");
+
+  model::Facts venv = facts_of({"te.version=2.3.0", "gpu.compute_capability=9.0", "cudnn.version=9.1.0", "torch.cuda_version=12.4",
+                                "python.executable=/opt/my env/bin/python3", "python.env_kind=venv"});
+  e = rules::explain(shipped(), venv, w);
+  rules::verify_explanation(shipped(), venv, e, options());
+  f = finding(e, "attention-cp-all-gather-bottom-right-cudnn");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(verified(*f)[1]->command, "'/opt/my env/bin/python3' -m pip install nvidia-cudnn-cu12==9.3.0.75");
+}
+
+TEST(FixSearch, BlackwellMlaThdGetsCudnn911First) {
+  // NVIDIA/TransformerEngine#2285: DeepSeek-V3 on B200, TE 2.8, cuDNN 9.10.1, packed sequences.
+  model::Facts facts = facts_of({"te.version=2.8.0", "gpu.compute_capability=10.0", "cudnn.version=9.10.1", "torch.cuda_version=12.8"});
+  model::Workload w = workload_of({{"qkv_format", "thd"}, {"attn_mask_type", "padding_causal"}, {"num_heads", "128"}, {"head_dim_qk", "192"},
+                                   {"head_dim_v", "128"}, {"max_seqlen_q", "8192"}});
+  model::Explanation e = rules::explain(shipped(), facts, w);
+  ASSERT_FALSE(e.selected.has_value());
+  rules::verify_explanation(shipped(), facts, e, options());
+  const auto* f = finding(e, "attention-no-backend");
+  ASSERT_NE(f, nullptr);
+  auto fixes = verified(*f);
+  ASSERT_FALSE(fixes.empty());
+  auto v = model::Version::parse(change(*fixes[0], "cudnn.version"));
+  ASSERT_TRUE(v.ok()) << fixes[0]->description;
+  EXPECT_GE(*v, (model::Version{9, 11}));
+  EXPECT_EQ(fixes[0]->verified->backend, "FusedAttention");
+  // The reason that asked for cuDNN 9.10.2 cannot make the workload run, and says so.
+  const auto& fused = e.backends.at("fused_attention");
+  bool labelled = false;
+  for (const auto& reason : fused.reasons)
+    for (const auto& fix : reason.fixes)
+      if (fix.command.find("9.10.2") != std::string::npos) labelled = !fix.verified && !fix.unverified_reason.empty();
+  EXPECT_TRUE(labelled);
+}
+
+TEST(FixSearch, UnsettingTheSwitchThatAloneWorksRanksFirst) {
+  model::Facts facts = facts_of({"te.version=2.3.0", "gpu.compute_capability=8.0", "cudnn.version=9.1.0", "flash_attn.version=2.7.4",
+                                 "env.NVTE_FLASH_ATTN=0", "env.NVTE_UNFUSED_ATTN=0"});
+  model::Workload w = workload_of({{"qkv_format", "bshd"}, {"attn_mask_type", "causal"}, {"num_heads", "16"}, {"head_dim_qk", "192"}, {"max_seqlen_q", "4096"}});
+  model::Explanation e = rules::explain(shipped(), facts, w);
+  ASSERT_FALSE(e.selected.has_value());
+  rules::verify_explanation(shipped(), facts, e, options());
+  const auto* f = finding(e, "attention-no-backend");
+  ASSERT_NE(f, nullptr);
+  auto fixes = verified(*f);
+  ASSERT_FALSE(fixes.empty());
+  EXPECT_EQ(fixes[0]->command, "unset NVTE_FLASH_ATTN");
+  EXPECT_EQ(fixes[0]->verified->backend, "FlashAttention");
+  ASSERT_EQ(fixes[0]->changes.size(), 1u);
+  EXPECT_EQ(fixes[0]->changes[0], (std::pair<std::string, std::string>{"env.NVTE_FLASH_ATTN", "(unset)"}));
+}
+
+TEST(FixSearch, AWheelShadowedByASystemCudnnGetsTheLoadOrderStep) {
+  // TE 2.11 searches CUDA_HOME before the wheels: the wheel alone would change nothing.
+  const std::string site = "/opt/my env/lib/python3.12/site-packages";
+  model::Facts facts = facts_of({"te.version=2.11.0", "gpu.compute_capability=9.0", "torch.cuda_version=12.4",
+                                 "python.executable=/opt/my env/bin/python3", "python.env_kind=venv", "python.site_packages=" + site,
+                                 "env.CUDA_HOME=/usr/local/cuda"});
+  facts.set("cudnn.copies[0].path", "/usr/local/cuda/lib64/libcudnn.so.9.1.0");
+  facts.set("cudnn.copies[0].version", *model::Version::parse("9.1.0"));
+  facts.set("cudnn.copies[0].source", "cuda_home");
+  facts.set("te.cudnn.path", "/usr/local/cuda/lib64/libcudnn.so.9.1.0");
+  facts.set("te.cudnn.version", *model::Version::parse("9.1.0"));
+  facts.set("cudnn.path", "/usr/local/cuda/lib64/libcudnn.so.9.1.0");
+  facts.set("cudnn.version", *model::Version::parse("9.1.0"));
+  facts.derive();
+  model::Workload w = workload_of(incidents()[1].workload);
+  model::Explanation e = rules::explain(shipped(), facts, w);
+  rules::verify_explanation(shipped(), facts, e, options());
+  const auto* f = finding(e, "attention-cp-all-gather-bottom-right-cudnn");
+  ASSERT_NE(f, nullptr);
+  const model::Fix* cudnn = nullptr;
+  for (const auto* fix : verified(*f))
+    if (!change(*fix, "cudnn.version").empty()) cudnn = fix;
+  ASSERT_NE(cudnn, nullptr);
+  EXPECT_EQ(cudnn->command, "'/opt/my env/bin/python3' -m pip install nvidia-cudnn-cu12==9.3.0.75 && export CUDNN_PATH='" + site + "/nvidia/cudnn'");
+  EXPECT_EQ(change(*cudnn, "env.CUDNN_PATH"), site + "/nvidia/cudnn");
+
+  // Without the step the model itself says the wheel would not be loaded.
+  model::Facts installed = facts;
+  installed.set("cudnn.copies[1].path", site + "/nvidia/cudnn/lib/libcudnn.so.9");
+  installed.set("cudnn.copies[1].version", *model::Version::parse("9.3.0.75"));
+  installed.set("cudnn.copies[1].source", "site_packages");
+  probe::relink_from_facts(installed, "cudnn");
+  EXPECT_EQ(installed.get_string("cudnn.version"), "9.1.0");
+}
+
+TEST(FixSearch, CommandsTheModelCannotCheckSayWhy) {
+  model::Finding f;
+  f.id = "cuda-compat-installed-older-than-driver";
+  f.severity = model::Severity::warning;
+  f.fixes = {model::Fix{"config", "sudo apt-get remove -y 'cuda-compat-*'", "remove it", {}, std::nullopt, {}},
+             model::Fix{"pip", "python3 -m pip install nvidia-cudnn-cu12==9.27.0.42", "newest", {}, std::nullopt, {}},
+             model::Fix{"config", "", "keep it off LD_LIBRARY_PATH", {}, std::nullopt, {}}};
+  model::Facts facts = facts_of({"gpu.compute_capability=9.0", "driver.version=580.159.04", "cuda.compat.libcuda_version=580.95.05",
+                                 "cuda.compat.in_use=true"});
+  auto fixes = rules::search_fixes(shipped(), facts, nullptr, f, options());
+  for (const auto& fix : fixes) {
+    if (fix.command.empty()) continue;
+    EXPECT_TRUE(fix.verified || !fix.unverified_reason.empty()) << fix.command;
+    if (fix.command.find("9.27.0.42") != std::string::npos) {
+      EXPECT_NE(fix.unverified_reason.find("not a release the catalog lists"), std::string::npos) << fix.unverified_reason;
+    }
+    if (fix.command.find("apt-get") != std::string::npos) {
+      EXPECT_FALSE(fix.verified);
+    }
+  }
+  EXPECT_TRUE(std::any_of(fixes.begin(), fixes.end(), [](const auto& x) { return x.command.empty() && x.description == "keep it off LD_LIBRARY_PATH"; }));
+}
+
+TEST(FixSearch, TheBudgetBoundsTheSearch) {
+  model::Facts facts = facts_of({"te.version=2.8.0", "gpu.compute_capability=10.0", "cudnn.version=9.10.1", "torch.cuda_version=12.8"});
+  model::Workload w = workload_of({{"qkv_format", "thd"}, {"attn_mask_type", "padding_causal"}, {"num_heads", "128"}, {"head_dim_qk", "192"},
+                                   {"head_dim_v", "128"}, {"max_seqlen_q", "8192"}});
+  model::Explanation e = rules::explain(shipped(), facts, w);
+  const auto* f = finding(e, "attention-no-backend");
+  ASSERT_NE(f, nullptr);
+  rules::SearchOptions tiny = options();
+  tiny.budget = 3;
+  auto few = rules::search_fixes(shipped(), facts, &w, *f, tiny);
+  auto all = rules::search_fixes(shipped(), facts, &w, *f, options());
+  auto count = [](const std::vector<model::Fix>& v) { return std::count_if(v.begin(), v.end(), [](const auto& x) { return x.verified.has_value(); }); };
+  EXPECT_LT(count(few), count(all));
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) (void)rules::search_fixes(shipped(), facts, &w, *f, options());
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 5;
+  EXPECT_LT(seconds, 0.5); // a generous bound: the default budget costs milliseconds
+}
+
+} // namespace
