@@ -11,6 +11,7 @@
 // The rate is per second of the thread's CPU time (one core's rate even on a busy machine); the
 // wall-clock rate is reported beside it.
 #include "rules/rules.hpp"
+#include "workload/hf_config.hpp"
 #include "workload/workload_io.hpp"
 
 #include "util/file.hpp"
@@ -68,8 +69,10 @@ int main(int argc, char** argv) {
   for (const auto& file : hf_configs) {
     auto imported = workload::load_hf_config(file);
     if (!imported) return fail(imported.error().message);
-    if (auto done = workload::finish_workload(imported->workload); !done) return fail(done.error().message);
-    workloads.push_back(std::move(imported->workload));
+    for (auto& w : *imported) {
+      if (auto done = workload::finish_workload(w); !done) return fail(done.error().message);
+      workloads.push_back(std::move(w));
+    }
   }
 
   using Clock = std::chrono::steady_clock;

@@ -7,6 +7,12 @@ target_compile_options(nvte_settings INTERFACE
 if(NVTE_WERROR)
   target_compile_options(nvte_settings INTERFACE -Werror)
 endif()
+# Debug information of RelWithDebInfo builds: line tables and function names (-g1) are what
+# backtraces, perf and sanitizer reports use, and compile about a third faster than CMake's -g,
+# which keeps a first build of the binary within minutes on two cores. -DNVTE_DEBUG_INFO=-g for a
+# debugger session with local variables (it comes after CMake's flags, so it wins).
+set(NVTE_DEBUG_INFO "-g1" CACHE STRING "Debug information of RelWithDebInfo builds (-g1, -g, -g3)")
+target_compile_options(nvte_settings INTERFACE $<$<CONFIG:RelWithDebInfo>:${NVTE_DEBUG_INFO}>)
 if(NVTE_SANITIZE)
   target_compile_options(nvte_settings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
                          -fno-sanitize-recover=undefined)

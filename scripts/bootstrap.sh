@@ -1,12 +1,29 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian 12 packages only), configures and builds nvte-doctor in build/.
 # Safe to run again: apt-get runs only when a package is missing, and the build is incremental.
+#
+#   scripts/bootstrap.sh            everything: the binary, man pages, the test suite, bench tools
+#   scripts/bootstrap.sh --doctor   only what running the doctor needs: the build dependencies of
+#                                   the binary, and the binary itself (the quick first run)
+#
+# Both use the same build/ directory and flags, so the full bootstrap after --doctor compiles
+# only what --doctor left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+mode=all
+case "${1:-}" in
+  "") ;;
+  --doctor) mode=doctor ;;
+  *) echo "usage: scripts/bootstrap.sh [--doctor]" >&2; exit 2 ;;
+esac
+
+# What the binary needs to build; then what the tests, man pages and tools need besides.
 packages=(cmake ninja-build g++ pkg-config libpci-dev libyaml-cpp-dev libcurl4-openssl-dev
-          nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libelf-dev libsystemd-dev scdoc
-          libyaml-dev python3-jsonschema prometheus zsh libsodium-dev)
+          nlohmann-json3-dev libcli11-dev libelf-dev libsystemd-dev libyaml-dev libsodium-dev)
+if [[ $mode == all ]]; then
+  packages+=(libgtest-dev libgmock-dev scdoc python3-jsonschema prometheus zsh)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,5 +36,16 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTE_WERROR=ON >/dev/null
-cmake --build build -j"$(nproc)"
+# The tests are configured only once their dependencies are installed; a tree that already has
+# them keeps them (a later --doctor run does not reconfigure it).
+tests=ON
+if [[ $mode == doctor ]]; then
+  tests=OFF
+  if grep -qs '^NVTE_BUILD_TESTS:BOOL=ON' build/CMakeCache.txt; then tests=ON; fi
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTE_WERROR=ON -DNVTE_BUILD_TESTS=$tests >/dev/null
+if [[ $mode == doctor ]]; then
+  cmake --build build -j"$(nproc)" --target nvte-doctor
+else
+  cmake --build build -j"$(nproc)"
+fi

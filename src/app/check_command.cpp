@@ -42,6 +42,11 @@ model::Report build_report(const Options& options) {
   model::Facts facts = load_facts(options, [&] { loading = std::async(std::launch::async, [&] { return load_rules(options); }); });
   rules::RuleSet rules = loading.valid() ? loading.get() : load_rules(options);
   auto workloads = load_workloads(options);
+  // What the rules need to know about this run rather than the node: whether TE's absence
+  // matters (workloads to run) and which TE release the verdicts then model.
+  facts.set("doctor.workloads", static_cast<long>(workloads.size()));
+  if (!facts.has("te.version") && !rules.selection().default_te_version.empty())
+    if (auto assumed = model::Version::parse(rules.selection().default_te_version)) facts.set("doctor.assumed_te_version", *assumed);
 
   model::Report report;
   report.tool_version = NVTE_VERSION_STRING;

@@ -5,6 +5,7 @@
 #include "probe/probe.hpp"
 #include "util/file.hpp"
 #include "util/logging.hpp"
+#include "util/strings.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -62,19 +63,26 @@ std::vector<std::filesystem::path> rules_directories(const Options& options) {
   if (auto updated = active_bundle(options)) return {*updated}; // `rules update` replaced the installed set
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  // A binary in its build tree uses the rules of its source tree, even where a package is installed.
   std::filesystem::path source = std::filesystem::path(NVTE_SOURCE_DIR) / "rules";
+  // A binary in its build tree uses the rules of its source tree, even where a package is installed.
   if (!ec && exe.parent_path() == std::filesystem::path(NVTE_BUILD_DIR) && std::filesystem::is_directory(source, ec))
     return {source};
-  // Relative to the binary next, so a relocated install (or a package root) finds its own rules.
+  // Then the places a relocated binary carries its rules (a tarball, a container, a module-file
+  // prefix): <prefix>/bin/nvte-doctor with <prefix>/share/nvte-doctor/rules, or rules/ beside
+  // the binary; then the configured install prefix. A binary copied out of its build tree is a
+  // relocated binary too: it does not fall back to the source tree behind the user's back.
+  std::vector<std::filesystem::path> candidates;
   if (!ec) {
-    auto relative = exe.parent_path().parent_path() / "share" / "nvte-doctor" / "rules";
-    if (std::filesystem::is_directory(relative, ec)) return {relative};
+    candidates.push_back(exe.parent_path().parent_path() / "share" / "nvte-doctor" / "rules");
+    candidates.push_back(exe.parent_path() / "rules");
   }
-  std::filesystem::path installed = std::filesystem::path(NVTE_DATADIR) / "rules";
-  if (std::filesystem::is_directory(installed, ec)) return {installed};
-  if (!std::string_view(NVTE_SOURCE_DIR).empty() && std::filesystem::is_directory(source, ec)) return {source};
-  throw util::Fatal{"no rules directory found (looked in " + installed.string() +
+  candidates.push_back(std::filesystem::path(NVTE_DATADIR) / "rules");
+  std::vector<std::string> looked;
+  for (const auto& candidate : candidates) {
+    if (std::filesystem::is_directory(candidate, ec)) return {candidate};
+    looked.push_back(candidate.string());
+  }
+  throw util::Fatal{"no rules directory found (looked in " + util::join(looked, ", ") +
                     "); pass --rules DIR or set NVTE_DOCTOR_RULES"};
 }
 

@@ -21,7 +21,9 @@ model::Facts load_facts(const Options& options, const std::function<void()>& ove
 // Writes the document to --output (atomically; a failed write leaves the old file) or stdout.
 void write_output(const Options& options, std::string_view document);
 
-// --rules dirs, else $NVTE_DOCTOR_RULES, else the installed rules, else the source tree's.
+// --rules dirs, else $NVTE_DOCTOR_RULES, else an updated bundle, else (in its build tree) the
+// source tree's, else <exe>/../share/nvte-doctor/rules, <exe>/rules, the installed rules; none of
+// them is util::Fatal listing every place looked.
 std::vector<std::filesystem::path> rules_directories(const Options& options);
 
 // Host name for reports, and the current time as RFC 3339 (UTC).

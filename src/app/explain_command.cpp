@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 namespace app {
 
 namespace {
@@ -163,8 +165,9 @@ std::string render_fix_list(const std::vector<model::Explanation>& explanations,
 } // namespace
 
 int run_explain(const Options& options) {
-  if (options.workload_files.empty() && options.hf_configs.empty() && options.workload_sets.empty() && options.sweeps.empty())
-    throw util::Fatal{"explain needs a workload: --workload FILE, --hf-config FILE or --workload-set KEY=VALUE"};
+  if (options.workload_files.empty() && options.hf_configs.empty() && options.megatron_args.empty() && options.workload_sets.empty() &&
+      options.sweeps.empty())
+    throw util::Fatal{"explain needs a workload: --workload FILE, --hf-config FILE, --megatron-args FILE or --workload-set KEY=VALUE"};
   model::Facts facts = load_facts(options);
   rules::RuleSet rules = load_rules(options);
   report::TextOptions text{options.color ? report::Color::yes : report::Color::no, options.verbosity > 0};
@@ -176,7 +179,9 @@ int run_explain(const Options& options) {
     std::size_t total = 1;
     for (const auto& s : sweeps) total *= s.values.size();
     if (total > 100000) throw util::Fatal{"--sweep: " + std::to_string(total) + " cells is too many (at most 100000)"};
-    std::string name;
+    // A model with several attention variants gives one matrix per variant.
+    std::vector<std::string> names;
+    std::map<std::string, std::vector<Cell>> by_workload;
     for (std::size_t n = 0; n < total; ++n) {
       std::vector<std::string> settings, values;
       for (std::size_t i = 0; i < sweeps.size(); ++i) {
@@ -184,15 +189,23 @@ int run_explain(const Options& options) {
         values.push_back(sweeps[i].values[index[i]]);
       }
       for (auto& w : load_workloads(options, settings)) {
-        name = w.name;
-        cells.push_back({values, rules::explain(rules, facts, w)});
+        if (!by_workload.count(w.name)) names.push_back(w.name);
+        Cell cell{values, rules::explain(rules, facts, w)};
+        cells.push_back(cell);
+        by_workload[w.name].push_back(std::move(cell));
       }
       for (std::size_t i = sweeps.size(); i-- > 0;) {
         if (++index[i] < sweeps[i].values.size()) break;
         index[i] = 0;
       }
     }
-    write_output(options, options.format == Format::json ? render_sweep_json(sweeps, cells) : render_sweep_text(sweeps, cells, name));
+    if (options.format == Format::json) {
+      write_output(options, render_sweep_json(sweeps, cells));
+      return 0;
+    }
+    std::string matrices;
+    for (const auto& name : names) matrices += (matrices.empty() ? "" : "\n") + render_sweep_text(sweeps, by_workload[name], name);
+    write_output(options, matrices);
     return 0;
   }
 

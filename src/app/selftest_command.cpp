@@ -58,7 +58,8 @@ std::vector<std::vector<std::string>> sweep_settings(const std::vector<std::stri
 }
 
 std::vector<model::Workload> selftest_workloads(const Options& options) {
-  bool given = !options.workload_files.empty() || !options.hf_configs.empty() || !options.workload_sets.empty();
+  bool given = !options.workload_files.empty() || !options.hf_configs.empty() || !options.megatron_args.empty() ||
+               !options.workload_sets.empty();
   // Without a workload: a small training-like shape (bf16, bshd, causal, GQA off).
   const std::vector<std::string> k_default = {"qkv_format=bshd", "batch_size=2", "max_seqlen_q=512", "head_dim_qk=128",
                                               "attn_mask_type=causal"};

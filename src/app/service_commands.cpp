@@ -42,6 +42,7 @@ void apply_config(Options& options, const service::Config& config) {
     if (!files) throw util::Fatal{"workloads_dir: " + files.error().message};
     options.workload_files.insert(options.workload_files.end(), files->workload_files.begin(), files->workload_files.end());
     options.hf_configs.insert(options.hf_configs.end(), files->hf_configs.begin(), files->hf_configs.end());
+    options.megatron_args.insert(options.megatron_args.end(), files->megatron_args.begin(), files->megatron_args.end());
   }
 }
 
@@ -83,6 +84,7 @@ service::FingerprintInputs fingerprint_inputs(const Options& options, const serv
   in.rules_dirs = rules_directories(options);
   in.workload_files = options.workload_files;
   in.workload_files.insert(in.workload_files.end(), options.hf_configs.begin(), options.hf_configs.end());
+  in.workload_files.insert(in.workload_files.end(), options.megatron_args.begin(), options.megatron_args.end());
   if (options.facts_file) in.workload_files.push_back(*options.facts_file);
   if (!config.source.empty()) in.config_file = config.source;
   in.environment = service::current_environment();

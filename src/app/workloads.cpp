@@ -1,6 +1,10 @@
 #include "app/workloads.hpp"
 
 #include "util/error.hpp"
+
+#include <cstdlib>
+#include "workload/hf_config.hpp"
+#include "workload/megatron.hpp"
 #include "workload/workload_io.hpp"
 
 namespace app {
@@ -15,8 +19,19 @@ std::vector<model::Workload> load_workloads(const Options& options, const std::v
   for (const auto& file : options.hf_configs) {
     auto imported = workload::load_hf_config(file);
     if (!imported) throw util::Fatal{imported.error().message};
-    imported->workload.notes = imported->notes;
-    workloads.push_back(std::move(imported->workload));
+    for (auto& w : *imported) workloads.push_back(std::move(w));
+  }
+  // A launch script reads the variables it does not set from the environment it runs in: the
+  // doctor's own, so `SEQ_LEN=8192 nvte-doctor explain --megatron-args train.sh` works as the
+  // script would.
+  util::ScriptEnvironment environment = [](std::string_view name) -> std::optional<std::string> {
+    if (const char* value = std::getenv(std::string(name).c_str())) return std::string(value);
+    return std::nullopt;
+  };
+  for (const auto& file : options.megatron_args) {
+    auto imported = workload::load_megatron_args(file, environment);
+    if (!imported) throw util::Fatal{imported.error().message};
+    for (auto& w : *imported) workloads.push_back(std::move(w));
   }
   if (workloads.empty() && (!options.workload_sets.empty() || !extra_settings.empty())) {
     model::Workload w;

@@ -1,5 +1,6 @@
-// The workloads a command was given: --workload files, --hf-config files and --workload-set
-// settings (applied on top of each file, or forming one workload on their own), completed.
+// The workloads a command was given: --workload files, --hf-config files, --megatron-args files
+// and --workload-set settings (applied on top of each file, or forming one workload on their
+// own), completed.
 #pragma once
 
 #include "app/options.hpp"

@@ -48,7 +48,9 @@ void add_rules_option(CLI::App& cmd, app::Options& o) {
 void add_workload_options(CLI::App& cmd, app::Options& o) {
   cmd.add_option("--workload,-w", o.workload_files, "Attention workload file, YAML or JSON (repeatable)");
   cmd.add_option("--workload-set", o.workload_sets, "Workload key, e.g. --workload-set head_dim_qk=192 (repeatable)");
-  cmd.add_option("--hf-config", o.hf_configs, "Workload from a Hugging Face config.json (repeatable)");
+  cmd.add_option("--hf-config", o.hf_configs, "Workloads from a Hugging Face config.json, one per attention variant (repeatable)");
+  cmd.add_option("--megatron-args", o.megatron_args,
+                 "Workloads from a Megatron-LM launch script or argument file, or a Megatron-Bridge / NeMo 2 YAML recipe (repeatable)");
 }
 
 void add_config_option(CLI::App& cmd, app::Options& o) {

@@ -101,6 +101,8 @@ const FactSpec k_catalog[] = {
     {"system.arch", T::string, "machine architecture"},
     {"system.container", T::string, "container runtime hint: docker, podman, kubernetes, lxc, none"},
     {"system.glibc_version", T::version, "glibc version"},
+    {"doctor.assumed_te_version", T::version, "the TE release explain models when te.version is absent (the rules' selection default); set by the doctor, not probed"},
+    {"doctor.workloads", T::integer, "how many workloads this check evaluates (--workload, --hf-config, --megatron-args, workloads_dir); set by check"},
     {"explain.selected", T::string, "the backend TE would select for the workload (none when no backend is available)"},
     {"explain.fused_sub_backend", T::string, "FusedAttention's sub-backend for the workload"},
     {"explain.flash_sub_backend", T::string, "the flash-attn generation TE runs: FlashAttention2, FlashAttention3 or FlashAttention4"},

@@ -54,6 +54,11 @@ const std::vector<WorkloadKeySpec> k_keys = {
     {"input_shape", T::string, "", {}, "layout of the tensors actually fed to TransformerLayer: bsh or sbh"},
     {"qkv_interleaved", T::boolean, "false", {}, "QKV from fuse_qkv_params with qkv_weight_interleaved (non-contiguous views)"},
     {"api", T::string, "DotProductAttention", {"DotProductAttention", "FusedAttention", "FlashAttention", "TransformerLayer", "MultiheadAttention"}, "which TE module is called"},
+    // What a model or its launcher asks of attention beyond AttentionParams, set by the importers
+    // (HF config.json, Megatron-LM arguments) so that rules can say what TE does with it.
+    {"attn_logit_softcapping", T::number, "0.0", {}, "attention logits soft-capped as cap * tanh(s / cap) before softmax (Gemma-2's attn_logit_softcapping); 0 = none"},
+    {"attention_chunk_size", T::integer, "0", {}, "causal attention within chunks of this many tokens (Llama 4's attention_chunk_size); 0 = none"},
+    {"attention_backend", T::string, "", {"auto", "flash", "fused", "unfused"}, "Megatron-LM's --attention-backend, whose NVTE_*_ATTN switches Megatron sets before TE selects (absent: not launched by Megatron)"},
 };
 
 bool is_allowed(const WorkloadKeySpec& spec, const Value& value) {

@@ -83,7 +83,8 @@ Json explanation_to_json(const model::Explanation& e) {
               {"backends", backends},
               {"findings", findings},
               {"workload", workload},
-              {"assumed", e.workload.assumed}};
+              {"assumed", e.workload.assumed},
+              {"notes", e.workload.notes}};
 }
 
 Json facts_to_json(const model::Facts& facts) { return Json::parse(facts.to_json(-1))["facts"]; }

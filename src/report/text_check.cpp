@@ -85,7 +85,11 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
   }
   if (area == "te") {
     auto v = facts.get_string("te.version");
-    return v ? *v + (facts.has("te.distribution") ? " (" + fact(facts, "te.distribution") + ")" : "") : "not installed";
+    if (!v) {
+      auto assumed = facts.get_string("doctor.assumed_te_version");
+      return "not installed" + (assumed ? "; explain assumes TE " + *assumed : std::string());
+    }
+    return *v + (facts.has("te.distribution") ? " (" + fact(facts, "te.distribution") + ")" : "");
   }
   if (area == "env") {
     int nvte = 0;
@@ -128,6 +132,9 @@ std::string render_check_text(const model::Report& report, const TextOptions& op
     auto w = worst.find(area.key);
     if (summary.empty() && w == worst.end()) continue;
     std::string mark = w == worst.end() || w->second == model::Severity::info ? style.mark_ok() : style.mark(w->second);
+    // A TE doctor on a node without TE has not passed its TE check: the line is a note, not a ✓.
+    if (area.key == "te" && !report.facts.has("te.version") && (w == worst.end() || w->second == model::Severity::info))
+      mark = style.mark(model::Severity::info);
     std::string label(area.label);
     label.resize(12, ' ');
     out += mark + " " + label + summary + "\n";

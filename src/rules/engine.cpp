@@ -24,18 +24,25 @@ using detail::RuleKind;
 
 namespace {
 
-// The facts visible to rules: an overlay (assumed te.version, explain.*), the workload, the node.
+// The facts visible to rules: an overlay (assumed te.version, explain.*), the workload, the node,
+// and the rules database's own default TE release as doctor.assumed_te_version when the node's
+// facts do not carry it (check sets it; explain and the rules' test cases get it here).
 class View final : public detail::Scope {
 public:
-  View(const model::Facts& node, const model::Workload* workload, const model::Facts* overlay)
-      : m_node(node), m_workload(workload), m_overlay(overlay) {}
+  View(const model::Facts& node, const model::Workload* workload, const model::Facts* overlay,
+       const std::optional<model::Version>& assumed_te = std::nullopt)
+      : m_node(node), m_workload(workload), m_overlay(overlay) {
+    if (assumed_te) m_assumed_te = model::Value(*assumed_te);
+  }
 
   const model::Value* get(std::string_view name) const override {
     // The overlay only holds an assumed te.version and explain.*.
     if (m_overlay && (name.starts_with("explain.") || name == "te.version"))
       if (const model::Value* v = m_overlay->get(name)) return v;
     if (name.starts_with("workload.")) return m_workload ? m_workload->get(name.substr(9)) : nullptr;
-    return m_node.get(name);
+    const model::Value* v = m_node.get(name);
+    if (!v && m_assumed_te && name == "doctor.assumed_te_version") return &*m_assumed_te;
+    return v;
   }
   std::size_t count(std::string_view collection) const override { return m_node.count(collection); }
 
@@ -43,6 +50,7 @@ private:
   const model::Facts& m_node;
   const model::Workload* m_workload;
   const model::Facts* m_overlay;
+  std::optional<model::Value> m_assumed_te;
 };
 
 class Frame final : public detail::Reader {
@@ -157,7 +165,7 @@ model::Finding make_finding(const RuleSet::Impl& impl, const Rule& rule, Frame& 
 }
 
 std::vector<model::Finding> node_findings(const RuleSet::Impl& impl, const model::Facts& facts, const Rule* only) {
-  View view(facts, nullptr, nullptr);
+  View view(facts, nullptr, nullptr, impl.default_te_version);
   Frame frame(view, impl.slots);
   std::vector<model::Finding> findings;
   std::vector<Element> elements;
@@ -212,7 +220,7 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     ex.te_version = te->to_string();
     ex.te_version_assumed = true;
   }
-  View view(node, &workload, &overlay);
+  View view(node, &workload, &overlay, impl.default_te_version);
   const SelectionOrder& order = pick_order(impl.selection, te);
 
   struct Out {
@@ -236,6 +244,11 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
         reason.message = std::string(util::trim(detail::render_template(rule.message, impl.slots, view, element, detail::RenderMode::message)));
         reason.fixes = render_fixes(impl, rule, view, element);
         Out& target = rule.sub_backend.empty() ? backends[rule.backend] : subs[rule.sub_backend];
+        // A per-GPU rule fires once per GPU; eight identical A100s are one reason, not eight.
+        auto same = [&](const model::Reason& r) { return r.rule == reason.rule && r.message == reason.message; };
+        if (std::any_of(target.reasons.begin(), target.reasons.end(), same) ||
+            std::any_of(target.deprioritized.begin(), target.deprioritized.end(), same))
+          continue;
         if (rule.deprioritized) {
           target.deprioritized.push_back(std::move(reason));
         } else {

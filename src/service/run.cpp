@@ -158,6 +158,8 @@ util::Result<WorkloadFiles> list_workload_files(const fs::path& dir) {
     auto ext = path.extension().string();
     if (ext == ".yaml" || ext == ".yml") {
       files.workload_files.push_back(path);
+    } else if (ext == ".sh" || ext == ".args") {
+      files.megatron_args.push_back(path);
     } else if (ext == ".json") {
       auto text = util::read_file(path, 16u << 20);
       if (!text) return text.take_error();

@@ -47,11 +47,13 @@ std::map<std::string, std::string> current_environment();
 // NCCL_*, NVIDIA_*, LD_LIBRARY_PATH, LD_PRELOAD, PYTHONPATH, PYTHONHOME, VIRTUAL_ENV, CONDA_PREFIX, PATH).
 bool is_relevant_environment(std::string_view name);
 
-// The files of a workloads directory: *.yaml / *.yml / *.json workload files and Hugging Face
-// configs (*/config.json one level down, or a *.json with "num_attention_heads"), sorted.
+// The files of a workloads directory: *.yaml / *.yml / *.json workload files, Hugging Face
+// configs (*/config.json one level down, or a *.json with "num_attention_heads") and Megatron-LM
+// launch scripts or argument files (*.sh, *.args), sorted.
 struct WorkloadFiles {
   std::vector<std::filesystem::path> workload_files;
   std::vector<std::filesystem::path> hf_configs;
+  std::vector<std::filesystem::path> megatron_args;
 };
 util::Result<WorkloadFiles> list_workload_files(const std::filesystem::path& dir);
 

@@ -1,6 +1,6 @@
 // Workload importers: the attention workload (model::Workload, TE's AttentionParams vocabulary)
-// from a YAML or JSON workload file, from a Hugging Face config.json, and from --workload-set
-// KEY=VALUE lists. The loaders type and check every value through Workload::set_text and leave
+// from a YAML or JSON workload file and from --workload-set KEY=VALUE lists (Hugging Face
+// config.json: hf_config.hpp; Megatron-LM arguments and recipes: megatron.hpp). The loaders type and check every value through Workload::set_text and leave
 // completion (defaults, derived keys) to finish_workload, so that command-line settings can be
 // applied on top of a file before defaults are filled in.
 #pragma once
@@ -8,7 +8,6 @@
 #include "model/workload.hpp"
 #include "util/result.hpp"
 
-#include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -27,31 +26,9 @@ util::Result<std::vector<model::Workload>> parse_workload_text(std::string_view 
 // stem (with "[i]" for the i-th entry of a list).
 util::Result<std::vector<model::Workload>> load_workload_file(const std::filesystem::path& path);
 
-struct HfOptions {
-  // max_position_embeddings above this becomes this max_seqlen (training rarely uses the full
-  // context window; the note says so, and --workload-set max_seqlen_q=N overrides it).
-  std::int64_t max_seqlen_cap = 8192;
-};
-
-struct HfImport {
-  model::Workload workload;       // not completed; assumed lists what config.json did not say
-  std::vector<std::string> notes; // how values were derived (capped seqlen, MLA dims, window)
-};
-
-// A workload from the text of a Hugging Face config.json (Llama, Mistral/Mixtral, Qwen2/3,
-// DeepSeek-V2/V3 MLA, and models of the same shape). Defaults that a config cannot say (bshd,
-// causal mask, training, bf16 without torch_dtype) are set and recorded in Workload::assumed.
-// Fails when the JSON is malformed or lacks the attention shape (num_attention_heads and
-// hidden_size or head_dim).
-util::Result<HfImport> parse_hf_config(std::string_view json_text, std::string_view source,
-                                       const HfOptions& options = {});
-
-// parse_hf_config on a file; the workload is named after _name_or_path, else the directory that
-// holds config.json, else the file stem.
-util::Result<HfImport> load_hf_config(const std::filesystem::path& path, const HfOptions& options = {});
-
 // Applies "KEY=VALUE" settings in order (later wins); each key set this way is no longer
-// "assumed". Fails on a setting without '=', an unknown key (with a did-you-mean) or a bad value.
+// "assumed". max_seqlen_q also moves max_seqlen_kv, and head_dim_qk head_dim_v, when the two
+// were equal (self-attention; not MLA) and the settings do not name the second. Fails on a setting without '=', an unknown key (with a did-you-mean) or a bad value.
 util::Result<void> apply_workload_settings(model::Workload& workload, std::span<const std::string> settings);
 
 // Completes the workload (defaults, derived keys, consistency checks); an error names the

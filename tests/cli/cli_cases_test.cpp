@@ -7,7 +7,9 @@
 // (lists of substrings), stderr_lines (exact number of stderr lines), json (map of dotted path ->
 // expected JSON value, checked on stdout), files_absent (paths that must not exist afterwards),
 // env (map of extra environment variables), files (map of path -> content written before the
-// run), setup (list of argument lists run with the binary first, any exit code), report_files
+// run), copies (map of path -> file copied there before the run, {binary} being the built
+// nvte-doctor; the copy keeps its permissions), program (run this file instead of the built binary,
+// e.g. a copy), setup (list of argument lists run with the binary first, any exit code), report_files
 // (report JSON files validated against the shipped schema). A stdout that is a report JSON (it
 // has "tool" and "summary") is always validated against the schema.
 #include "support/report_schema.hpp"
@@ -113,9 +115,10 @@ TEST_P(CliCase, Runs) {
     s = replace_all(s, "{fixtures}", std::string(NVTE_TESTS_DIR) + "/fixtures");
     s = replace_all(s, "{rules}", std::string(NVTE_SOURCE_DIR) + "/rules");
     s = replace_all(s, "{tmp}", tmp.string());
+    s = replace_all(s, "{binary}", NVTE_BINARY);
     return s;
   };
-  std::vector<std::string> argv = {NVTE_BINARY};
+  std::vector<std::string> argv = {c.node["program"] ? expand(c.node["program"].as<std::string>()) : std::string(NVTE_BINARY)};
   for (const auto& arg : c.node["args"]) argv.push_back(expand(arg.as<std::string>()));
   util::CommandOptions options;
   options.timeout = std::chrono::seconds(60);
@@ -128,6 +131,13 @@ TEST_P(CliCase, Runs) {
     fs::path path = expand(file.first.as<std::string>());
     fs::create_directories(path.parent_path());
     ASSERT_TRUE(util::write_file_atomic(path, expand(file.second.as<std::string>())).ok()) << path;
+  }
+  for (const auto& copy : c.node["copies"]) {
+    fs::path path = expand(copy.first.as<std::string>());
+    fs::create_directories(path.parent_path());
+    std::error_code ec;
+    fs::copy_file(expand(copy.second.as<std::string>()), path, fs::copy_options::overwrite_existing, ec);
+    ASSERT_FALSE(ec) << path << ": " << ec.message();
   }
   for (const auto& setup : c.node["setup"]) {
     std::vector<std::string> setup_argv = {NVTE_BINARY};

@@ -41,7 +41,7 @@ expect "nvte-doctor check --format " = text json prometheus nfd
 expect "nvte-doctor check --format = j" = json
 expect "nvte-doctor --format json rules li" = list lint
 expect "nvte-doctor explain --sw" = --sweep
-expect "nvte-doctor explain --hf-config tests/fixtures/hf/deep" = tests/fixtures/hf/deepseek-v3
+expect "nvte-doctor explain --hf-config tests/fixtures/hf/kim" = tests/fixtures/hf/kimi-k2
 expect "nvte-doctor check --facts tests/fixtures/snapshots/h1" = tests/fixtures/snapshots/h100-node.json
 expect "nvte-doctor -w tests/fixtures/hf/llama-3-8b/config.json explain --hf" = --hf-config
 expect "nvte-doctor check --rules tests/fix" = tests/fixtures
@@ -59,10 +59,10 @@ if command -v zsh >/dev/null; then
   ln -s "$binary" "$bindir/nvte-doctor"
   prefixes=("nvte-doctor rules sh" "nvte-doctor pro" "nvte-doctor check --fo" "nvte-doctor check --format js"
             "nvte-doctor --format json rules lis" "nvte-doctor rules show nvrtc-missing-w"
-            "nvte-doctor explain --hf-config tests/fixtures/hf/deeps" "nvte-doctor rules lint tests/fixtures/snap")
+            "nvte-doctor explain --hf-config tests/fixtures/hf/kim" "nvte-doctor rules lint tests/fixtures/snap")
   expected=("nvte-doctor rules show " "nvte-doctor probe " "nvte-doctor check --format " "nvte-doctor check --format json "
             "nvte-doctor --format json rules list " "nvte-doctor rules show nvrtc-missing-with-te "
-            "nvte-doctor explain --hf-config tests/fixtures/hf/deepseek-v3/" "nvte-doctor rules lint tests/fixtures/snapshots/")
+            "nvte-doctor explain --hf-config tests/fixtures/hf/kimi-k2/" "nvte-doctor rules lint tests/fixtures/snapshots/")
   zsh -f "$source_dir/tests/packaging/zsh_completion.zsh" "$source_dir/packaging/completions" "$bindir" "$bindir/out" "${prefixes[@]}"
   mapfile -t got < <(tail -n +2 "$bindir/out" 2>/dev/null)
   for i in "${!prefixes[@]}"; do

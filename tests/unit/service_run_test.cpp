@@ -225,6 +225,8 @@ TEST(WorkloadFiles, ClassifiesTheDirectory) {
   ASSERT_TRUE(util::write_file_atomic(dir / "mixtral.json", R"({"num_attention_heads": 32, "hidden_size": 4096})"));
   ASSERT_TRUE(util::write_file_atomic(dir / "sweep.json", R"({"head_dim_qk": 192})"));
   ASSERT_TRUE(util::write_file_atomic(dir / "README", "not a workload"));
+  ASSERT_TRUE(util::write_file_atomic(dir / "train_llama3.sh", "torchrun pretrain_gpt.py --num-attention-heads 32\n"));
+  ASSERT_TRUE(util::write_file_atomic(dir / "mixtral.args", "--num-attention-heads 32\n"));
   auto files = service::list_workload_files(dir);
   ASSERT_TRUE(files.ok());
   ASSERT_EQ(files->workload_files.size(), 2u);
@@ -232,6 +234,9 @@ TEST(WorkloadFiles, ClassifiesTheDirectory) {
   EXPECT_EQ(files->workload_files[1].filename(), "sweep.json");
   ASSERT_EQ(files->hf_configs.size(), 2u);
   EXPECT_EQ(files->hf_configs[0], dir / "deepseek-v3/config.json");
+  ASSERT_EQ(files->megatron_args.size(), 2u);
+  EXPECT_EQ(files->megatron_args[0].filename(), "mixtral.args");
+  EXPECT_EQ(files->megatron_args[1].filename(), "train_llama3.sh");
   fs::remove_all(dir);
   EXPECT_FALSE(service::list_workload_files(dir).ok());
 }

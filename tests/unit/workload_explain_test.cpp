@@ -1,12 +1,15 @@
 // The workload importers feeding the shipped rules: a Hugging Face config.json and a workload
 // YAML become the workloads of DESIGN.md's incident 1, and explain() gives TE's verdict on them.
 #include "rules/rules.hpp"
+#include "util/file.hpp"
+#include "workload/hf_config.hpp"
 #include "workload/workload_io.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 namespace {
 
@@ -33,6 +36,39 @@ model::Facts incident_1_node(bool env_disabled) {
   return facts;
 }
 
+model::Facts snapshot(const std::string& name) {
+  auto text = util::read_file(fixtures() / "snapshots" / (name + ".json"));
+  EXPECT_TRUE(text.ok());
+  auto facts = model::Facts::from_json(text.ok() ? *text : "{}", name);
+  EXPECT_TRUE(facts.ok()) << (facts.ok() ? "" : facts.error().message);
+  model::Facts out = facts.ok() ? std::move(*facts) : model::Facts{};
+  out.derive();
+  return out;
+}
+
+// Every variant of a fixture model, explained on a node, by variant name.
+std::map<std::string, model::Explanation> explain_model(const std::string& model_name, const model::Facts& node,
+                                                        const std::vector<std::string>& settings = {}) {
+  std::map<std::string, model::Explanation> out;
+  auto variants = workload::load_hf_config(fixtures() / "hf" / model_name / "config.json");
+  EXPECT_TRUE(variants.ok()) << (variants.ok() ? "" : variants.error().message);
+  if (!variants.ok()) return out;
+  for (auto& w : *variants) {
+    EXPECT_TRUE(workload::apply_workload_settings(w, settings).ok());
+    EXPECT_TRUE(workload::finish_workload(w).ok());
+    out.emplace(w.name, rules::explain(shipped_rules(), node, w));
+  }
+  return out;
+}
+
+std::string selected(const model::Explanation& e) { return e.selected.value_or("none"); }
+
+bool has_finding(const model::Explanation& e, std::string_view id) {
+  for (const auto& f : e.findings)
+    if (f.id == id) return true;
+  return false;
+}
+
 bool has_reason(const model::BackendVerdict& verdict, std::string_view rule) {
   for (const auto& r : verdict.reasons)
     if (r.rule == rule) return true;
@@ -44,15 +80,15 @@ bool has_reason(const model::BackendVerdict& verdict, std::string_view rule) {
 TEST(WorkloadExplain, DeepSeekV3ConfigOnA100Te23IsIncident1) {
   auto hf = workload::load_hf_config(fixtures() / "hf" / "deepseek-v3" / "config.json");
   ASSERT_TRUE(hf.ok()) << hf.error().message;
-  ASSERT_TRUE(workload::finish_workload(hf->workload).ok());
+  ASSERT_TRUE(workload::finish_workload(hf->front()).ok());
 
-  auto ex = rules::explain(shipped_rules(), incident_1_node(true), hf->workload);
+  auto ex = rules::explain(shipped_rules(), incident_1_node(true), hf->front());
   EXPECT_FALSE(ex.selected.has_value());
   EXPECT_TRUE(has_reason(ex.backends["fused_attention"], "cudnn-f16-head-dim-te-1x"));
   EXPECT_TRUE(has_reason(ex.backends["flash_attention"], "flash-attention-disabled-by-env"));
   EXPECT_TRUE(has_reason(ex.backends["unfused_attention"], "unfused-attention-disabled-by-env"));
 
-  auto unset = rules::explain(shipped_rules(), incident_1_node(false), hf->workload);
+  auto unset = rules::explain(shipped_rules(), incident_1_node(false), hf->front());
   ASSERT_TRUE(unset.selected.has_value());
   EXPECT_EQ(*unset.selected, "UnfusedDotProductAttention");
 }
@@ -77,4 +113,70 @@ TEST(WorkloadExplain, ShippedWorkloadYamlsAndSettings) {
   ASSERT_TRUE(on_a100.selected.has_value());
   EXPECT_EQ(*on_a100.selected, "FlashAttention");
   EXPECT_TRUE(on_a100.backends["fused_attention"].available);
+}
+
+// Per-variant verdicts on the H100 snapshot (TE absent: 2.18 assumed, cuDNN 9.19, no flash-attn)
+// and the A100 snapshot (TE 2.8.0, cuDNN 9.10.2, flash-attn 2.7.4.post1).
+TEST(WorkloadExplain, Gemma2SoftcappingHasNoBackendOnEitherNode) {
+  for (const char* node : {"h100-node", "a100-node"}) {
+    auto ex = explain_model("gemma-2-9b", snapshot(node));
+    ASSERT_EQ(ex.size(), 2u) << node;
+    for (auto& [name, e] : ex) {
+      SCOPED_TRACE(std::string(node) + " " + name);
+      EXPECT_EQ(selected(e), "none");
+      EXPECT_TRUE(has_reason(e.backends["flash_attention"], "flash-attention-no-logit-softcapping"));
+      EXPECT_TRUE(has_reason(e.backends["fused_attention"], "fused-attention-no-logit-softcapping"));
+      EXPECT_TRUE(has_reason(e.backends["unfused_attention"], "unfused-attention-no-logit-softcapping"));
+      EXPECT_TRUE(has_finding(e, "attention-logit-softcapping-unsupported"));
+    }
+  }
+  // Without the cap the same shapes run: the cap, not the shape, is what TE lacks.
+  auto uncapped = explain_model("gemma-2-9b", snapshot("h100-node"), {"attn_logit_softcapping=0"});
+  EXPECT_EQ(selected(uncapped["gemma-2-9b/sliding"]), "FusedAttention");
+  EXPECT_EQ(selected(uncapped["gemma-2-9b/global"]), "FusedAttention");
+}
+
+TEST(WorkloadExplain, GptOssSinksNeedCudnn9131ForFusedAttention) {
+  auto h100 = explain_model("gpt-oss-20b", snapshot("h100-node"));
+  ASSERT_EQ(h100.size(), 2u);
+  EXPECT_EQ(selected(h100["gpt-oss-20b/sliding"]), "FusedAttention");
+  EXPECT_EQ(selected(h100["gpt-oss-20b/global"]), "FusedAttention");
+  EXPECT_TRUE(has_reason(h100["gpt-oss-20b/sliding"].backends["flash_attention"], "flash-attention-softmax-type"));
+
+  auto a100 = explain_model("gpt-oss-20b", snapshot("a100-node"));
+  for (auto& [name, e] : a100) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(selected(e), "UnfusedDotProductAttention"); // cuDNN 9.10.2 < 9.13.1, no FlashAttention for sinks
+    EXPECT_TRUE(has_reason(e.backends["fused_attention"], "cudnn-f16-softmax-type"));
+    EXPECT_TRUE(has_reason(e.backends["flash_attention"], "flash-attention-softmax-type"));
+  }
+}
+
+TEST(WorkloadExplain, Llama4ChunkedLayersBeyondOneChunk) {
+  for (const char* node : {"h100-node", "a100-node"}) {
+    auto fits = explain_model("llama-4-scout-17b-16e", snapshot(node));
+    EXPECT_NE(selected(fits["llama-4-scout-17b-16e/chunked"]), "none") << node << ": 8192 tokens are one chunk";
+    auto longer = explain_model("llama-4-scout-17b-16e", snapshot(node), {"max_seqlen_q=32768"});
+    const auto& chunked = longer["llama-4-scout-17b-16e/chunked"];
+    EXPECT_EQ(selected(chunked), "none") << node;
+    EXPECT_TRUE(has_finding(chunked, "attention-chunked-unsupported")) << node;
+    EXPECT_NE(selected(longer["llama-4-scout-17b-16e/global"]), "none") << node;
+    // The way out the finding names: each chunk as a sequence of its own.
+    auto packed = explain_model("llama-4-scout-17b-16e", snapshot(node),
+                                {"max_seqlen_q=8192", "qkv_format=thd", "attn_mask_type=padding_causal"});
+    EXPECT_NE(selected(packed["llama-4-scout-17b-16e/chunked"]), "none") << node;
+  }
+}
+
+TEST(WorkloadExplain, EncodersAndT5OnTheA100) {
+  auto a100 = snapshot("a100-node");
+  auto bert = explain_model("bert-base-uncased", a100);
+  EXPECT_EQ(selected(bert["bert-base-uncased"]), "FlashAttention");
+  auto t5 = explain_model("t5-base", a100);
+  ASSERT_EQ(t5.size(), 3u);
+  EXPECT_EQ(selected(t5["t5-base/encoder"]), "FusedAttention"); // the relative bias keeps flash-attn out
+  EXPECT_TRUE(has_reason(t5["t5-base/encoder"].backends["flash_attention"], "flash-attention-bias"));
+  EXPECT_EQ(selected(t5["t5-base/cross"]), "FlashAttention");
+  auto mla = explain_model("deepseek-v3", a100);
+  EXPECT_EQ(selected(mla["deepseek-v3"]), "UnfusedDotProductAttention");
 }

@@ -1,4 +1,5 @@
 // Workload importers: YAML/JSON workload files, Hugging Face config.json and --workload-set.
+#include "workload/hf_config.hpp"
 #include "workload/workload_io.hpp"
 
 #include <gtest/gtest.h>
@@ -18,10 +19,6 @@ std::filesystem::path fixtures() {
 
 bool assumed(const model::Workload& w, std::string_view key) {
   return std::find(w.assumed.begin(), w.assumed.end(), key) != w.assumed.end();
-}
-
-bool mentions(const std::vector<std::string>& notes, std::string_view word) {
-  return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(word) != std::string::npos; });
 }
 
 } // namespace
@@ -142,107 +139,10 @@ TEST(WorkloadYaml, FileStemNamesUnnamedWorkloads) {
   EXPECT_NE(missing.error().message.find("absent.yaml"), std::string::npos);
 }
 
-TEST(HfConfig, Llama3) {
-  auto r = workload::load_hf_config(fixtures() / "hf" / "llama-3-8b" / "config.json");
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  auto& w = r->workload;
-  EXPECT_EQ(w.name, "llama-3-8b");
-  ASSERT_TRUE(workload::finish_workload(w).ok());
-  EXPECT_EQ(w.get("num_heads")->as_int(), 32);
-  EXPECT_EQ(w.get("num_gqa_groups")->as_int(), 8);
-  EXPECT_EQ(w.get("head_dim_qk")->as_int(), 128);
-  EXPECT_EQ(w.get("head_dim_v")->as_int(), 128);
-  EXPECT_EQ(w.get("max_seqlen_q")->as_int(), 8192);
-  EXPECT_EQ(w.get("qkv_dtype")->as_string(), "bf16");
-  EXPECT_EQ(w.get("qkv_layout")->as_string(), "bshd_bshd_bshd");
-  EXPECT_EQ(w.get("attn_mask_type")->as_string(), "causal");
-  EXPECT_EQ(w.get("window_size")->as_string(), "-1,0");
-  EXPECT_FALSE(assumed(w, "qkv_dtype")); // torch_dtype said so
-  EXPECT_TRUE(assumed(w, "qkv_format"));
-  EXPECT_TRUE(assumed(w, "attn_mask_type"));
-  EXPECT_TRUE(assumed(w, "is_training"));
-  EXPECT_FALSE(mentions(r->notes, "max_position_embeddings")); // 8192 is not capped
-}
-
-TEST(HfConfig, MixtralHasNoWindowAndIsCapped) {
-  auto r = workload::load_hf_config(fixtures() / "hf" / "mixtral-8x7b" / "config.json");
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  auto& w = r->workload;
-  ASSERT_TRUE(workload::finish_workload(w).ok());
-  EXPECT_EQ(w.get("max_seqlen_q")->as_int(), 8192);
-  EXPECT_EQ(w.get("max_seqlen_kv")->as_int(), 8192);
-  EXPECT_TRUE(mentions(r->notes, "32768"));
-  EXPECT_EQ(w.get("window_size")->as_string(), "-1,0"); // sliding_window: null
-}
-
-TEST(HfConfig, DeepSeekV3Mla) {
-  auto r = workload::load_hf_config(fixtures() / "hf" / "deepseek-v3" / "config.json");
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  auto& w = r->workload;
-  ASSERT_TRUE(workload::finish_workload(w).ok());
-  EXPECT_EQ(w.get("head_dim_qk")->as_int(), 192);
-  EXPECT_EQ(w.get("head_dim_v")->as_int(), 128);
-  EXPECT_EQ(w.get("num_heads")->as_int(), 128);
-  EXPECT_EQ(w.get("num_gqa_groups")->as_int(), 128);
-  EXPECT_TRUE(mentions(r->notes, "latent"));
-  EXPECT_TRUE(mentions(r->notes, "163840"));
-}
-
-TEST(HfConfig, Qwen25SlidingWindowOnlyWhenEnabled) {
-  auto r = workload::load_hf_config(fixtures() / "hf" / "qwen2.5-7b" / "config.json");
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  auto& w = r->workload;
-  ASSERT_TRUE(workload::finish_workload(w).ok());
-  EXPECT_EQ(w.get("head_dim_qk")->as_int(), 128); // 3584 / 28
-  EXPECT_EQ(w.get("num_gqa_groups")->as_int(), 4);
-  EXPECT_EQ(w.get("window_size")->as_string(), "-1,0"); // use_sliding_window: false
-
-  auto on = workload::parse_hf_config(R"({"model_type": "qwen2", "num_attention_heads": 28, "num_key_value_heads": 4,
-    "hidden_size": 3584, "sliding_window": 4096, "use_sliding_window": true, "max_window_layers": 21})",
-                                      "qwen.json");
-  ASSERT_TRUE(on.ok()) << on.error().message;
-  ASSERT_TRUE(workload::finish_workload(on->workload).ok());
-  EXPECT_EQ(on->workload.get("window_size")->as_string(), "4096,0");
-  EXPECT_TRUE(mentions(on->notes, "max_window_layers"));
-
-  auto mistral = workload::parse_hf_config(R"({"model_type": "mistral", "num_attention_heads": 32,
-    "hidden_size": 4096, "sliding_window": 4096, "torch_dtype": "float16"})",
-                                           "mistral.json");
-  ASSERT_TRUE(mistral.ok());
-  ASSERT_TRUE(workload::finish_workload(mistral->workload).ok());
-  EXPECT_EQ(mistral->workload.get("window_size_left")->as_int(), 4096);
-  EXPECT_EQ(mistral->workload.get("qkv_dtype")->as_string(), "fp16");
-  EXPECT_EQ(mistral->workload.get("num_gqa_groups")->as_int(), 32);
-}
-
-TEST(HfConfig, ExplicitHeadDimWinsAndBadConfigsFail) {
-  auto qwen3 = workload::parse_hf_config(R"({"model_type": "qwen3", "num_attention_heads": 32, "num_key_value_heads": 8,
-    "hidden_size": 4096, "head_dim": 128, "max_position_embeddings": 40960, "dtype": "bfloat16"})",
-                                         "qwen3.json", workload::HfOptions{.max_seqlen_cap = 0});
-  ASSERT_TRUE(qwen3.ok());
-  ASSERT_TRUE(workload::finish_workload(qwen3->workload).ok());
-  EXPECT_EQ(qwen3->workload.get("head_dim_qk")->as_int(), 128);
-  EXPECT_EQ(qwen3->workload.get("max_seqlen_q")->as_int(), 40960); // cap disabled
-
-  auto syntax = workload::parse_hf_config("{\n  \"num_attention_heads\": 32,\n  oops\n}", "bad.json");
-  ASSERT_FALSE(syntax.ok());
-  EXPECT_EQ(syntax.error().message.rfind("bad.json:3:", 0), 0u) << syntax.error().message;
-
-  auto no_heads = workload::parse_hf_config(R"({"hidden_size": 4096})", "x.json");
-  ASSERT_FALSE(no_heads.ok());
-  EXPECT_NE(no_heads.error().message.find("num_attention_heads"), std::string::npos);
-
-  auto uneven = workload::parse_hf_config(R"({"hidden_size": 4000, "num_attention_heads": 48})", "x.json");
-  ASSERT_FALSE(uneven.ok());
-  EXPECT_NE(uneven.error().message.find("divisible"), std::string::npos);
-
-  EXPECT_FALSE(workload::parse_hf_config("[1, 2]", "x.json").ok());
-}
-
 TEST(WorkloadSettings, OverridesAndClearsAssumed) {
   auto r = workload::load_hf_config(fixtures() / "hf" / "deepseek-v3" / "config.json");
   ASSERT_TRUE(r.ok());
-  auto& w = r->workload;
+  auto& w = r->front();
   std::vector<std::string> settings = {"qkv_format=thd", "max_seqlen_q=16384", "window_size=128,0", "name=mine"};
   ASSERT_TRUE(workload::apply_workload_settings(w, settings).ok());
   EXPECT_FALSE(assumed(w, "qkv_format"));
@@ -267,9 +167,41 @@ TEST(WorkloadSettings, OverridesAndClearsAssumed) {
   EXPECT_NE(e3.error().message.find("is_training"), std::string::npos);
 }
 
-TEST(HfConfig, NumberBeyondADoubleIsAnErrorNotACrash) {
-  // nlohmann throws out_of_range (not parse_error) for it; found by fuzzing.
-  auto huge = workload::parse_hf_config(R"({"num_attention_heads": 32, "hidden_size": 1e99999})", "config.json");
-  ASSERT_FALSE(huge.ok());
-  EXPECT_NE(huge.error().message.find("config.json"), std::string::npos);
+TEST(WorkloadSettings, SeqlenQMovesKvOfSelfAttentionOnly) {
+  model::Workload self;
+  std::vector<std::string> base = {"max_seqlen_q=8192", "max_seqlen_kv=8192"};
+  ASSERT_TRUE(workload::apply_workload_settings(self, base).ok());
+  std::vector<std::string> longer = {"max_seqlen_q=32768"};
+  ASSERT_TRUE(workload::apply_workload_settings(self, longer).ok());
+  EXPECT_EQ(self.get("max_seqlen_kv")->as_int(), 32768);
+
+  model::Workload cross;
+  std::vector<std::string> shapes = {"max_seqlen_q=448", "max_seqlen_kv=1500"};
+  ASSERT_TRUE(workload::apply_workload_settings(cross, shapes).ok());
+  std::vector<std::string> q_only = {"max_seqlen_q=512"};
+  ASSERT_TRUE(workload::apply_workload_settings(cross, q_only).ok());
+  EXPECT_EQ(cross.get("max_seqlen_kv")->as_int(), 1500);
+
+  model::Workload both;
+  ASSERT_TRUE(workload::apply_workload_settings(both, base).ok());
+  std::vector<std::string> explicit_kv = {"max_seqlen_q=4096", "max_seqlen_kv=16384"};
+  ASSERT_TRUE(workload::apply_workload_settings(both, explicit_kv).ok());
+  EXPECT_EQ(both.get("max_seqlen_q")->as_int(), 4096);
+  EXPECT_EQ(both.get("max_seqlen_kv")->as_int(), 16384);
+}
+
+TEST(WorkloadSettings, HeadDimQkMovesAnEqualHeadDimVOnly) {
+  model::Workload mha;
+  std::vector<std::string> base = {"head_dim_qk=64", "head_dim_v=64"};
+  ASSERT_TRUE(workload::apply_workload_settings(mha, base).ok());
+  std::vector<std::string> wider = {"head_dim_qk=128"};
+  ASSERT_TRUE(workload::apply_workload_settings(mha, wider).ok());
+  EXPECT_EQ(mha.get("head_dim_v")->as_int(), 128);
+
+  model::Workload mla; // DeepSeek's 192/128 stays unequal
+  std::vector<std::string> dims = {"head_dim_qk=192", "head_dim_v=128"};
+  ASSERT_TRUE(workload::apply_workload_settings(mla, dims).ok());
+  std::vector<std::string> qk = {"head_dim_qk=256"};
+  ASSERT_TRUE(workload::apply_workload_settings(mla, qk).ok());
+  EXPECT_EQ(mla.get("head_dim_v")->as_int(), 128);
 }
