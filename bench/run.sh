@@ -166,8 +166,8 @@ if has_command selftest; then
   read -r -a st_args <<<"${NVTE_BENCH_SELFTEST_ARGS:-}"
   # The CUDA tier (driver, NVRTC, cuDNN forward + backward at the default workload, NCCL), as the
   # target defines it: --python '' leaves out the Python tier (importing torch alone takes 5 s).
-  m selftest_cold "$slow_runs" 0 --warmup 0 --timeout 120 --env CUDA_CACHE_DISABLE=1 -- "$bin" selftest --python '' "${st_args[@]}"
-  m selftest_warm "$slow_runs" 0 --warmup 1 --timeout 120 --env "CUDA_CACHE_PATH=$work/cuda-cache" -- "$bin" selftest --python '' "${st_args[@]}"
+  m selftest_cold "$slow_runs" 0 --warmup 0 --timeout 120 --env CUDA_CACHE_DISABLE=1 -- "$bin" selftest --rules "$rules" --python '' "${st_args[@]}"
+  m selftest_warm "$slow_runs" 0 --warmup 1 --timeout 120 --env "CUDA_CACHE_PATH=$work/cuda-cache" -- "$bin" selftest --rules "$rules" --python '' "${st_args[@]}"
 fi
 
 # ---- what users run instead ----
