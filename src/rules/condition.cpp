@@ -117,13 +117,23 @@ std::vector<Token> tokenize(std::string_view text) {
 
 // ---- slots ----
 
+std::optional<SlotSpec> resolve_uncached(std::string_view name, SlotTable& table, SourceError& error);
+
 int SlotTable::intern(const SlotSpec& spec) {
-  for (std::size_t i = 0; i < m_slots.size(); ++i) {
-    if (m_slots[i].name == spec.name && m_slots[i].collection == spec.collection) return static_cast<int>(i);
-  }
+  auto key = std::make_pair(spec.name, spec.collection);
+  if (auto it = m_index.find(key); it != m_index.end()) return it->second;
   m_slots.push_back(spec);
-  return static_cast<int>(m_slots.size() - 1);
+  int slot = static_cast<int>(m_slots.size() - 1);
+  m_index.emplace(std::move(key), slot);
+  return slot;
 }
+
+const SlotSpec* SlotTable::resolved(std::string_view name) const {
+  auto it = m_resolved.find(name);
+  return it == m_resolved.end() ? nullptr : &it->second;
+}
+
+void SlotTable::remember(const SlotSpec& spec) { m_resolved.emplace(spec.name, spec); }
 
 int SlotTable::intern_collection(std::string_view prefix) {
   for (std::size_t i = 0; i < m_collections.size(); ++i) {
@@ -142,6 +152,15 @@ bool is_collection(std::string_view prefix) {
 }
 
 std::optional<SlotSpec> resolve_fact(std::string_view name, SlotTable& table, SourceError& error) {
+  // Rules name the same facts hundreds of times (workload.max_seqlen_q, cudnn.version): resolve
+  // each name against the catalog once per table.
+  if (const SlotSpec* known = table.resolved(name)) return *known;
+  auto slot = resolve_uncached(name, table, error);
+  if (slot) table.remember(*slot);
+  return slot;
+}
+
+std::optional<SlotSpec> resolve_uncached(std::string_view name, SlotTable& table, SourceError& error) {
   const model::FactSpec* spec = model::find_fact_spec(name);
   if (!spec) {
     error.message = "unknown fact '" + std::string(name) + "'";

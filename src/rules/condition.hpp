@@ -9,9 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rules::detail {
@@ -54,10 +56,15 @@ public:
   int intern_collection(std::string_view prefix);
   const std::vector<SlotSpec>& slots() const { return m_slots; }
   const std::vector<std::string>& collections() const { return m_collections; }
+  // resolve_fact's memo: a name resolved before, or nullptr.
+  const SlotSpec* resolved(std::string_view name) const;
+  void remember(const SlotSpec& spec);
 
 private:
   std::vector<SlotSpec> m_slots;
   std::vector<std::string> m_collections;
+  std::map<std::string, SlotSpec, std::less<>> m_resolved;
+  std::map<std::pair<std::string, int>, int> m_index; // (name, collection) -> slot
 };
 
 // Resolves a fact name against the catalog (workload.* and explain.* included) into a slot spec;
