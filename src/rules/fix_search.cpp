@@ -253,7 +253,9 @@ public:
     return true;
   }
 
-  void run(std::vector<std::vector<Candidate>> families) {
+  // families are tried one change at a time; complements (changes that cannot clear the finding
+  // alone) only as the second change of a pair.
+  void run(std::vector<std::vector<Candidate>> families, std::vector<Candidate> complements = {}) {
     for (auto& family : families) {
       for (const auto& c : family) {
         if (!m_session.budget_left()) return;
@@ -261,6 +263,7 @@ public:
       }
     }
     if (!m_found.empty()) return;
+    m_singles.insert(m_singles.end(), complements.begin(), complements.end());
     // Pairs, only when no single change works: a change that clears the finding but brings
     // another problem with each other single change; then two changes that each took away a
     // reason blocking the workload.
@@ -442,6 +445,62 @@ std::vector<std::vector<Candidate>> candidates(const Session& s) {
   return families;
 }
 
+// What a finding's rule reads (its condition and applies_to facts), when that is all its firing
+// depends on; nullopt when it reads explain.* (the whole selection) or the rule is unknown.
+std::optional<std::vector<std::string>> facts_read_by(const RuleSet& rules, const std::string& id) {
+  const auto& impl = rules.impl();
+  for (const auto& rule : impl.rules) {
+    if (rule.summary.id != id) continue;
+    if (rule.when.reads_explain) return std::nullopt;
+    std::vector<std::string> names;
+    for (int slot : rule.when.slots) names.push_back(impl.slots.slots()[static_cast<std::size_t>(slot)].name);
+    for (const auto& a : rule.applies_to)
+      if (a.slot >= 0) names.push_back(impl.slots.slots()[static_cast<std::size_t>(a.slot)].name);
+    return names;
+  }
+  return std::nullopt;
+}
+
+// Whether a change can move any of those facts: a wheel moves its library's facts (the copies,
+// what TE and torch load), a GPU class every gpu fact, and so on. A candidate that moves none of
+// them cannot clear the finding, so the search need not spend an evaluation on it.
+bool touches(const Change& change, const std::vector<std::string>& read) {
+  std::vector<std::string> prefixes;
+  switch (change.kind) {
+  // An environment variable or another TE release can move which cuDNN TE loads (apply() relinks).
+  case ChangeKind::env: prefixes = {"env." + change.name, "cudnn.", "te.cudnn.", "torch.cudnn."}; break;
+  case ChangeKind::workload: prefixes = {"workload."}; break;
+  case ChangeKind::gpu: prefixes = {"gpu"}; break;
+  case ChangeKind::package:
+    prefixes = {change.name};
+    if (change.package && !change.package->library.empty()) {
+      const std::string& lib = change.package->library;
+      prefixes.insert(prefixes.end(), {lib + ".", "te." + lib + ".", "torch." + lib + "."});
+    }
+    if (change.name == "te.version") prefixes.insert(prefixes.end(), {"te.", "cudnn.", "torch.cudnn."});
+    break;
+  }
+  for (const auto& name : read)
+    for (const auto& prefix : prefixes)
+      if (name.starts_with(prefix)) return true;
+  return false;
+}
+
+// Moves the candidates that touch none of the facts read out of families; returns them.
+std::vector<Candidate> set_aside_irrelevant(std::vector<std::vector<Candidate>>& families, const std::vector<std::string>& read) {
+  std::vector<Candidate> aside;
+  for (auto& family : families) {
+    auto irrelevant = [&](const Candidate& c) {
+      return std::none_of(c.changes.begin(), c.changes.end(), [&](const Change& change) { return touches(change, read); });
+    };
+    for (const auto& c : family)
+      if (irrelevant(c)) aside.push_back(c);
+    std::erase_if(family, irrelevant);
+  }
+  std::erase_if(families, [](const auto& family) { return family.empty(); });
+  return aside;
+}
+
 // ---- turning verified candidates into fixes ---------------------------------------------------
 
 model::Fix to_fix(const Verified& v, const Session& s, const Goal& goal) {
@@ -520,7 +579,12 @@ std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& f
 
   // Informational findings keep their own fixes, checked, without a search for others.
   Search search(session, goal);
-  if (target.severity != model::Severity::info) search.run(candidates(session));
+  if (target.severity != model::Severity::info) {
+    auto families = candidates(session);
+    std::vector<Candidate> complements;
+    if (auto read = facts_read_by(rules, target.id)) complements = set_aside_irrelevant(families, *read);
+    search.run(std::move(families), std::move(complements));
+  }
   for (const auto& v : search.results()) {
     model::Fix fix = to_fix(v, session, goal);
     bool duplicate = false;
