@@ -151,8 +151,14 @@ run_readme() {
 }
 
 # bench/run.sh with the carried binary and its helpers; the results land next to the logs.
+# Then where check's time goes on this node (-vv: facts, rules, node rules, node fixes, workloads).
 run_bench() {
   step bench 580 env NVTE_DOCTOR_BIN="$BIN" bench/run.sh "$LOGS/bench"
+  local i
+  for i in 1 2 3; do
+    step "check-laps-$i" 60 "$BIN" check "${COMMON[@]}" -vv --hf-config tests/fixtures/hf/llama-3-8b/config.json \
+      --hf-config tests/fixtures/hf/mixtral-8x7b/config.json --hf-config tests/fixtures/hf/deepseek-v3/config.json
+  done
 }
 
 run_gputest() {

@@ -10,6 +10,7 @@
 #include "model/value.hpp"
 #include "util/result.hpp"
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,7 +23,25 @@ inline constexpr int k_facts_schema_version = 1;
 
 class Facts {
 public:
-  void set(std::string name, Value value) { m_values.insert_or_assign(std::move(name), std::move(value)); }
+  Facts() = default;
+  Facts(const Facts& other) : m_values(other.m_values) {}
+  Facts(Facts&& other) noexcept : m_values(std::move(other.m_values)) { other.m_stamp = next_stamp(); }
+  Facts& operator=(const Facts& other) {
+    m_values = other.m_values;
+    m_stamp = next_stamp();
+    return *this;
+  }
+  Facts& operator=(Facts&& other) noexcept {
+    m_values = std::move(other.m_values);
+    m_stamp = next_stamp();
+    other.m_stamp = next_stamp();
+    return *this;
+  }
+
+  void set(std::string name, Value value) {
+    m_values.insert_or_assign(std::move(name), std::move(value));
+    m_stamp = next_stamp();
+  }
   void erase(std::string_view name);
   // Removes every fact under a prefix ("gpu[1]" or "cudnn.copies").
   void erase_prefix(std::string_view prefix);
@@ -53,12 +72,19 @@ public:
   // creates a synthetic GPU 0 on a node without one. Fails naming the key, with hints.
   util::Result<void> apply_override(std::string_view assignment);
 
+  // Identifies this object in its current state: unique among all Facts, and new after every
+  // change. Caches of pointers into the facts (the rules engine's) key on it.
+  std::uint64_t stamp() const { return m_stamp; }
+
   // Fills what follows from other facts: gpu[i].sm <-> compute_capability, gpu.count,
   // <lib>.major. Call after probing and after overrides.
   void derive();
 
 private:
+  static std::uint64_t next_stamp();
+
   std::map<std::string, Value, std::less<>> m_values;
+  std::uint64_t m_stamp = next_stamp();
 };
 
 } // namespace model

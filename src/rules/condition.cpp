@@ -11,6 +11,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 
 namespace rules::detail {
@@ -123,9 +124,15 @@ int SlotTable::intern(const SlotSpec& spec) {
   auto key = std::make_pair(spec.name, spec.collection);
   if (auto it = m_index.find(key); it != m_index.end()) return it->second;
   m_slots.push_back(spec);
+  m_serial = next_serial();
   int slot = static_cast<int>(m_slots.size() - 1);
   m_index.emplace(std::move(key), slot);
   return slot;
+}
+
+std::uint64_t SlotTable::next_serial() {
+  static std::atomic<std::uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 const SlotSpec* SlotTable::resolved(std::string_view name) const {
@@ -870,13 +877,18 @@ struct Evaluator {
     case NodeKind::has: return reader.fact(n.lhs.index) != nullptr;
     case NodeKind::env_is: {
       const model::Value* v = reader.fact(n.lhs.index);
-      return v && v->to_string() == n.rhs.literal.as_string();
+      if (!v) return false;
+      if (v->is(model::ValueType::string)) return v->as_string() == n.rhs.literal.as_string();
+      return v->to_string() == n.rhs.literal.as_string();
     }
     case NodeKind::compare: {
       const model::Value* a = value(n.lhs);
       if (!a) return false;
       const model::Value* b = value(n.rhs, 1);
       if (!b) return false;
+      // Most comparisons are string equalities (layouts, masks, dtypes): lengths settle most.
+      if ((n.op == CmpOp::eq || n.op == CmpOp::ne) && a->is(model::ValueType::string) && b->is(model::ValueType::string))
+        return (a->as_string() == b->as_string()) == (n.op == CmpOp::eq);
       auto order = compare_values(*a, *b);
       if (!order) return false;
       switch (n.op) {
@@ -893,7 +905,15 @@ struct Evaluator {
       const model::Value* a = value(n.lhs);
       if (!a) return false;
       bool found = false;
+      bool text = a->is(model::ValueType::string);
       for (const auto& item : n.list) {
+        if (text && item.is(model::ValueType::string)) {
+          if (a->as_string() == item.as_string()) {
+            found = true;
+            break;
+          }
+          continue;
+        }
         auto order = compare_values(*a, item);
         if (order && *order == 0) {
           found = true;

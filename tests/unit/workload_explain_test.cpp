@@ -180,3 +180,46 @@ TEST(WorkloadExplain, EncodersAndT5OnTheA100) {
   auto mla = explain_model("deepseek-v3", a100);
   EXPECT_EQ(selected(mla["deepseek-v3"]), "UnfusedDotProductAttention");
 }
+
+// explain() remembers what it read from a node's facts between calls (the engine's node memo);
+// a Facts changed in place must be read afresh. Each step changes the same object and compares
+// its explanation with one of a fresh copy, which no memo can have seen.
+TEST(WorkloadExplain, FactsChangedInPlaceAreReadAfresh) {
+  auto hf = workload::load_hf_config(fixtures() / "hf" / "deepseek-v3" / "config.json");
+  ASSERT_TRUE(hf.ok()) << hf.error().message;
+  ASSERT_TRUE(workload::finish_workload(hf->front()).ok());
+  const model::Workload& w = hf->front();
+
+  auto summary = [](const model::Explanation& e) {
+    std::string out = e.selected.value_or("none");
+    for (const auto& [backend, verdict] : e.backends) {
+      out += " | " + backend + ":";
+      for (const auto& r : verdict.reasons) out += " " + r.rule;
+    }
+    for (const auto& f : e.findings) out += " | finding " + f.id;
+    return out;
+  };
+
+  model::Facts node = incident_1_node(true);
+  std::vector<std::string> seen;
+  auto step = [&](const std::string& what) {
+    std::string in_place = summary(rules::explain(shipped_rules(), node, w));
+    model::Facts copy = node;
+    EXPECT_EQ(in_place, summary(rules::explain(shipped_rules(), copy, w))) << "after " << what;
+    seen.push_back(in_place);
+  };
+  step("nothing");
+  node.erase("env.NVTE_UNFUSED_ATTN");
+  step("unsetting NVTE_UNFUSED_ATTN");
+  ASSERT_TRUE(node.apply_override("te.version=2.18.0").ok());
+  step("TE 2.18 (rule ranges)");
+  ASSERT_TRUE(node.apply_override("gpu.compute_capability=9.0").ok());
+  node.derive();
+  step("an sm90 GPU (collection elements)");
+  ASSERT_TRUE(node.apply_override("cudnn.version=9.10.0").ok());
+  node.derive();
+  step("cuDNN 9.10");
+  // The steps must have changed the verdict, or the comparison proved nothing.
+  EXPECT_NE(seen.front(), seen.back());
+  EXPECT_NE(seen[0], seen[1]);
+}
