@@ -12,7 +12,7 @@
 # NVTE_BENCH_TOOLS, else next to the binary, else from its bench/ subdirectory. Without
 # NVTE_DOCTOR_BIN the script builds everything in release mode in build-bench/ first.
 # Knobs: NVTE_BENCH_RUNS (30), NVTE_BENCH_SLOW_RUNS (3: collect_env, selftest),
-# NVTE_BENCH_EXPLAIN_SECONDS (3), NVTE_BENCH_RULES (rules/ of this tree), NVTE_BENCH_SELFTEST_ARGS.
+# NVTE_BENCH_EXPLAIN_SECONDS (5, in five windows), NVTE_BENCH_RULES (rules/ of this tree), NVTE_BENCH_SELFTEST_ARGS.
 # OUT_DIR defaults to $OUT, else ./bench-out.
 #
 # Exit status: 0 when every measurement ran (timings never fail anything), 1 when the harness
@@ -25,7 +25,7 @@ repo=$(dirname "$here")
 out=${1:-${OUT:-$PWD/bench-out}}
 runs=${NVTE_BENCH_RUNS:-30}
 slow_runs=${NVTE_BENCH_SLOW_RUNS:-3}
-explain_seconds=${NVTE_BENCH_EXPLAIN_SECONDS:-3}
+explain_seconds=${NVTE_BENCH_EXPLAIN_SECONDS:-5}
 rules=${NVTE_BENCH_RULES:-$repo/rules}
 hf=$repo/tests/fixtures/hf
 snapshot=$repo/tests/fixtures/snapshots/h100-node.json
