@@ -95,3 +95,29 @@ TEST(WorkloadModel, DerivedAsDotProductAttentionPassesThem) {
   EXPECT_FALSE(free.get("bottom_right_diagonal")->as_bool()) << "no_mask keeps the user's alignment";
   EXPECT_TRUE(free.notes.empty());
 }
+
+// Copies share their values until one of them changes (explain keeps a copy per explanation);
+// a change to either side must never show in the other.
+TEST(WorkloadModel, CopiesAreIndependentAfterAChange) {
+  Workload original;
+  ASSERT_TRUE(original.set_text("head_dim_qk", "128").ok());
+  ASSERT_TRUE(original.complete().ok());
+
+  Workload copy = original;
+  ASSERT_TRUE(copy.set_text("head_dim_qk", "192").ok());
+  EXPECT_EQ(original.get("head_dim_qk")->as_int(), 128);
+  EXPECT_EQ(copy.get("head_dim_qk")->as_int(), 192);
+
+  Workload second = original;
+  original.values["num_heads"] = model::Value(std::int64_t{64});
+  EXPECT_EQ(original.get("num_heads")->as_int(), 64);
+  EXPECT_NE(second.get("num_heads")->as_int(), 64);
+  EXPECT_EQ(second.values.size(), original.values.size());
+
+  Workload empty;
+  EXPECT_TRUE(empty.values.empty());
+  EXPECT_EQ(empty.get("head_dim_qk"), nullptr);
+  Workload from_empty = empty;
+  from_empty.values["qkv_format"] = model::Value(std::string("thd"));
+  EXPECT_TRUE(empty.values.empty());
+}
