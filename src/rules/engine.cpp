@@ -77,6 +77,7 @@ struct NodeMemo {
   std::vector<unsigned char> state;         // per slot; 0: not looked up, 1: looked up, 2: not a node fact
   std::vector<unsigned char> fresh_state;   // state before any lookup, worked out once per database
   std::vector<signed char> applies;         // per rule; -1: not known, else whether its applies_to holds
+  std::vector<long> counts; // per collection; -1: not counted yet
   // Per collection slot ("gpu.sm"), per element: the fact, nullptr, or unknown() before the lookup.
   std::vector<std::vector<const model::Value*>> elements;
 
@@ -105,6 +106,7 @@ struct NodeMemo {
     values.assign(slots.size(), nullptr);
     state = fresh_state;
     applies.assign(impl.rules.size(), -1);
+    counts.assign(impl.slots.collections().size(), -1);
     for (auto& e : elements) e.clear();
     elements.resize(slots.size());
   }
@@ -120,8 +122,7 @@ class Frame final : public detail::Reader {
 public:
   Frame(const View& view, const RuleSet::Impl& impl)
       : m_view(view), m_impl(impl), m_table(impl.slots), m_memo(node_memo(view.node(), impl)),
-        m_cache(m_table.slots().size(), nullptr), m_known(m_table.slots().size(), 0),
-        m_counts(m_table.collections().size(), 0), m_counted(m_table.collections().size(), 0) {}
+        m_cache(m_table.slots().size(), nullptr), m_known(m_table.slots().size(), 0) {}
 
   // The thread's memo for this frame's node, bound again if another frame took it meanwhile.
   NodeMemo& memo() {
@@ -163,13 +164,12 @@ public:
     return v;
   }
 
+  // Collections are the node's: their sizes are remembered with its facts.
   std::size_t count(int collection) override {
     auto c = static_cast<std::size_t>(collection);
-    if (!m_counted[c]) {
-      m_counts[c] = m_view.count(m_table.collections()[c]);
-      m_counted[c] = 1;
-    }
-    return m_counts[c];
+    NodeMemo& memo = this->memo();
+    if (memo.counts[c] < 0) memo.counts[c] = static_cast<long>(m_view.count(m_table.collections()[c]));
+    return static_cast<std::size_t>(memo.counts[c]);
   }
 
   void set_element(Element element) { m_element = element; }
@@ -195,8 +195,6 @@ private:
   NodeMemo& m_memo;
   std::vector<const model::Value*> m_cache; // slots that are not node facts
   std::vector<unsigned char> m_known;
-  std::vector<std::size_t> m_counts;
-  std::vector<unsigned char> m_counted;
   Element m_element;
   std::vector<std::pair<std::string, std::string>>* m_evidence = nullptr;
   std::string m_name;

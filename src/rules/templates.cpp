@@ -207,16 +207,24 @@ std::string render_template(const Template& t, const SlotTable& table, const Sco
 }
 
 std::string python_command(const Scope& scope) {
-  auto exe = text_of(scope, "python.executable");
+  // Rendered for most fixes of every explain: read the facts in place rather than copy them.
+  auto string_fact = [&](std::string_view name) -> std::optional<std::string_view> {
+    const model::Value* v = scope.get(name);
+    if (!v || !v->is(model::ValueType::string)) return std::nullopt;
+    return std::string_view(v->as_string());
+  };
+  auto exe = string_fact("python.executable");
   if (!exe || exe->empty() || *exe == "python3") return "python3";
   auto slash = exe->rfind('/');
-  std::string dir = slash == std::string::npos ? "" : exe->substr(0, slash);
-  std::string base = slash == std::string::npos ? *exe : exe->substr(slash + 1);
-  auto kind = text_of(scope, "python.env_kind");
+  std::string_view dir = slash == std::string_view::npos ? std::string_view() : exe->substr(0, slash);
+  std::string_view base = slash == std::string_view::npos ? *exe : exe->substr(slash + 1);
+  auto kind = string_fact("python.env_kind");
   if (base == "python3" && (!kind || *kind == "system")) {
-    if (auto path = text_of(scope, "env.PATH")) {
-      for (auto entry : util::split(*path, ':')) {
-        if (entry == dir) return "python3";
+    if (auto path = string_fact("env.PATH")) {
+      for (std::size_t start = 0; start <= path->size();) {
+        std::size_t end = std::min(path->find(':', start), path->size());
+        if (path->substr(start, end - start) == dir) return "python3";
+        start = end + 1;
       }
     } else if (dir == "/usr/bin" || dir == "/bin" || dir == "/usr/local/bin") {
       return "python3";
