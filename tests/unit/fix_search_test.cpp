@@ -10,6 +10,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
 
 namespace {
 
@@ -303,6 +307,49 @@ TEST(FixSearch, TheBudgetBoundsTheSearch) {
   for (int i = 0; i < 5; ++i) (void)rules::search_fixes(shipped(), facts, &w, *f, options());
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 5;
   EXPECT_LT(seconds, 0.5); // a generous bound: the default budget costs milliseconds
+}
+
+// A node finding is searched only with the changes that can move what its rule reads: an NCCL
+// rule is cleared by the nearest NCCL wheel within a budget that the 29 cuDNN wheels listed
+// before it (none of which can clear it) would use up.
+TEST(FixSearch, ChangesThatCannotMoveTheRulesFactsAreNotSpentOn) {
+  auto dir = std::filesystem::temp_directory_path() / ("nvte-fix-search-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream out(dir / "old-nccl.yaml");
+    out << R"(rules:
+  - id: test-nccl-before-2-20
+    title: NCCL older than 2.20
+    severity: warning
+    when: nccl.version < 2.20
+    message: NCCL {{nccl.version}} is older than 2.20.
+    fixes:
+      - kind: config
+        command: ""
+        description: a newer NCCL
+    references: [https://docs.nvidia.com/deeplearning/nccl/release-notes/]
+    tests:
+      fires: [{nccl.version: 2.19.3}]
+      quiet: [{nccl.version: 2.20.3}]
+)";
+  }
+  auto loaded = rules::RuleSet::load({NVTE_RULES_DIR, dir.string()});
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(loaded.rules) << rules::render(loaded.diagnostics);
+
+  model::Facts facts = facts_of({"gpu.compute_capability=9.0", "cudnn.version=9.1.0", "nccl.version=2.19.3", "torch.version=2.6.0",
+                                 "torch.cuda_version=12.4"});
+  const model::Finding* old = nullptr;
+  auto findings = rules::evaluate_node(*loaded.rules, facts);
+  for (const auto& f : findings)
+    if (f.id == "test-nccl-before-2-20") old = &f;
+  ASSERT_NE(old, nullptr);
+  rules::SearchOptions tight = options();
+  tight.budget = 3;
+  auto fixes = rules::search_fixes(*loaded.rules, facts, nullptr, *old, tight);
+  auto nccl = std::find_if(fixes.begin(), fixes.end(), [](const model::Fix& x) { return x.verified.has_value() && !change(x, "nccl.version").empty(); });
+  ASSERT_NE(nccl, fixes.end()) << "no verified NCCL wheel within a budget of 3";
+  EXPECT_EQ(change(*nccl, "nccl.version"), "2.20.3");
 }
 
 } // namespace
