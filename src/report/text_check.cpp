@@ -123,14 +123,24 @@ std::string render_check_text(const model::Report& report, const TextOptions& op
          style.dim(report.generated_at) + "\n\n";
 
   std::map<std::string, model::Severity, std::less<>> worst;
+  std::map<std::string, const model::Finding*, std::less<>> first_worst; // its title stands in for a summary
+  std::map<std::string, int, std::less<>> counted;
   for (const auto& f : report.findings) {
     auto [it, inserted] = worst.try_emplace(f.area, f.severity);
     if (!inserted && f.severity > it->second) it->second = f.severity;
+    auto& first = first_worst[f.area];
+    if (!first || f.severity > first->severity) first = &f;
+    ++counted[f.area];
   }
   for (const auto& area : k_areas) {
     std::string summary = area_summary(report.facts, area.key);
     auto w = worst.find(area.key);
     if (summary.empty() && w == worst.end()) continue;
+    // Areas without facts of their own (attention, self-test) say what their findings say.
+    if (summary.empty()) {
+      int more = counted[std::string(area.key)] - 1;
+      summary = first_worst[std::string(area.key)]->title + (more > 0 ? " (+" + std::to_string(more) + " more)" : "");
+    }
     std::string mark = w == worst.end() || w->second == model::Severity::info ? style.mark_ok() : style.mark(w->second);
     // A TE doctor on a node without TE has not passed its TE check: the line is a note, not a ✓.
     if (area.key == "te" && !report.facts.has("te.version") && (w == worst.end() || w->second == model::Severity::info))

@@ -149,3 +149,20 @@ TEST(Nfd, SanitizeKeepsDistinctInputsDistinct) {
 }
 
 } // namespace
+
+// The attention area has no facts of its own: its line says what its worst finding says instead
+// of a mark with nothing after it.
+TEST(ReportText, AnAreaWithoutFactsNamesItsWorstFinding) {
+  model::Report r = test_support::sample_report();
+  std::string text = report::render_check_text(r, report::TextOptions{});
+  EXPECT_THAT(text, HasSubstr("Attention   No attention backend\n"));
+  model::Finding more = r.findings.back();
+  more.id = "attention-no-backend";
+  more.severity = model::Severity::warning;
+  more.title = "A lesser problem";
+  r.findings.push_back(more);
+  r.summarize();
+  text = report::render_check_text(r, report::TextOptions{});
+  EXPECT_THAT(text, HasSubstr("Attention   No attention backend (+1 more)\n"));
+  EXPECT_THAT(text, Not(HasSubstr("Attention   \n")));
+}
