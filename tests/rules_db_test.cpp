@@ -3,6 +3,7 @@
 // tests/explain/*.yaml gives the expected backend selection. Each case is its own gtest, named by
 // rule / file and case, so a failure says which one.
 #include "rules/explain_cases.hpp"
+#include "rules/fix_search.hpp"
 #include "rules/rules.hpp"
 
 #include <gtest/gtest.h>
@@ -101,5 +102,43 @@ INSTANTIATE_TEST_SUITE_P(Explain, ExplainCase, testing::ValuesIn(explain_cases()
                            return test_name(std::filesystem::path(param.param.file).stem().string() + "_" + param.param.name);
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ExplainCase);
+
+// Issue 15's contract, over every rule's firing cases and every explain case: a fix printed with
+// a command is either verified by the model or says why it is not.
+std::vector<std::string> commands_without_a_verdict(const model::Facts& facts, const model::Workload& workload) {
+  std::vector<std::string> out;
+  auto check = [&](const std::vector<model::Fix>& fixes, const std::string& where) {
+    for (const auto& fix : fixes)
+      if (!fix.command.empty() && !fix.verified && fix.unverified_reason.empty()) out.push_back(where + ": " + fix.command);
+  };
+  const rules::RuleSet& rules = *database().rules;
+  rules::SearchOptions options;
+  auto node = rules::evaluate_node(rules, facts);
+  rules::verify_node_findings(rules, facts, node, options);
+  for (const auto& f : node) check(f.fixes, f.id);
+  model::Explanation e = rules::explain(rules, facts, workload);
+  rules::verify_explanation(rules, facts, e, options);
+  for (const auto& f : e.findings) check(f.fixes, f.id);
+  for (const auto& [backend, verdict] : e.backends)
+    for (const auto& reason : verdict.reasons) check(reason.fixes, backend + "/" + reason.rule);
+  return out;
+}
+
+TEST(RulesDb, EveryPrintedCommandIsVerifiedOrSaysWhy) {
+  ASSERT_TRUE(database().rules);
+  std::size_t cases = 0;
+  for (const auto& c : rule_cases()) {
+    if (!c.fires) continue;
+    ++cases;
+    for (const auto& problem : commands_without_a_verdict(c.facts, c.workload))
+      ADD_FAILURE() << c.file << ":" << c.line << " (" << c.rule_id << "): " << problem;
+  }
+  for (const auto& c : explain_cases()) {
+    ++cases;
+    for (const auto& problem : commands_without_a_verdict(c.facts, c.workload))
+      ADD_FAILURE() << c.file << ":" << c.line << " (" << c.name << "): " << problem;
+  }
+  EXPECT_GT(cases, 300u);
+}
 
 } // namespace
