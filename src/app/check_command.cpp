@@ -39,17 +39,12 @@ model::Finding no_backend_finding(const model::Explanation& e) {
 model::Report build_report(const Options& options) {
   // The rules load (YAML parsing: most of check's own cost) on a thread while the probes run
   // and NVML initialises in its child; wall time is then max(probe, rules), not the sum.
-  auto last = std::chrono::steady_clock::now();
-  auto lap = [&](const std::string& what) { // -vv: where check's own time goes
-    auto now = std::chrono::steady_clock::now();
-    util::log::debug("check: " + what + " " + std::to_string(std::chrono::duration<double, std::milli>(now - last).count()) + " ms");
-    last = now;
-  };
+  util::log::Laps laps("check"); // -vv: where check's own time goes
   std::future<rules::RuleSet> loading;
   model::Facts facts = load_facts(options, [&] { loading = std::async(std::launch::async, [&] { return load_rules(options); }); });
-  lap("facts");
+  laps.lap("facts");
   rules::RuleSet rules = loading.valid() ? loading.get() : load_rules(options);
-  lap("rules (beyond the facts)");
+  laps.lap("rules (beyond the facts)");
   auto workloads = load_workloads(options);
   // What the rules need to know about this run rather than the node: whether TE's absence
   // matters (workloads to run) and which TE release the verdicts then model.
@@ -65,9 +60,9 @@ model::Report build_report(const Options& options) {
   if (options.selftest) report.selftest_json = run_selftest_step(options, facts, rules, workloads);
   rules::SearchOptions search = fix_search_options();
   report.findings = rules::evaluate_node(rules, facts);
-  lap("node rules");
+  laps.lap("node rules");
   rules::verify_node_findings(rules, facts, report.findings, search);
-  lap("node fixes");
+  laps.lap("node fixes");
   for (const auto& w : workloads) {
     model::Explanation e = rules::explain(rules, facts, w);
     rules::verify_explanation(rules, facts, e, search);
@@ -80,7 +75,7 @@ model::Report build_report(const Options& options) {
     }
     for (const auto& f : e.findings) report.findings.push_back(f);
     report.workloads.push_back(std::move(e));
-    lap("workload " + w.name);
+    laps.lap("workload " + w.name);
   }
   report.fingerprint = util::hex64(util::fnv1a64(facts.to_json(-1) + rules.digest()));
   report.facts = std::move(facts);

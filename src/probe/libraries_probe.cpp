@@ -21,7 +21,6 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <set>
 
 namespace probe {
@@ -166,26 +165,21 @@ void record_cuda_versions(const Host& host, model::Facts& facts) {
 
 void run_libraries_probe(const Host& host, model::Facts& facts) {
   // Where the probe's time goes, with -vv (bench/ and docs/performance.md use it).
-  auto last = std::chrono::steady_clock::now();
-  auto lap = [&](const std::string& what) {
-    auto now = std::chrono::steady_clock::now();
-    util::log::debug("libraries probe: " + what + " " + std::to_string(std::chrono::duration<double, std::milli>(now - last).count()) + " ms");
-    last = now;
-  };
+  util::log::Laps laps("libraries probe");
   std::vector<std::string> problems;
   auto cache_result = read_ld_cache(host.root);
   std::optional<LdCache> cache;
   if (cache_result) cache = std::move(cache_result).value();
   else if (cache_result.error().kind != util::ErrorKind::not_found) problems.push_back(cache_result.error().message);
   const LdCache* cache_ptr = cache ? &*cache : nullptr;
-  lap("ld.so.cache");
+  laps.lap("ld.so.cache");
 
   InterpreterScan interpreters = find_interpreters(host);
-  lap("interpreters");
+  laps.lap("interpreters");
   std::vector<SearchDir> dirs = library_search_dirs(host, interpreters.interpreters);
-  lap("search directories (" + std::to_string(dirs.size()) + ")");
+  laps.lap("search directories (" + std::to_string(dirs.size()) + ")");
   std::map<std::string, WheelFile> wheels = wheel_files(host, interpreters.interpreters, problems);
-  lap("wheel RECORDs");
+  laps.lap("wheel RECORDs");
   LoaderView view = make_loader_view(host, cache_ptr);
 
   auto torch_dir = facts.get_string("torch.path");
@@ -210,9 +204,9 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
   std::size_t total_copies = 0;
   for (const auto& spec : library_specs()) {
     const std::string key(spec.key);
-    lap("before " + key);
+    laps.lap("before " + key);
     CopyScan scan = find_copies(host.root, spec, dirs, cache_ptr);
-    lap(key + ": copies (" + std::to_string(scan.copies.size()) + ")");
+    laps.lap(key + ": copies (" + std::to_string(scan.copies.size()) + ")");
     for (auto& p : scan.problems) problems.push_back(std::move(p));
     std::vector<LibraryCopy>& copies = scan.copies;
 
@@ -296,9 +290,9 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
     }
 
     // Versions of every copy.
-    lap(key + ": consumers");
+    laps.lap(key + ": consumers");
     for (auto& c : copies) c.version = copy_version(host, spec, c, wheels, problems);
-    lap(key + ": versions");
+    laps.lap(key + ": versions");
 
     // The subtlety of import order: torch first means its copy is mapped under the SONAME
     // before TE asks for its own pick.

@@ -38,4 +38,11 @@ void warning(std::string_view message) { emit(Level::warning, "warning: ", messa
 void info(std::string_view message) { emit(Level::info, "", message); }
 void debug(std::string_view message) { emit(Level::debug, "debug: ", message); }
 
+void Laps::lap(std::string_view what) {
+  auto now = std::chrono::steady_clock::now();
+  if (enabled(Level::debug))
+    debug(m_scope + ": " + std::string(what) + " " + std::to_string(std::chrono::duration<double, std::milli>(now - m_last).count()) + " ms");
+  m_last = now;
+}
+
 } // namespace util::log
