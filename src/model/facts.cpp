@@ -6,20 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include <atomic>
-
 namespace model {
 
 using json = nlohmann::ordered_json;
 
-std::uint64_t Facts::next_stamp() {
-  static std::atomic<std::uint64_t> counter{0};
-  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
-}
-
 void Facts::erase(std::string_view name) {
   if (auto it = m_values.find(name); it != m_values.end()) m_values.erase(it);
-  m_stamp = next_stamp();
+  m_stamp = util::next_unique_id();
 }
 
 void Facts::erase_prefix(std::string_view prefix) {
@@ -28,7 +21,7 @@ void Facts::erase_prefix(std::string_view prefix) {
     if (rest.empty() || rest[0] == '.' || rest[0] == '[') it = m_values.erase(it);
     else ++it;
   }
-  m_stamp = next_stamp();
+  m_stamp = util::next_unique_id();
 }
 
 const Value* Facts::get(std::string_view name) const {
@@ -75,7 +68,7 @@ std::size_t Facts::count(std::string_view collection) const {
 
 void Facts::merge(const Facts& other) {
   for (const auto& [name, value] : other.m_values) m_values.insert_or_assign(name, value);
-  m_stamp = next_stamp();
+  m_stamp = util::next_unique_id();
 }
 
 namespace {

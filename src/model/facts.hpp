@@ -9,6 +9,7 @@
 
 #include "model/value.hpp"
 #include "util/result.hpp"
+#include "util/unique_id.hpp"
 
 #include <cstdint>
 #include <map>
@@ -25,22 +26,22 @@ class Facts {
 public:
   Facts() = default;
   Facts(const Facts& other) : m_values(other.m_values) {}
-  Facts(Facts&& other) noexcept : m_values(std::move(other.m_values)) { other.m_stamp = next_stamp(); }
+  Facts(Facts&& other) noexcept : m_values(std::move(other.m_values)) { other.m_stamp = util::next_unique_id(); }
   Facts& operator=(const Facts& other) {
     m_values = other.m_values;
-    m_stamp = next_stamp();
+    m_stamp = util::next_unique_id();
     return *this;
   }
   Facts& operator=(Facts&& other) noexcept {
     m_values = std::move(other.m_values);
-    m_stamp = next_stamp();
-    other.m_stamp = next_stamp();
+    m_stamp = util::next_unique_id();
+    other.m_stamp = util::next_unique_id();
     return *this;
   }
 
   void set(std::string name, Value value) {
     m_values.insert_or_assign(std::move(name), std::move(value));
-    m_stamp = next_stamp();
+    m_stamp = util::next_unique_id();
   }
   void erase(std::string_view name);
   // Removes every fact under a prefix ("gpu[1]" or "cudnn.copies").
@@ -81,10 +82,8 @@ public:
   void derive();
 
 private:
-  static std::uint64_t next_stamp();
-
   std::map<std::string, Value, std::less<>> m_values;
-  std::uint64_t m_stamp = next_stamp();
+  std::uint64_t m_stamp = util::next_unique_id();
 };
 
 } // namespace model

@@ -11,7 +11,6 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 
 namespace rules::detail {
@@ -124,15 +123,9 @@ int SlotTable::intern(const SlotSpec& spec) {
   auto key = std::make_pair(spec.name, spec.collection);
   if (auto it = m_index.find(key); it != m_index.end()) return it->second;
   m_slots.push_back(spec);
-  m_serial = next_serial();
   int slot = static_cast<int>(m_slots.size() - 1);
   m_index.emplace(std::move(key), slot);
   return slot;
-}
-
-std::uint64_t SlotTable::next_serial() {
-  static std::atomic<std::uint64_t> counter{0};
-  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 const SlotSpec* SlotTable::resolved(std::string_view name) const {

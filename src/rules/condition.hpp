@@ -56,9 +56,6 @@ public:
   int intern_collection(std::string_view prefix);
   const std::vector<SlotSpec>& slots() const { return m_slots; }
   const std::vector<std::string>& collections() const { return m_collections; }
-  // Identifies this table's slot numbering (new whenever a slot is added): caches indexed by slot
-  // key on it.
-  std::uint64_t serial() const { return m_serial; }
   // resolve_fact's memo: a name resolved before, or nullptr.
   const SlotSpec* resolved(std::string_view name) const;
   void remember(const SlotSpec& spec);
@@ -68,9 +65,6 @@ private:
   std::vector<std::string> m_collections;
   std::map<std::string, SlotSpec, std::less<>> m_resolved;
   std::map<std::pair<std::string, int>, int> m_index; // (name, collection) -> slot
-  std::uint64_t m_serial = next_serial();
-
-  static std::uint64_t next_serial();
 };
 
 // Resolves a fact name against the catalog (workload.* and explain.* included) into a slot spec;

@@ -67,17 +67,15 @@ private:
 // elements included) up in the map and checking each rule's TE/cuDNN range again per explain
 // was a fifth of its time (bench: 69.6k -> 87k explains/s with the string fast paths). One per
 // thread, for the last (facts, database) pair seen; the stamps make a stale entry impossible to
-// hit (a changed, copied, moved or freed Facts has a new stamp, a changed slot table a new serial).
+// hit (a changed, copied, moved or freed Facts has a new stamp, every loaded database its own id).
 struct NodeMemo {
   std::uint64_t facts_stamp = 0;
-  std::uint64_t table_serial = 0;
-  const detail::Rule* rules = nullptr;
-  std::size_t rule_count = 0;
+  std::uint64_t database = 0;               // RuleSet::Impl::id
   std::vector<const model::Value*> values;  // per slot
   std::vector<unsigned char> state;         // per slot; 0: not looked up, 1: looked up, 2: not a node fact
   std::vector<unsigned char> fresh_state;   // state before any lookup, worked out once per database
   std::vector<signed char> applies;         // per rule; -1: not known, else whether its applies_to holds
-  std::vector<long> counts; // per collection; -1: not counted yet
+  std::vector<long> counts;                 // per collection; -1: not counted yet
   // Per collection slot ("gpu.sm"), per element: the fact, nullptr, or unknown() before the lookup.
   std::vector<std::vector<const model::Value*>> elements;
 
@@ -87,17 +85,14 @@ struct NodeMemo {
   }
 
   bool bound(const model::Facts& facts, const RuleSet::Impl& impl) const {
-    return facts_stamp == facts.stamp() && table_serial == impl.slots.serial() && rules == impl.rules.data() &&
-           rule_count == impl.rules.size();
+    return facts_stamp == facts.stamp() && database == impl.id;
   }
 
   void bind(const model::Facts& facts, const RuleSet::Impl& impl) {
     if (bound(facts, impl)) return;
     const auto& slots = impl.slots.slots();
-    if (table_serial != impl.slots.serial() || rules != impl.rules.data() || rule_count != impl.rules.size()) {
-      table_serial = impl.slots.serial();
-      rules = impl.rules.data();
-      rule_count = impl.rules.size();
+    if (database != impl.id) {
+      database = impl.id;
       fresh_state.assign(slots.size(), 0);
       for (std::size_t i = 0; i < slots.size(); ++i)
         if (slots[i].collection >= 0 || !View::node_only(slots[i].name)) fresh_state[i] = 2;
@@ -218,13 +213,13 @@ bool applies(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
   if (rule.applies_to.empty()) return true;
   NodeMemo& memo = frame.memo();
   auto index = static_cast<std::size_t>(&rule - impl.rules.data());
-  if (index < memo.applies.size() && memo.applies[index] >= 0) return memo.applies[index] != 0;
+  if (memo.applies[index] >= 0) return memo.applies[index] != 0;
   bool holds = applies_uncached(impl, rule, frame);
   bool node_only = std::all_of(rule.applies_to.begin(), rule.applies_to.end(), [&](const auto& a) {
     return a.slot >= 0 && (memo.state[static_cast<std::size_t>(a.slot)] != 2 ||
                            impl.slots.slots()[static_cast<std::size_t>(a.slot)].name == "te.version");
   });
-  if (node_only && index < memo.applies.size()) memo.applies[index] = holds ? 1 : 0;
+  if (node_only) memo.applies[index] = holds ? 1 : 0;
   return holds;
 }
 

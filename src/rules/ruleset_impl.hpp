@@ -6,6 +6,7 @@
 #include "rules/condition.hpp"
 #include "rules/rules.hpp"
 #include "rules/templates.hpp"
+#include "util/unique_id.hpp"
 
 namespace rules::detail {
 
@@ -48,6 +49,9 @@ struct Rule {
 } // namespace rules::detail
 
 struct rules::RuleSet::Impl {
+  // Which database this is: an Impl is never changed once loaded (RuleSet holds it const), so
+  // caches of what it computed (the engine's node memo) key on this.
+  const std::uint64_t id = util::next_unique_id();
   detail::SlotTable slots;
   std::vector<detail::Rule> rules;
   Selection selection;

@@ -223,3 +223,29 @@ TEST(WorkloadExplain, FactsChangedInPlaceAreReadAfresh) {
   EXPECT_NE(seen.front(), seen.back());
   EXPECT_NE(seen[0], seen[1]);
 }
+
+// The memo belongs to one rules database: two databases that number the same facts in another
+// order, read in turn against one facts object, must each see their own facts (a memo shared by
+// slot number would hand each the other's values, and neither rule would fire).
+TEST(WorkloadExplain, TwoDatabasesOnTheSameFactsDoNotShareTheMemo) {
+  auto database = [](const std::string& id, const std::string& when) {
+    auto loaded = rules::RuleSet::load_text("rules:\n  - id: " + id + "\n    title: t\n    severity: warning\n    when: " + when +
+                                                "\n    message: m\n    fixes:\n      - {kind: config, command: \"\", description: d}\n"
+                                                "    references: [https://docs.nvidia.com/deeplearning/cudnn/]\n",
+                                            id + ".yaml");
+    EXPECT_TRUE(loaded.rules) << rules::render(loaded.diagnostics);
+    return std::move(*loaded.rules);
+  };
+  // cuDNN 9.1.0 and flash-attn 2.7.4 on the node: each condition holds only with the right values.
+  rules::RuleSet a = database("test-a", "cudnn.version < 9.3 and flash_attn.version < 3");
+  rules::RuleSet b = database("test-b", "flash_attn.version >= 2.7 and cudnn.version >= 9.0");
+  model::Facts node = incident_1_node(false);
+  for (int round = 0; round < 3; ++round) {
+    auto from_a = rules::evaluate_node(a, node);
+    auto from_b = rules::evaluate_node(b, node);
+    ASSERT_EQ(from_a.size(), 1u) << "round " << round;
+    ASSERT_EQ(from_b.size(), 1u) << "round " << round;
+    EXPECT_EQ(from_a[0].id, "test-a");
+    EXPECT_EQ(from_b[0].id, "test-b");
+  }
+}
