@@ -221,11 +221,8 @@ std::string python_command(const Scope& scope) {
   auto kind = string_fact("python.env_kind");
   if (base == "python3" && (!kind || *kind == "system")) {
     if (auto path = string_fact("env.PATH")) {
-      for (std::size_t start = 0; start <= path->size();) {
-        std::size_t end = std::min(path->find(':', start), path->size());
-        if (path->substr(start, end - start) == dir) return "python3";
-        start = end + 1;
-      }
+      for (auto entry : util::split(*path, ':'))
+        if (entry == dir) return "python3";
     } else if (dir == "/usr/bin" || dir == "/bin" || dir == "/usr/local/bin") {
       return "python3";
     }
