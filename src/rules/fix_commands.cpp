@@ -168,6 +168,26 @@ bool apply_change(const Change& c, model::Facts& facts, model::Workload& workloa
   return false;
 }
 
+std::vector<std::string> moved_fact_prefixes(const Change& c) {
+  switch (c.kind) {
+  // An environment variable or another TE release can move which cuDNN copy TE loads: the search
+  // relinks cuDNN after either.
+  case ChangeKind::env: return {"env." + c.name, "cudnn.", "te.cudnn.", "torch.cudnn."};
+  case ChangeKind::workload: return {"workload."};
+  case ChangeKind::gpu: return {"gpu"};
+  case ChangeKind::package: {
+    std::vector<std::string> prefixes{c.name};
+    if (c.package && !c.package->library.empty()) {
+      const std::string& lib = c.package->library; // its copies, and what TE and torch load
+      prefixes.insert(prefixes.end(), {lib + ".", "te." + lib + ".", "torch." + lib + "."});
+    }
+    if (c.name == "te.version") prefixes.insert(prefixes.end(), {"te.", "cudnn.", "torch.cudnn."});
+    return prefixes;
+  }
+  }
+  return {};
+}
+
 std::vector<Change> load_order_steps(const model::Facts& facts, const std::string& library) {
   std::vector<Change> steps;
   auto site = facts.get_string("python.site_packages");

@@ -32,6 +32,10 @@ NodeAbi node_abi(const model::Facts& facts);
 // Applies a change; false with why_not when it cannot apply (a bad workload value).
 bool apply_change(const Change& change, model::Facts& facts, model::Workload& workload, std::string& why_not);
 
+// The prefixes of every fact a change can move, through apply_change() and the relinking of the
+// library copies that follows it in the search: kept beside apply_change so the two agree.
+std::vector<std::string> moved_fact_prefixes(const Change& change);
+
 // What makes TE load the wheel of library when another copy still wins: CUDNN_PATH set to the
 // wheel (and CUDNN_HOME unset, which TE reads first). Empty when nothing is known to help.
 std::vector<Change> load_order_steps(const model::Facts& facts, const std::string& library);

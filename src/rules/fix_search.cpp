@@ -461,25 +461,10 @@ std::optional<std::vector<std::string>> facts_read_by(const RuleSet& rules, cons
   return std::nullopt;
 }
 
-// Whether a change can move any of those facts: a wheel moves its library's facts (the copies,
-// what TE and torch load), a GPU class every gpu fact, and so on. A candidate that moves none of
-// them cannot clear the finding, so the search need not spend an evaluation on it.
+// Whether a change can move any of those facts. A candidate that moves none of them cannot clear
+// the finding, so the search need not spend an evaluation on it.
 bool touches(const Change& change, const std::vector<std::string>& read) {
-  std::vector<std::string> prefixes;
-  switch (change.kind) {
-  // An environment variable or another TE release can move which cuDNN TE loads (apply() relinks).
-  case ChangeKind::env: prefixes = {"env." + change.name, "cudnn.", "te.cudnn.", "torch.cudnn."}; break;
-  case ChangeKind::workload: prefixes = {"workload."}; break;
-  case ChangeKind::gpu: prefixes = {"gpu"}; break;
-  case ChangeKind::package:
-    prefixes = {change.name};
-    if (change.package && !change.package->library.empty()) {
-      const std::string& lib = change.package->library;
-      prefixes.insert(prefixes.end(), {lib + ".", "te." + lib + ".", "torch." + lib + "."});
-    }
-    if (change.name == "te.version") prefixes.insert(prefixes.end(), {"te.", "cudnn.", "torch.cudnn."});
-    break;
-  }
+  auto prefixes = detail::moved_fact_prefixes(change);
   for (const auto& name : read)
     for (const auto& prefix : prefixes)
       if (name.starts_with(prefix)) return true;
