@@ -151,9 +151,13 @@ run_readme() {
 }
 
 # bench/run.sh with the carried binary and its helpers; the results land next to the logs.
-# Then where check's time goes on this node (-vv: facts, rules, node rules, node fixes, workloads).
+# Then where check's time goes on this node (-vv: facts, rules, node rules, node fixes, workloads);
+# with NVTE_EXPLAIN_BEFORE (an older build's nvte-bench-explain-rate), both explain loops in turn.
 run_bench() {
   step bench 580 env NVTE_DOCTOR_BIN="$BIN" bench/run.sh "$LOGS/bench"
+  if [[ -n ${NVTE_EXPLAIN_BEFORE:-} ]]; then
+    step explain-compare 120 bench/explain-compare.sh "$NVTE_EXPLAIN_BEFORE" "$(dirname "$BIN")/nvte-bench-explain-rate" 5
+  fi
   local i
   for i in 1 2 3; do
     step "check-laps-$i" 60 "$BIN" check "${COMMON[@]}" -vv --hf-config tests/fixtures/hf/llama-3-8b/config.json \
