@@ -36,6 +36,7 @@ public:
   }
 
   const model::Value* get(std::string_view name) const override {
+    if (node_only(name)) return m_node.get(name);
     // The overlay only holds an assumed te.version and explain.*.
     if (m_overlay && (name.starts_with("explain.") || name == "te.version"))
       if (const model::Value* v = m_overlay->get(name)) return v;
@@ -48,7 +49,7 @@ public:
   const model::Facts& node() const { return m_node; }
 
   // Whether get(name) reads the node's facts alone (not the workload, the overlay or the assumed
-  // TE release, which come from the workload, the selection and the database).
+  // TE release, which come from the workload, the selection and the database); get() routes by it.
   static bool node_only(std::string_view name) {
     return !name.starts_with("workload.") && !name.starts_with("explain.") && name != "te.version" &&
            name != "doctor.assumed_te_version";
