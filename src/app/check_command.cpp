@@ -2,7 +2,7 @@
 // Prometheus textfile or NFD features). A workload without
 // any attention backend is an error finding of its own, carrying the reasons and their fixes.
 #include "app/app.hpp"
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "app/rules_loading.hpp"
 #include "app/selftest_command.hpp"
 #include "app/workloads.hpp"

@@ -9,7 +9,7 @@
 //   <state_dir>/rules/current -> bundles/<digest>
 // The previous bundle is kept (one step of rollback by hand); older ones are removed.
 #include "app/app.hpp"
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "app/rules_update.hpp"
 #include "rules/bundle.hpp"
 #include "rules/rules.hpp"

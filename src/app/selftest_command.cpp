@@ -1,7 +1,7 @@
 // `selftest`: real kernels and TE's real selector on this node (src/selftest), their results
 // as facts, the rules over them, and a report of each check.
 #include "app/app.hpp"
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "app/rules_loading.hpp"
 #include "app/selftest_command.hpp"
 #include "app/workloads.hpp"
