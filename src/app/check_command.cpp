@@ -6,7 +6,7 @@
 #include "app/rules_loading.hpp"
 #include "app/selftest_command.hpp"
 #include "app/workloads.hpp"
-#include "app/service_glue.hpp"
+#include "app/check_core.hpp"
 #include "rules/fix_search.hpp"
 #include "report/render.hpp"
 #include "util/hash.hpp"

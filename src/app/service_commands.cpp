@@ -7,7 +7,7 @@
 // reports.
 #include "app/app.hpp"
 #include "app/command_io.hpp"
-#include "app/service_glue.hpp"
+#include "app/check_core.hpp"
 #include "service/daemon.hpp"
 #include "service/fleet.hpp"
 #include "service/push.hpp"
