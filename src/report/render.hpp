@@ -3,7 +3,7 @@
 // document as a string so the caller can write it atomically.
 #pragma once
 
-#include "model/finding.hpp"
+#include "model/report.hpp"
 
 #include <string>
 
