@@ -2,7 +2,7 @@
 //
 // Two front ends fill one table of settings, keyed by the argument's name (--num-query-groups;
 // a recipe's num_query_groups is the same TransformerConfig field): the launch-script reader
-// (util::script_words, then argparse's rules: "--name value", "--name=value", flags, nargs+
+// (workload::script_words, then argparse's rules: "--name value", "--name=value", flags, nargs+
 // lists, the last occurrence winning) and the YAML recipe reader. One back end turns the table
 // into workloads the way Megatron-Core builds TEDotProductAttention: heads and query groups,
 // kv_channels or hidden_size / heads, MLA's qk_head_dim + qk_pos_emb_head_dim, sbhd tensors, the
@@ -272,7 +272,7 @@ struct ArgToken {
 // Words that hold several arguments (a string variable, a heredoc's command) split on blanks;
 // each piece keeps the reason its value is unknown, and an unknown that expanded to nothing
 // stays as an empty token where it was.
-std::vector<ArgToken> arg_tokens(const std::vector<util::ScriptWord>& words) {
+std::vector<ArgToken> arg_tokens(const std::vector<workload::ScriptWord>& words) {
   std::vector<ArgToken> out;
   for (const auto& w : words) {
     // The pieces between blanks.
@@ -308,8 +308,8 @@ bool is_option(const ArgToken& t) {
   return s.size() >= 2 && s[0] == '-' && (std::isalpha(static_cast<unsigned char>(s[1])) || s[1] == '-');
 }
 
-util::Result<Run> read_script(std::string_view text, std::string_view source, const util::ScriptEnvironment& environment) {
-  auto words = NVTE_TRY(util::script_words(text, source, environment));
+util::Result<Run> read_script(std::string_view text, std::string_view source, const workload::ScriptEnvironment& environment) {
+  auto words = NVTE_TRY(workload::script_words(text, source, environment));
   auto tokens = arg_tokens(words);
   Run run;
   run.source = std::string(source);
@@ -814,7 +814,7 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
 } // namespace
 
 util::Result<std::vector<model::Workload>> parse_megatron_script(std::string_view text, std::string_view source,
-                                                                 const util::ScriptEnvironment& environment, const std::string& name) {
+                                                                 const workload::ScriptEnvironment& environment, const std::string& name) {
   auto run = NVTE_TRY(read_script(text, source, environment));
   return build(run, name);
 }
@@ -824,7 +824,7 @@ util::Result<std::vector<model::Workload>> parse_megatron_yaml(std::string_view 
   return build(run, name);
 }
 
-util::Result<std::vector<model::Workload>> load_megatron_args(const std::filesystem::path& path, const util::ScriptEnvironment& environment) {
+util::Result<std::vector<model::Workload>> load_megatron_args(const std::filesystem::path& path, const workload::ScriptEnvironment& environment) {
   auto text = NVTE_TRY(util::read_file(path, 4u << 20));
   std::string ext = util::to_lower(path.extension().string());
   std::string name = path.stem().string();

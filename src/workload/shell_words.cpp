@@ -9,7 +9,7 @@
 // their operands are known, and every word of an active command, array element and assigned
 // value is handed out with the parts whose value is unknown marked. Code that may or may not run
 // (a branch whose condition is unknown, a loop body) is read as active, with its words marked.
-#include "util/shell_script.hpp"
+#include "workload/shell_words.hpp"
 
 #include "util/strings.hpp"
 
@@ -18,9 +18,13 @@
 #include <fnmatch.h>
 #include <map>
 
-namespace util {
+namespace workload {
 
 namespace {
+
+using util::Error;
+using util::ErrorKind;
+using util::Result;
 
 // ---- tokens --------------------------------------------------------------------------------
 
@@ -1440,7 +1444,7 @@ private:
 
 } // namespace
 
-Result<std::vector<ScriptWord>> script_words(std::string_view text, std::string_view source, const ScriptEnvironment& environment) {
+util::Result<std::vector<ScriptWord>> script_words(std::string_view text, std::string_view source, const ScriptEnvironment& environment) {
   State state;
   Lexer lexer(text, source, 1);
   Interpreter interpreter(lexer, source, environment, state);
@@ -1448,4 +1452,4 @@ Result<std::vector<ScriptWord>> script_words(std::string_view text, std::string_
   return std::move(state.out);
 }
 
-} // namespace util
+} // namespace workload
