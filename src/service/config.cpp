@@ -195,7 +195,7 @@ util::Result<Config> parse_document(const YAML::Node& root, const Parser& p) {
          return {};
        }},
   };
-  // `rules update` reads its keys itself (rules/bundle.cpp); here the section only has to be known.
+  // `rules update` reads its keys itself (service/bundle.cpp); here the section only has to be known.
   std::map<std::string, Parser::Setter, std::less<>> rules_update = {
       {"public_keys", [&](const YAML::Node& n) -> util::Result<void> {
          if (!n.IsSequence()) return p.error(n, "rules_update.public_keys must be a list of base64 public keys");
