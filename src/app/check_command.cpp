@@ -57,7 +57,7 @@ model::Report build_report(const Options& options) {
   report.rules_digest = rules.digest();
   report.host = facts.get_string("system.hostname").value_or(host_name());
   report.generated_at = now_rfc3339();
-  if (options.selftest) report.selftest_json = run_selftest_step(options, facts, rules, workloads);
+  if (options.selftest) report.selftest = run_selftest_step(options, facts, rules, workloads);
   rules::SearchOptions search = fix_search_options();
   report.findings = rules::evaluate_node(rules, facts);
   laps.lap("node rules");

@@ -157,13 +157,13 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
 
 } // namespace
 
-std::string run_selftest_step(const Options& options, model::Facts& facts, const rules::RuleSet& rules,
-                              const std::vector<model::Workload>& workloads) {
+model::SelftestSummary run_selftest_step(const Options& options, model::Facts& facts, const rules::RuleSet& rules,
+                                         const std::vector<model::Workload>& workloads) {
   std::vector<model::Workload> shapes = workloads;
   if (shapes.empty()) shapes = selftest_workloads(options);
   auto results = run_plan(options, facts, rules, shapes);
   selftest::add_facts(results, facts);
-  return util::json_text(selftest::to_json(results));
+  return selftest::summarize(results);
 }
 
 int run_selftest(const Options& options) {

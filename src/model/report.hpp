@@ -5,6 +5,7 @@
 #include "model/explanation.hpp"
 #include "model/facts.hpp"
 #include "model/finding.hpp"
+#include "model/selftest_summary.hpp"
 
 #include <optional>
 #include <string>
@@ -29,7 +30,7 @@ struct Report {
   Facts facts;
   std::vector<Explanation> workloads;
   std::vector<Finding> findings; // node findings, then each workload's
-  std::optional<std::string> selftest_json; // the self-test's result object, when it ran
+  std::optional<SelftestSummary> selftest; // when the self-test ran (check --selftest, run)
   Summary summary;
 
   // Counts findings (workload findings included) into summary.
