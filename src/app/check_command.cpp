@@ -12,29 +12,10 @@
 #include "util/hash.hpp"
 #include "util/logging.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <future>
 
 namespace app {
-
-namespace {
-
-model::Finding no_backend_finding(const model::Explanation& e) {
-  model::Finding f;
-  f.id = "workload-no-attention-backend";
-  f.severity = model::Severity::error;
-  f.title = "No attention backend for workload " + e.workload.name;
-  f.area = "attention";
-  f.workload = e.workload.name;
-  f.message = "TE " + e.te_version + " would raise \"No dot product attention backend is available\" for this workload:";
-  for (const auto& [backend, verdict] : e.backends)
-    for (const auto& reason : verdict.reasons) f.message += "\n" + backend + ": " + reason.message;
-  f.evidence.emplace_back("te.version", e.te_version);
-  return f;
-}
-
-} // namespace
 
 model::Report build_report(const Options& options) {
   // The rules load (YAML parsing: most of check's own cost) on a thread while the probes run
@@ -66,13 +47,6 @@ model::Report build_report(const Options& options) {
   for (const auto& w : workloads) {
     model::Explanation e = rules::explain(rules, facts, w);
     rules::verify_explanation(rules, facts, e, search);
-    if (!e.selected) {
-      model::Finding f = no_backend_finding(e);
-      // The same question as the attention-no-backend rule's: reuse its verified fixes.
-      auto rule = std::find_if(e.findings.begin(), e.findings.end(), [](const auto& x) { return x.id == "attention-no-backend"; });
-      f.fixes = rule != e.findings.end() ? rule->fixes : rules::search_fixes(rules, facts, &e.workload, f, search);
-      report.findings.push_back(std::move(f));
-    }
     for (const auto& f : e.findings) report.findings.push_back(f);
     report.workloads.push_back(std::move(e));
     laps.lap("workload " + w.name);

@@ -109,6 +109,7 @@ const FactSpec k_catalog[] = {
     {"explain.flash_attention.available", T::boolean, "FlashAttention passed TE's filters"},
     {"explain.fused_attention.available", T::boolean, "FusedAttention passed TE's filters"},
     {"explain.unfused_attention.available", T::boolean, "UnfusedDotProductAttention passed TE's filters"},
+    {"explain.reasons", T::string, "every reason a backend is out, one per line: \"flash_attention: message\" (for messages)"},
     {"selftest.*.status", T::string, "a self-test check's outcome: ok, failed, error (crash, timeout), skipped"},
     {"selftest.*.ok", T::boolean, "the check ran and passed (absent when it was skipped)"},
     {"selftest.*.error", T::string, "the vendor's own error text (cuDNN, NVRTC, NCCL, CUDA) of the first failed case"},
