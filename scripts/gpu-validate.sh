@@ -78,7 +78,7 @@ MATRIX=(--workload-set batch_size=2 --workload-set num_heads=16 --workload-set m
 
 run_matrix() {
   # JSON only (one child per check, so the text rendering would double the device time); the
-  # table in docs/validation.md is rendered from it.
+  # table in docs/records/validation.md is rendered from it.
   for layout in bshd_bshd_bshd sbhd_sbhd_sbhd; do
     step "matrix-$layout-json" 600 "$BIN" selftest "${COMMON[@]}" --format json --timeout 120 --python '' "${MATRIX[@]}" \
       --workload-set qkv_layout=$layout --sweep num_gqa_groups=16,4
