@@ -135,7 +135,7 @@ run_coldstart() {
   fi
 }
 
-# What README.md quotes: the plain check of the node, and a check whose workload has no backend
+# What docs/examples.md quotes from the GPU node (README.md a trimmed part of it): the plain check of the node, and a check whose workload has no backend
 # until a verified fix (NVTE_FUSED_ATTN=0 and NVTE_UNFUSED_ATTN=0 on a node without flash-attn),
 # in text, JSON and explain --fix; the default explain of this node (TE absent: the assumed release).
 run_readme() {
