@@ -179,7 +179,8 @@ int run_rules_sign(const Options& options) {
   auto bundle = service::pack_bundle(*files, *key);
   if (!bundle) throw util::Fatal{bundle.error().message};
   write_output(options, *bundle);
-  if (options.output) std::fprintf(stderr, "rules sign: %zu files signed by key %s\n", files->size(), service::key_id(key->substr(32)).c_str());
+  if (options.output)
+    std::fprintf(stderr, "rules sign: %zu files signed by key %s\n", files->size(), service::key_id(key->substr(32)).c_str());
   return 0;
 }
 
@@ -188,14 +189,15 @@ int run_rules_keygen(const Options& options) {
   if (!pair) throw util::Fatal{pair.error().message};
   fs::path secret = options.keygen_prefix.string() + ".key";
   fs::path public_key = options.keygen_prefix.string() + ".pub";
-  auto written = util::write_file_atomic(secret, "# nvte-doctor rules signing key (Ed25519 secret): keep private\n" +
-                                                     service::encode_key(pair->secret_key) + "\n", 0600);
+  auto written = util::write_file_atomic(
+      secret, "# nvte-doctor rules signing key (Ed25519 secret): keep private\n" + service::encode_key(pair->secret_key) + "\n", 0600);
   if (!written) throw util::Fatal{written.error().message};
-  written = util::write_file_atomic(public_key, "# nvte-doctor rules public key " + service::key_id(pair->public_key) + "\n" +
-                                                    service::encode_key(pair->public_key) + "\n", 0644);
+  written = util::write_file_atomic(
+      public_key,
+      "# nvte-doctor rules public key " + service::key_id(pair->public_key) + "\n" + service::encode_key(pair->public_key) + "\n", 0644);
   if (!written) throw util::Fatal{written.error().message};
-  std::printf("rules keygen: key %s: %s (secret, mode 0600), %s (public)\n", service::key_id(pair->public_key).c_str(),
-              secret.c_str(), public_key.c_str());
+  std::printf("rules keygen: key %s: %s (secret, mode 0600), %s (public)\n", service::key_id(pair->public_key).c_str(), secret.c_str(),
+              public_key.c_str());
   return 0;
 }
 

@@ -196,7 +196,8 @@ int main(int argc, char** argv) {
   std::string command = "check"; // the default command
   for (const auto* sub : cli.get_subcommands())
     if (sub->parsed()) command = sub->get_name();
-  if (auto accepting = k_format_commands.find(format); accepting != k_format_commands.end() &&
+  if (auto accepting = k_format_commands.find(format);
+      accepting != k_format_commands.end() &&
       std::find(accepting->second.begin(), accepting->second.end(), command) == accepting->second.end()) {
     std::fprintf(stderr, "nvte-doctor: --format %s applies to %s only\n", format.c_str(), util::join(accepting->second, ", ").c_str());
     return 3;

@@ -33,11 +33,11 @@ struct BackendVerdict {
 // explain's answer for one workload on one node.
 struct Explanation {
   Workload workload;
-  std::string te_version;      // the TE version the selection was modelled for
+  std::string te_version; // the TE version the selection was modelled for
   bool te_version_assumed = false;
-  std::optional<std::string> selected; // FlashAttention, FusedAttention, UnfusedDotProductAttention; nullopt = none
+  std::optional<std::string> selected;                         // FlashAttention, FusedAttention, UnfusedDotProductAttention; nullopt = none
   std::map<std::string, BackendVerdict, std::less<>> backends; // flash_attention, fused_attention, unfused_attention
-  std::vector<Finding> findings;  // warnings beyond TE's own checks, for this workload
+  std::vector<Finding> findings;                               // warnings beyond TE's own checks, for this workload
 };
 
 } // namespace model

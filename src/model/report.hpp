@@ -29,7 +29,7 @@ struct Report {
   std::string fingerprint;
   Facts facts;
   std::vector<Explanation> workloads;
-  std::vector<Finding> findings; // node findings, then each workload's
+  std::vector<Finding> findings;           // node findings, then each workload's
   std::optional<SelftestSummary> selftest; // when the self-test ran (check --selftest, run)
   Summary summary;
 

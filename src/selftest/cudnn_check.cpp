@@ -437,7 +437,8 @@ std::optional<Json> SdpaCheck::forward_numerics() {
   if (m_reference) {
     auto referencing = m_progress.phase(phase::reference, "forward");
     auto start = std::chrono::steady_clock::now();
-    auto ran = m_reference->forward(s, view(m_device, layout.q), view(m_device, layout.k), view(m_device, layout.v), scratch_budget(m_free));
+    auto ran =
+        m_reference->forward(s, view(m_device, layout.q), view(m_device, layout.k), view(m_device, layout.v), scratch_budget(m_free));
     if (!ran) {
       // A failure of the doctor's own kernels says nothing about cuDNN.
       m_reference_error = ran.error().message;
@@ -513,9 +514,9 @@ Json SdpaCheck::backward(SdpaGraph& bwd, const SdpaGradLayout& grads, BackwardPl
   float one = 1.0f;
   std::vector<std::int64_t> bwd_uids = {k_uid_q, k_uid_k, k_uid_v, k_uid_o, k_uid_stats, k_uid_scale, k_uid_one,
                                         k_uid_do, k_uid_dq, k_uid_dk, k_uid_dv, k_uid_softmax_sum, k_uid_dq_accum};
-  std::vector<void*> bwd_pointers = {tensor(layout.q), tensor(layout.k), tensor(layout.v), tensor(layout.o), m_stats->pointer(), &m_scale, &one,
-                                     grad[0]->pointer(), grad[1]->pointer(), grad[2]->pointer(),
-                                     grad[3]->pointer(), softmax_sum->pointer(), dq_accum->pointer()};
+  std::vector<void*> bwd_pointers = {
+      tensor(layout.q),   tensor(layout.k),   tensor(layout.v),   tensor(layout.o),   m_stats->pointer(),     &m_scale,           &one,
+      grad[0]->pointer(), grad[1]->pointer(), grad[2]->pointer(), grad[3]->pointer(), softmax_sum->pointer(), dq_accum->pointer()};
   bwd.bind_scalars(m_scalars, bwd_uids, bwd_pointers);
   VariantPack bwd_pack(*m_cudnn);
   if (error = bwd_pack.make(bwd_uids, bwd_pointers, bwd_workspace->pointer()); !error.empty()) return failed(error, "execute");

@@ -619,8 +619,7 @@ util::Result<void> precision(const Run& run, model::Workload& base, std::vector<
 }
 
 // Dropout, softmax, determinism, the backend switches and Megatron-Core's fixed layout into base.
-util::Result<void> attention_settings(const Run& run, const std::string& backend, model::Workload& base,
-                                      std::vector<std::string>& notes) {
+util::Result<void> attention_settings(const Run& run, const std::string& backend, model::Workload& base, std::vector<std::string>& notes) {
   double dropout = 0.1;
   if (const Setting* d = get(run, "attention-dropout")) {
     dropout = NVTE_TRY(number(*d));
@@ -654,8 +653,7 @@ struct ContextParallel {
 };
 
 // --context-parallel-size and its communication types; checked as Megatron-LM checks them.
-util::Result<ContextParallel> context_parallel(const Run& run, std::int64_t seq, model::Workload& base,
-                                               std::vector<std::string>& notes) {
+util::Result<ContextParallel> context_parallel(const Run& run, std::int64_t seq, model::Workload& base, std::vector<std::string>& notes) {
   // Context parallelism.
   std::int64_t cp = 1;
   if (const Setting* c = get(run, "context-parallel-size")) cp = NVTE_TRY(positive(*c));
@@ -870,8 +868,7 @@ util::Result<std::vector<model::Workload>> expand(const Run& run, const std::str
 }
 
 util::Result<std::vector<model::Workload>> build(const Run& run, const std::string& name) {
-  if (run.settings.empty())
-    return invalid(run.source + ": no Megatron-LM arguments found (--num-attention-heads, --seq-length, ...)");
+  if (run.settings.empty()) return invalid(run.source + ": no Megatron-LM arguments found (--num-attention-heads, --seq-length, ...)");
   std::string backend = NVTE_TRY(te_attention_backend(run));
   model::Workload base;
   std::vector<std::string> notes;
@@ -897,7 +894,8 @@ util::Result<std::vector<model::Workload>> parse_megatron_yaml(std::string_view 
   return build(run, name);
 }
 
-util::Result<std::vector<model::Workload>> load_megatron_args(const std::filesystem::path& path, const workload::ScriptEnvironment& environment) {
+util::Result<std::vector<model::Workload>> load_megatron_args(const std::filesystem::path& path,
+                                                              const workload::ScriptEnvironment& environment) {
   auto text = NVTE_TRY(util::read_file(path, 4u << 20));
   std::string ext = util::to_lower(path.extension().string());
   std::string name = path.stem().string();

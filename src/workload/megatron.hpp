@@ -32,6 +32,7 @@ util::Result<std::vector<model::Workload>> parse_megatron_script(std::string_vie
 util::Result<std::vector<model::Workload>> parse_megatron_yaml(std::string_view text, std::string_view source, const std::string& name);
 
 // One of the two by the file's extension (.yaml / .yml: a recipe), named after the file stem.
-util::Result<std::vector<model::Workload>> load_megatron_args(const std::filesystem::path& path, const workload::ScriptEnvironment& environment);
+util::Result<std::vector<model::Workload>> load_megatron_args(const std::filesystem::path& path,
+                                                              const workload::ScriptEnvironment& environment);
 
 } // namespace workload

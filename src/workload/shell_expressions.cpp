@@ -27,8 +27,7 @@ struct Nested {
 } // namespace
 
 std::optional<long long> arithmetic_value(const std::string& text,
-                                          const std::function<ArithmeticVariable(const std::string& name)>& variable,
-                                          std::string& why) {
+                                          const std::function<ArithmeticVariable(const std::string& name)>& variable, std::string& why) {
   std::size_t pos = 0;
   bool failed = false;
   std::function<long long()> sum, product, power, unary;
@@ -121,8 +120,7 @@ std::optional<long long> arithmetic_value(const std::string& text,
   return result;
 }
 
-Tri test_expression(const std::vector<std::string>& args, bool unknown,
-                    const std::function<bool(const std::string& name)>& is_set) {
+Tri test_expression(const std::vector<std::string>& args, bool unknown, const std::function<bool(const std::string& name)>& is_set) {
   std::size_t pos = 0;
   std::function<std::optional<bool>()> expr_or, expr_and, expr_not, primary;
   auto at = [&](std::string_view s) { return pos < args.size() && args[pos] == s; };
@@ -136,7 +134,8 @@ Tri test_expression(const std::vector<std::string>& args, bool unknown,
     // Binary operators.
     if (pos + 2 < args.size()) {
       const std::string& op = args[pos + 1];
-      static const std::vector<std::string> k_binary = {"=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "=~", "-nt", "-ot", "-ef"};
+      static const std::vector<std::string> k_binary = {"=",   "==",  "!=",  "<",  ">",   "-eq", "-ne", "-lt",
+                                                        "-le", "-gt", "-ge", "=~", "-nt", "-ot", "-ef"};
       if (std::find(k_binary.begin(), k_binary.end(), op) != k_binary.end()) {
         const std::string& a = args[pos];
         const std::string& b = args[pos + 2];

@@ -24,13 +24,11 @@ struct ArithmeticVariable {
 // parentheses, variable names), or nullopt when it is not one the reader knows or it overflows.
 // why keeps its value when not empty, else becomes the first reason a variable read is unknown.
 std::optional<long long> arithmetic_value(const std::string& text,
-                                          const std::function<ArithmeticVariable(const std::string& name)>& variable,
-                                          std::string& why);
+                                          const std::function<ArithmeticVariable(const std::string& name)>& variable, std::string& why);
 
 // A test expression's value from its expanded arguments: Tri::unknown when any argument holds an
 // unknown part, an operator needs the file system, or the expression is not one the reader knows.
 // is_set answers -v NAME.
-Tri test_expression(const std::vector<std::string>& args, bool unknown,
-                    const std::function<bool(const std::string& name)>& is_set);
+Tri test_expression(const std::vector<std::string>& args, bool unknown, const std::function<bool(const std::string& name)>& is_set);
 
 } // namespace workload::shell

@@ -18,8 +18,7 @@ bool valid_name(std::string_view s) {
   return std::all_of(s.begin() + 1, s.end(), is_name_char);
 }
 
-Lexer::Lexer(std::string_view text, std::string_view source, int first_line)
-    : m_text(text), m_source(source), m_line(first_line) {}
+Lexer::Lexer(std::string_view text, std::string_view source, int first_line) : m_text(text), m_source(source), m_line(first_line) {}
 
 Result<Token> Lexer::next() {
   skip_blanks();
@@ -56,13 +55,9 @@ Result<Token> Lexer::next() {
   return t;
 }
 
-std::vector<Heredoc> Lexer::take_heredocs() {
-  return std::exchange(m_ready, {});
-}
+std::vector<Heredoc> Lexer::take_heredocs() { return std::exchange(m_ready, {}); }
 
-int Lexer::line() const {
-  return m_line;
-}
+int Lexer::line() const { return m_line; }
 
 Error Lexer::error(const std::string& message) const {
   return Error{ErrorKind::parse, std::string(m_source) + ":" + std::to_string(m_line) + ": " + message};
@@ -88,8 +83,8 @@ void Lexer::skip_blanks() {
 }
 
 std::string Lexer::read_operator() {
-  static const char* const k_ops[] = {";;&", ";;", ";&", "&&", "&>>", "&>", "||", "|&", "<<<", "<<-", "<<", "<&", "<>",
-                                      ">>", ">&", ">|", ";", "&", "|", "(", ")", "<", ">"};
+  static const char* const k_ops[] = {";;&", ";;", ";&", "&&", "&>>", "&>", "||", "|&", "<<<", "<<-", "<<", "<&",
+                                      "<>",  ">>", ">&", ">|", ";",   "&",  "|",  "(",  ")",   "<",   ">"};
   for (const char* op : k_ops) {
     std::string_view o(op);
     if (m_text.substr(m_pos, o.size()) == o) {

@@ -25,7 +25,7 @@ struct Segment {
 struct RawWord {
   std::vector<Segment> segments;
   int line = 0;
-  bool is_array = false;         // NAME=( ... ) or NAME+=( ... )
+  bool is_array = false; // NAME=( ... ) or NAME+=( ... )
   std::string array_name;
   bool array_append = false;
   std::vector<RawWord> elements; // the array's words

@@ -25,10 +25,6 @@ namespace workload {
 
 namespace {
 
-using util::Error;
-using util::ErrorKind;
-using util::parse_int;
-using util::Result;
 using shell::Heredoc;
 using shell::is_name_char;
 using shell::Lexer;
@@ -38,8 +34,10 @@ using shell::Token;
 using shell::tri;
 using shell::Tri;
 using shell::valid_name;
-
-
+using util::Error;
+using util::ErrorKind;
+using util::parse_int;
+using util::Result;
 
 // ---- values ----------------------------------------------------------------------------------
 
@@ -777,11 +775,14 @@ private:
       text = value;
       why = reason;
     }
-    auto result = shell::arithmetic_value(text, [&](const std::string& name) {
-      auto var = lookup(name);
-      if (!var) return shell::ArithmeticVariable{std::nullopt, unset_reason(name)};
-      return shell::ArithmeticVariable{var->values.empty() ? "" : var->values.front(), var->why(0)};
-    }, why);
+    auto result = shell::arithmetic_value(
+        text,
+        [&](const std::string& name) {
+          auto var = lookup(name);
+          if (!var) return shell::ArithmeticVariable{std::nullopt, unset_reason(name)};
+          return shell::ArithmeticVariable{var->values.empty() ? "" : var->values.front(), var->why(0)};
+        },
+        why);
     if (!result) return Value{{""}, false, "the arithmetic $((" + expression + ")) is not one the doctor reads"};
     return Value{{std::to_string(*result)}, false, why};
   }

@@ -138,7 +138,8 @@ TEST_F(RulesUpdate, EveryBadDownloadLeavesTheOldSetActive) {
   // Well signed, but its rules do not lint (a rule without references or tests).
   auto secret = service::decode_key(*util::read_file(m_dir / "signer.key"), 64, "signer.key");
   ASSERT_TRUE(secret.ok());
-  std::vector<service::BundleFile> files = {{"bad.yaml", "rules:\n  - id: lonely\n    title: t\n    severity: info\n    when: has(driver.version)\n    message: m\n"}};
+  std::vector<service::BundleFile> files = {
+      {"bad.yaml", "rules:\n  - id: lonely\n    title: t\n    severity: info\n    when: has(driver.version)\n    message: m\n"}};
   auto unlinted = service::pack_bundle(files, *secret);
   ASSERT_TRUE(unlinted.ok());
 
@@ -233,7 +234,8 @@ TEST(Bundle, RoundTripAndRejections) {
   EXPECT_EQ(service::unpack_bundle(*bundle, {}, "test").error().kind, util::ErrorKind::permission);
   EXPECT_EQ(service::unpack_bundle(bundle->substr(0, bundle->size() - 1), keys, "test").error().kind, util::ErrorKind::parse);
   EXPECT_FALSE(service::unpack_bundle("", keys, "test").ok());
-  EXPECT_EQ(service::encode_key(*service::decode_key(service::encode_key(pair->public_key), 32, "k")), service::encode_key(pair->public_key));
+  EXPECT_EQ(service::encode_key(*service::decode_key(service::encode_key(pair->public_key), 32, "k")),
+            service::encode_key(pair->public_key));
   EXPECT_FALSE(service::decode_key("bm90IGEga2V5", 32, "k").ok());
 }
 
