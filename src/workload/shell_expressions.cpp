@@ -13,19 +13,6 @@
 
 namespace workload::shell {
 
-namespace {
-
-// Counts nesting for as long as it lives.
-struct Nested {
-  int& depth;
-  explicit Nested(int& d) : depth(++d) {}
-  ~Nested() { --depth; }
-  Nested(const Nested&) = delete;
-  Nested& operator=(const Nested&) = delete;
-};
-
-} // namespace
-
 std::optional<long long> arithmetic_value(const std::string& text,
                                           const std::function<ArithmeticVariable(const std::string& name)>& variable, std::string& why) {
   std::size_t pos = 0;

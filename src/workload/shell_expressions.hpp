@@ -11,6 +11,16 @@
 namespace workload::shell {
 
 enum class Tri { no, yes, unknown };
+
+// Counts nesting (of commands, expansions, parentheses) for as long as it lives, so that the
+// reader can refuse input nested deeper than it will follow.
+struct Nested {
+  int& depth;
+  explicit Nested(int& d) : depth(++d) {}
+  ~Nested() { --depth; }
+  Nested(const Nested&) = delete;
+  Nested& operator=(const Nested&) = delete;
+};
 inline Tri tri(bool b) { return b ? Tri::yes : Tri::no; }
 
 // A variable that $((...)) reads: its text (nullopt when unset) and why its value is not known

@@ -182,13 +182,7 @@ private:
   // Nesting (compound commands, ${...} inside ${...}, heredocs in heredocs) is bounded, so that
   // no script can exhaust the stack.
   static constexpr int k_max_depth = 40;
-  struct Nested {
-    int& depth;
-    explicit Nested(int& d) : depth(++d) {}
-    ~Nested() { --depth; }
-    Nested(const Nested&) = delete;
-    Nested& operator=(const Nested&) = delete;
-  };
+  using Nested = shell::Nested;
 
   Result<Tri> command(bool active) {
     Nested nested(m_depth);
