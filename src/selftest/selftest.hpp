@@ -16,6 +16,7 @@
 #pragma once
 
 #include "model/facts.hpp"
+#include "model/selftest_summary.hpp"
 #include "selftest/phases.hpp"
 #include "model/workload.hpp"
 #include "util/result.hpp"
