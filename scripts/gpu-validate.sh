@@ -86,7 +86,7 @@ MATRIX=(--workload-set batch_size=2 --workload-set num_heads=16 --workload-set m
 
 run_matrix() {
   # JSON only (one child per check, so the text rendering would double the device time); the
-  # table in docs/validation.md is rendered from it.
+  # table in docs/records/validation.md is rendered from it.
   for layout in bshd_bshd_bshd sbhd_sbhd_sbhd; do
     step "matrix-$layout-json" 600 "$BIN" selftest "${COMMON[@]}" --format json --timeout 120 --python '' "${MATRIX[@]}" \
       --workload-set qkv_layout=$layout --sweep num_gqa_groups=16,4
@@ -143,7 +143,7 @@ run_coldstart() {
   fi
 }
 
-# What README.md quotes: the plain check of the node, and a check whose workload has no backend
+# What docs/examples.md quotes from the GPU node (README.md a trimmed part of it): the plain check of the node, and a check whose workload has no backend
 # until a verified fix (NVTE_FUSED_ATTN=0 and NVTE_UNFUSED_ATTN=0 on a node without flash-attn),
 # in text, JSON and explain --fix; the default explain of this node (TE absent: the assumed release).
 run_readme() {

@@ -1,7 +1,7 @@
 // `explain`: TE's backend selection for each workload on this (or a what-if) node; with
 // --sweep, a support matrix over the swept values.
 #include "app/app.hpp"
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "app/rules_loading.hpp"
 #include "app/workloads.hpp"
 #include "report/render.hpp"

@@ -1,7 +1,7 @@
 // `selftest`: real kernels and TE's real selector on this node (src/selftest), their results
 // as facts, the rules over them, and a report of each check.
 #include "app/app.hpp"
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "app/rules_loading.hpp"
 #include "app/selftest_command.hpp"
 #include "app/workloads.hpp"
@@ -221,13 +221,13 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
 
 } // namespace
 
-std::string run_selftest_step(const Options& options, model::Facts& facts, const rules::RuleSet& rules,
-                              const std::vector<model::Workload>& workloads) {
+model::SelftestSummary run_selftest_step(const Options& options, model::Facts& facts, const rules::RuleSet& rules,
+                                         const std::vector<model::Workload>& workloads) {
   std::vector<model::Workload> shapes = workloads;
   if (shapes.empty()) shapes = selftest_workloads(options);
   auto results = run_plan(options, facts, rules, shapes);
   selftest::add_facts(results, facts);
-  return util::json_text(selftest::to_json(results));
+  return selftest::summarize(results);
 }
 
 int run_selftest(const Options& options) {

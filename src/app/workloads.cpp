@@ -24,7 +24,7 @@ std::vector<model::Workload> load_workloads(const Options& options, const std::v
   // A launch script reads the variables it does not set from the environment it runs in: the
   // doctor's own, so `SEQ_LEN=8192 nvte-doctor explain --megatron-args train.sh` works as the
   // script would.
-  util::ScriptEnvironment environment = [](std::string_view name) -> std::optional<std::string> {
+  workload::ScriptEnvironment environment = [](std::string_view name) -> std::optional<std::string> {
     if (const char* value = std::getenv(std::string(name).c_str())) return std::string(value);
     return std::nullopt;
   };

@@ -166,7 +166,7 @@ void record_cuda_versions(const Host& host, model::Facts& facts) {
 }
 
 void run_libraries_probe(const Host& host, model::Facts& facts) {
-  // Where the probe's time goes, with -vv (bench/ and docs/performance.md use it).
+  // Where the probe's time goes, with -vv (bench/ and docs/records/performance.md use it).
   util::log::Laps laps("libraries probe");
   std::vector<std::string> problems;
   auto cache_result = read_ld_cache(host.root);

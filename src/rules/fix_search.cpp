@@ -509,8 +509,7 @@ bool same_changes(const model::Fix& a, const model::Fix& b) { return a.changes =
 std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload,
                                      const model::Finding& target, const SearchOptions& options) {
   Session session(rules, facts, workload, options);
-  Goal goal{target.id, target.severity, target.id == "attention-no-backend" || target.id == "workload-no-attention-backend",
-            workload != nullptr};
+  Goal goal{target.id, target.severity, target.id == "attention-no-backend", workload != nullptr};
   std::vector<model::Fix> verified;
 
   // The rule's own fixes first: they carry the explanation; each is checked as it is written.

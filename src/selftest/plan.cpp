@@ -360,31 +360,16 @@ void add_facts(const Results& results, model::Facts& facts) {
   }
 }
 
-Json to_json(const Results& results) {
-  Json checks = Json::array();
-  int ok = 0, failed = 0, skipped = 0;
+model::SelftestSummary summarize(const Results& results) {
+  model::SelftestSummary summary;
   for (const auto& o : results.outcomes) {
-    Json entry{{"check", o.check}, {"label", o.label}, {"status", o.status}, {"seconds", o.seconds}, {"started", o.started}};
-    if (!o.error.empty()) entry["error"] = o.error;
-    if (o.status == "error") {
-      entry["timed_out"] = o.timed_out;
-      if (!o.phase.empty()) entry["phase"] = o.phase;
-    }
-    if (!o.phases.empty()) {
-      Json phases = Json::array();
-      for (const auto& p : o.phases) {
-        Json span{{"phase", p.phase}, {"start", p.start}, {"seconds", p.seconds}};
-        if (!p.what.empty()) span["what"] = p.what;
-        if (p.open) span["open"] = true;
-        phases.push_back(std::move(span));
-      }
-      entry["phases"] = std::move(phases);
-    }
-    if (!o.result.is_null()) entry["result"] = o.result;
-    checks.push_back(std::move(entry));
-    (o.status == "ok" ? ok : o.status == "skipped" ? skipped : failed)++;
+    model::SelftestCheck check{o.check, o.label, o.status, o.error, o.seconds, o.started, o.timed_out, o.phase, {}, o.result};
+    for (const auto& p : o.phases) check.phases.push_back({p.phase, p.what, p.start, p.seconds, p.open});
+    summary.checks.push_back(std::move(check));
   }
-  return Json{{"checks", checks}, {"summary", Json{{"ok", ok}, {"failed", failed}, {"skipped", skipped}}}};
+  return summary;
 }
+
+Json to_json(const Results& results) { return model::to_json(summarize(results)); }
 
 } // namespace selftest

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "model/facts.hpp"
+#include "model/selftest_summary.hpp"
 #include "selftest/phases.hpp"
 #include "model/workload.hpp"
 #include "util/result.hpp"
@@ -124,7 +125,9 @@ CheckOutcome run_python_tier(const std::string& interpreter, const std::string& 
 // (ok when all ok, the first failure's error and case label, the largest errors).
 void add_facts(const Results& results, model::Facts& facts);
 
-// The whole result as the report's "selftest" object.
+// The outcomes as the report carries them.
+model::SelftestSummary summarize(const Results& results);
+// The whole result as the report's "selftest" object (model::to_json of the summary).
 Json to_json(const Results& results);
 
 } // namespace selftest

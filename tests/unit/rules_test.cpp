@@ -690,7 +690,7 @@ TEST(RulesExplain, RuleTestCasesOfTheTestData) {
   }
 }
 
-// ---- speed (reported, not asserted: see DESIGN.md "How we test") ----
+// ---- speed (reported, not asserted: see ARCHITECTURE.md "How it is tested") ----
 
 // Explains per second over ~300 rules: once with a realistic mix (about one rule in ten fires),
 // once with rules that mostly fire (every finding rendered with evidence and fixes).

@@ -405,7 +405,7 @@ TEST(Sdpa, GradientComparisonRejectsZeroGradients) {
 
 } // namespace
 
-// cuDNN 9.19's last-error text on the H100 for a backward graph at head dim 512 (docs/validation.md),
+// cuDNN 9.19's last-error text on the H100 for a backward graph at head dim 512 (docs/records/validation.md),
 // shortened: the distinct, specific reasons survive; the generic frames do not.
 TEST(CudnnReasons, KeepsTheDistinctSpecificReasons) {
   const std::string text =

@@ -1,15 +1,18 @@
 // Reading a shell script's words without running it.
 //
-// Two layers, as a shell has them. The lexer turns text into tokens: words (kept as segments of
-// literal text, ${parameter}, $((arithmetic)) and $(command), each marked quoted or not, so that
-// expansion can split exactly where the shell would), operators, newlines; it joins continued
-// lines, skips comments and collects heredoc bodies. The interpreter walks the grammar (lists,
+// Two layers, as a shell has them. The lexer (shell_lexer.hpp) turns text into tokens: words
+// (kept as segments of literal text, ${parameter}, $((arithmetic)) and $(command), each marked
+// quoted or not, so that expansion can split exactly where the shell would), operators, newlines.
+// The interpreter, here, walks the grammar (lists,
 // && / ||, pipelines, if, loops, case, functions, simple commands) with an `active` flag instead
 // of running anything: assignments change its variables, test expressions are evaluated when
 // their operands are known, and every word of an active command, array element and assigned
 // value is handed out with the parts whose value is unknown marked. Code that may or may not run
 // (a branch whose condition is unknown, a loop body) is read as active, with its words marked.
-#include "util/shell_script.hpp"
+#include "workload/shell_words.hpp"
+
+#include "workload/shell_expressions.hpp"
+#include "workload/shell_lexer.hpp"
 
 #include "util/strings.hpp"
 
@@ -18,406 +21,23 @@
 #include <fnmatch.h>
 #include <map>
 
-namespace util {
+namespace workload {
 
 namespace {
 
-// ---- tokens --------------------------------------------------------------------------------
-
-struct Segment {
-  enum class Kind { text, param, arith, command };
-  Kind kind = Kind::text;
-  std::string text; // literal text; a parameter's name or ${...} inside; an expression; a command
-  bool quoted = false;
-};
-
-struct RawWord {
-  std::vector<Segment> segments;
-  int line = 0;
-  bool is_array = false;         // NAME=( ... ) or NAME+=( ... )
-  std::string array_name;
-  bool array_append = false;
-  std::vector<RawWord> elements; // the array's words
-
-  // The word's text when it is plain unquoted literal text (keywords, operators of [[ ]]).
-  std::optional<std::string> plain() const {
-    std::string out;
-    for (const auto& s : segments) {
-      if (s.kind != Segment::Kind::text || s.quoted) return std::nullopt;
-      out += s.text;
-    }
-    return out;
-  }
-};
-
-struct Token {
-  enum class Type { word, op, newline, end };
-  Type type = Type::end;
-  RawWord word;
-  std::string op;
-  int line = 0;
-};
-
-struct Heredoc {
-  std::string body;
-  int line = 0; // the first body line
-};
-
-bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-bool valid_name(std::string_view s) {
-  if (s.empty() || !is_name_start(s[0])) return false;
-  return std::all_of(s.begin() + 1, s.end(), is_name_char);
-}
-
-class Lexer {
-public:
-  Lexer(std::string_view text, std::string_view source, int first_line) : m_text(text), m_source(source), m_line(first_line) {}
-
-  Result<Token> next() {
-    skip_blanks();
-    Token t;
-    t.line = m_line;
-    if (m_pos >= m_text.size()) {
-      if (!m_pending.empty()) NVTE_TRY_VOID(read_heredocs());
-      t.type = Token::Type::end;
-      return t;
-    }
-    char c = m_text[m_pos];
-    if (c == '\n') {
-      ++m_pos;
-      ++m_line;
-      NVTE_TRY_VOID(read_heredocs());
-      t.type = Token::Type::newline;
-      return t;
-    }
-    if (std::string_view(";&|()<>").find(c) != std::string_view::npos) {
-      t.type = Token::Type::op;
-      t.op = read_operator();
-      if (t.op == "<<" || t.op == "<<-") {
-        // The delimiter word follows; its body starts after the end of this line.
-        skip_blanks();
-        auto delimiter = NVTE_TRY(read_word());
-        std::string name;
-        for (const auto& s : delimiter.segments) name += s.text;
-        m_pending.push_back({name, t.op == "<<-"});
-      }
-      return t;
-    }
-    t.type = Token::Type::word;
-    t.word = NVTE_TRY(read_word());
-    return t;
-  }
-
-  // The heredoc bodies read at the last newline, in order.
-  std::vector<Heredoc> take_heredocs() { return std::exchange(m_ready, {}); }
-  int line() const { return m_line; }
-
-  Error error(const std::string& message) const {
-    return Error{ErrorKind::parse, std::string(m_source) + ":" + std::to_string(m_line) + ": " + message};
-  }
-
-private:
-  void skip_blanks() {
-    for (;;) {
-      if (m_pos + 1 < m_text.size() && m_text[m_pos] == '\\' && m_text[m_pos + 1] == '\n') {
-        m_pos += 2;
-        ++m_line;
-        continue;
-      }
-      if (m_pos < m_text.size() && (m_text[m_pos] == ' ' || m_text[m_pos] == '\t' || m_text[m_pos] == '\r')) {
-        ++m_pos;
-        continue;
-      }
-      if (m_pos < m_text.size() && m_text[m_pos] == '#') {
-        while (m_pos < m_text.size() && m_text[m_pos] != '\n') ++m_pos;
-        continue;
-      }
-      return;
-    }
-  }
-
-  std::string read_operator() {
-    static const char* const k_ops[] = {";;&", ";;", ";&", "&&", "&>>", "&>", "||", "|&", "<<<", "<<-", "<<", "<&", "<>",
-                                        ">>", ">&", ">|", ";", "&", "|", "(", ")", "<", ">"};
-    for (const char* op : k_ops) {
-      std::string_view o(op);
-      if (m_text.substr(m_pos, o.size()) == o) {
-        m_pos += o.size();
-        return std::string(o);
-      }
-    }
-    return std::string(1, m_text[m_pos++]);
-  }
-
-  // Text up to the closer that matches opener, honouring nesting and quotes; m_pos is just after
-  // the opener and ends just after the closer.
-  Result<std::string> balanced(char opener, char closer) {
-    int depth = 1;
-    std::string out;
-    while (m_pos < m_text.size()) {
-      char c = m_text[m_pos];
-      if (c == '\n') ++m_line;
-      if (c == '\\' && m_pos + 1 < m_text.size()) {
-        out += c;
-        out += m_text[m_pos + 1];
-        if (m_text[m_pos + 1] == '\n') ++m_line;
-        m_pos += 2;
-        continue;
-      }
-      if (c == '\'' && closer != '}') {
-        auto end = m_text.find('\'', m_pos + 1);
-        if (end == std::string_view::npos) return error("unterminated single quote");
-        for (std::size_t i = m_pos; i <= end; ++i) m_line += m_text[i] == '\n';
-        out += m_text.substr(m_pos, end - m_pos + 1);
-        m_pos = end + 1;
-        continue;
-      }
-      if (c == opener) ++depth;
-      if (c == closer && --depth == 0) {
-        ++m_pos;
-        return out;
-      }
-      out += c;
-      ++m_pos;
-    }
-    return error(std::string("unterminated ") + (opener == '{' ? "${" : "$(") + " (no matching '" + closer + "')");
-  }
-
-  // After '$' (m_pos at the character following it).
-  Result<void> read_dollar(RawWord& word, std::string& literal, bool quoted) {
-    auto flush = [&] {
-      if (!literal.empty()) word.segments.push_back({Segment::Kind::text, std::exchange(literal, {}), quoted});
-    };
-    if (m_pos >= m_text.size()) {
-      literal += '$';
-      return {};
-    }
-    char c = m_text[m_pos];
-    if (c == '{') {
-      ++m_pos;
-      flush();
-      word.segments.push_back({Segment::Kind::param, NVTE_TRY(balanced('{', '}')), quoted});
-      // A braced parameter keeps its braces so that expansion can tell ${10} from $1 0.
-      word.segments.back().text = "{" + word.segments.back().text + "}";
-      return {};
-    }
-    if (c == '(' && m_pos + 1 < m_text.size() && m_text[m_pos + 1] == '(') {
-      m_pos += 2;
-      flush();
-      std::string inner = NVTE_TRY(balanced('(', ')'));
-      if (m_pos < m_text.size() && m_text[m_pos] == ')') ++m_pos;
-      else return error("unterminated $(( (no matching '))')");
-      word.segments.push_back({Segment::Kind::arith, inner, quoted});
-      return {};
-    }
-    if (c == '(') {
-      ++m_pos;
-      flush();
-      word.segments.push_back({Segment::Kind::command, NVTE_TRY(balanced('(', ')')), quoted});
-      return {};
-    }
-    if (is_name_start(c)) {
-      std::size_t start = m_pos;
-      while (m_pos < m_text.size() && is_name_char(m_text[m_pos])) ++m_pos;
-      flush();
-      word.segments.push_back({Segment::Kind::param, std::string(m_text.substr(start, m_pos - start)), quoted});
-      return {};
-    }
-    if (std::isdigit(static_cast<unsigned char>(c)) || std::string_view("@*#?$!-").find(c) != std::string_view::npos) {
-      ++m_pos;
-      flush();
-      word.segments.push_back({Segment::Kind::param, std::string(1, c), quoted});
-      return {};
-    }
-    literal += '$';
-    return {};
-  }
-
-  Result<RawWord> read_word() {
-    RawWord word;
-    word.line = m_line;
-    std::string literal;
-    auto flush = [&](bool quoted) {
-      if (!literal.empty()) word.segments.push_back({Segment::Kind::text, std::exchange(literal, {}), quoted});
-    };
-    while (m_pos < m_text.size()) {
-      char c = m_text[m_pos];
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') break;
-      if (c == '(' && !literal.empty() && word.segments.empty() && (literal.back() == '=')) {
-        // NAME=( ... ) or NAME+=( ... ): an array assignment.
-        std::string head = literal.substr(0, literal.size() - 1);
-        bool append = !head.empty() && head.back() == '+';
-        if (append) head.pop_back();
-        if (valid_name(head)) {
-          ++m_pos;
-          word.is_array = true;
-          word.array_name = head;
-          word.array_append = append;
-          for (;;) {
-            skip_blanks();
-            while (m_pos < m_text.size() && m_text[m_pos] == '\n') {
-              ++m_pos;
-              ++m_line;
-              skip_blanks();
-            }
-            if (m_pos >= m_text.size()) return error("unterminated array " + head + "=( (no matching ')')");
-            if (m_text[m_pos] == ')') {
-              ++m_pos;
-              break;
-            }
-            if (std::string_view(";&|(<>").find(m_text[m_pos]) != std::string_view::npos)
-              return error(std::string("unexpected '") + m_text[m_pos] + "' in the array " + head + "=(");
-            word.elements.push_back(NVTE_TRY(read_word()));
-          }
-          return word;
-        }
-      }
-      if (std::string_view(";&|()<>").find(c) != std::string_view::npos) break;
-      if (c == '\\') {
-        if (m_pos + 1 < m_text.size() && m_text[m_pos + 1] == '\n') {
-          m_pos += 2;
-          ++m_line;
-          continue;
-        }
-        if (m_pos + 1 < m_text.size()) literal += m_text[m_pos + 1];
-        m_pos += 2;
-        continue;
-      }
-      if (c == '\'') {
-        flush(false);
-        auto end = m_text.find('\'', m_pos + 1);
-        if (end == std::string_view::npos) return error("unterminated single quote");
-        std::string inner(m_text.substr(m_pos + 1, end - m_pos - 1));
-        m_line += static_cast<int>(std::count(inner.begin(), inner.end(), '\n'));
-        word.segments.push_back({Segment::Kind::text, inner, true});
-        m_pos = end + 1;
-        continue;
-      }
-      if (c == '"') {
-        flush(false);
-        ++m_pos;
-        // An empty "" is still a word.
-        word.segments.push_back({Segment::Kind::text, "", true});
-        bool closed = false;
-        while (m_pos < m_text.size()) {
-          char d = m_text[m_pos];
-          if (d == '"') {
-            ++m_pos;
-            closed = true;
-            break;
-          }
-          if (d == '\n') ++m_line;
-          if (d == '\\' && m_pos + 1 < m_text.size()) {
-            char e = m_text[m_pos + 1];
-            if (e == '\n') {
-              ++m_line;
-              m_pos += 2;
-              continue;
-            }
-            if (std::string_view("$`\"\\").find(e) != std::string_view::npos) {
-              literal += e;
-              m_pos += 2;
-              continue;
-            }
-            literal += d;
-            ++m_pos;
-            continue;
-          }
-          if (d == '$') {
-            ++m_pos;
-            NVTE_TRY_VOID(read_dollar(word, literal, true));
-            continue;
-          }
-          if (d == '`') {
-            flush(true);
-            auto end = m_text.find('`', m_pos + 1);
-            if (end == std::string_view::npos) return error("unterminated backquote");
-            word.segments.push_back({Segment::Kind::command, std::string(m_text.substr(m_pos + 1, end - m_pos - 1)), true});
-            m_pos = end + 1;
-            continue;
-          }
-          literal += d;
-          ++m_pos;
-        }
-        if (!closed) return error("unterminated double quote");
-        flush(true);
-        continue;
-      }
-      if (c == '$') {
-        ++m_pos;
-        if (m_pos < m_text.size() && m_text[m_pos] == '\'') {
-          // $'...': ANSI-C quoting, read as single quotes with \n and \t.
-          flush(false);
-          std::string inner;
-          ++m_pos;
-          while (m_pos < m_text.size() && m_text[m_pos] != '\'') {
-            if (m_text[m_pos] == '\\' && m_pos + 1 < m_text.size()) {
-              char e = m_text[m_pos + 1];
-              inner += e == 'n' ? '\n' : e == 't' ? '\t' : e;
-              m_pos += 2;
-              continue;
-            }
-            inner += m_text[m_pos++];
-          }
-          if (m_pos >= m_text.size()) return error("unterminated $'");
-          ++m_pos;
-          word.segments.push_back({Segment::Kind::text, inner, true});
-          continue;
-        }
-        NVTE_TRY_VOID(read_dollar(word, literal, false));
-        continue;
-      }
-      if (c == '`') {
-        flush(false);
-        auto end = m_text.find('`', m_pos + 1);
-        if (end == std::string_view::npos) return error("unterminated backquote");
-        word.segments.push_back({Segment::Kind::command, std::string(m_text.substr(m_pos + 1, end - m_pos - 1)), false});
-        m_pos = end + 1;
-        continue;
-      }
-      literal += c;
-      ++m_pos;
-    }
-    flush(false);
-    return word;
-  }
-
-  Result<void> read_heredocs() {
-    for (const auto& [delimiter, strip_tabs] : m_pending) {
-      Heredoc doc;
-      doc.line = m_line;
-      bool found = false;
-      while (m_pos < m_text.size()) {
-        auto end = m_text.find('\n', m_pos);
-        std::string_view line = m_text.substr(m_pos, end == std::string_view::npos ? std::string_view::npos : end - m_pos);
-        m_pos = end == std::string_view::npos ? m_text.size() : end + 1;
-        ++m_line;
-        std::string_view bare = line;
-        if (strip_tabs)
-          while (!bare.empty() && bare.front() == '\t') bare.remove_prefix(1);
-        if (!bare.empty() && bare.back() == '\r') bare.remove_suffix(1);
-        if (bare == delimiter) {
-          found = true;
-          break;
-        }
-        doc.body += std::string(bare) + "\n";
-      }
-      if (!found) return error("heredoc started at line " + std::to_string(doc.line - 1) + " has no closing " + delimiter);
-      m_ready.push_back(std::move(doc));
-    }
-    m_pending.clear();
-    return {};
-  }
-
-  std::string_view m_text;
-  std::string_view m_source;
-  std::size_t m_pos = 0;
-  int m_line = 1;
-  std::vector<std::pair<std::string, bool>> m_pending; // delimiter, <<- (strip tabs)
-  std::vector<Heredoc> m_ready;
-};
+using shell::Heredoc;
+using shell::is_name_char;
+using shell::Lexer;
+using shell::RawWord;
+using shell::Segment;
+using shell::Token;
+using shell::tri;
+using shell::Tri;
+using shell::valid_name;
+using util::Error;
+using util::ErrorKind;
+using util::parse_int;
+using util::Result;
 
 // ---- values ----------------------------------------------------------------------------------
 
@@ -450,10 +70,6 @@ struct Field {
   std::vector<ScriptUnknown> unknown;
   bool exists = false; // a quoted empty string is a field; an unquoted empty expansion is not
 };
-
-enum class Tri { no, yes, unknown };
-
-Tri tri(bool b) { return b ? Tri::yes : Tri::no; }
 
 struct State {
   std::map<std::string, Var, std::less<>> vars;
@@ -566,13 +182,7 @@ private:
   // Nesting (compound commands, ${...} inside ${...}, heredocs in heredocs) is bounded, so that
   // no script can exhaust the stack.
   static constexpr int k_max_depth = 40;
-  struct Nested {
-    int& depth;
-    explicit Nested(int& d) : depth(++d) {}
-    ~Nested() { --depth; }
-    Nested(const Nested&) = delete;
-    Nested& operator=(const Nested&) = delete;
-  };
+  using Nested = shell::Nested;
 
   Result<Tri> command(bool active) {
     Nested nested(m_depth);
@@ -1151,108 +761,24 @@ private:
 
   // $(( expression )): integers, + - * / % ** and parentheses; names are variables.
   Result<Value> arithmetic(const std::string& expression) {
-    std::string why;
     // Expand $NAME and ${...} first, as the shell does.
     std::string text;
+    std::string why;
     {
       auto [value, reason] = NVTE_TRY(word_value_with_unknown("\"" + expression + "\""));
       text = value;
       why = reason;
     }
-    std::size_t pos = 0;
-    bool failed = false;
-    std::function<long long()> sum, product, power, unary;
-    auto skip = [&] {
-      while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
-    };
-    int depth = 0;
-    unary = [&]() -> long long {
-      if (depth > 64) {
-        failed = true;
-        return 0;
-      }
-      Nested level(depth);
-      skip();
-      if (pos < text.size() && (text[pos] == '-' || text[pos] == '+')) {
-        char sign = text[pos++];
-        long long v = unary();
-        if (sign == '-' && v == std::numeric_limits<long long>::min()) failed = true;
-        return sign == '-' && !failed ? -v : v;
-      }
-      if (pos < text.size() && text[pos] == '(') {
-        ++pos;
-        long long v = sum();
-        skip();
-        if (pos < text.size() && text[pos] == ')') ++pos;
-        else failed = true;
-        return v;
-      }
-      if (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
-        std::size_t start = pos;
-        while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
-        auto v = parse_int(text.substr(start, pos - start));
-        if (!v) failed = true;
-        return v.value_or(0);
-      }
-      if (pos < text.size() && is_name_start(text[pos])) {
-        std::size_t start = pos;
-        while (pos < text.size() && is_name_char(text[pos])) ++pos;
-        std::string name = text.substr(start, pos - start);
-        auto var = lookup(name);
-        if (!var) {
-          if (why.empty()) why = unset_reason(name);
-          return 0;
-        }
-        if (why.empty()) why = var->why(0);
-        auto v = parse_int(util::trim(var->values.empty() ? "" : var->values.front()));
-        if (!v) failed = true;
-        return v.value_or(0);
-      }
-      failed = true;
-      return 0;
-    };
-    power = [&]() -> long long {
-      long long base = unary();
-      skip();
-      if (text.compare(pos, 2, "**") == 0) {
-        pos += 2;
-        long long exponent = power();
-        long long result = 1;
-        for (long long k = 0; k < exponent && k < 64 && !failed; ++k) failed = __builtin_mul_overflow(result, base, &result);
-        return result;
-      }
-      return base;
-    };
-    product = [&]() -> long long {
-      long long v = power();
-      for (;;) {
-        skip();
-        if (pos >= text.size() || std::string_view("*/%").find(text[pos]) == std::string_view::npos || text.compare(pos, 2, "**") == 0)
-          return v;
-        char op = text[pos++];
-        long long rhs = power();
-        if ((op == '/' || op == '%') && (rhs == 0 || (rhs == -1 && v == std::numeric_limits<long long>::min()))) {
-          failed = true;
-          return 0;
-        }
-        if (op == '*') failed = failed || __builtin_mul_overflow(v, rhs, &v);
-        else v = op == '/' ? v / rhs : v % rhs;
-      }
-    };
-    sum = [&]() -> long long {
-      long long v = product();
-      for (;;) {
-        skip();
-        if (pos >= text.size() || (text[pos] != '+' && text[pos] != '-')) return v;
-        char op = text[pos++];
-        long long rhs = product();
-        failed = failed || (op == '+' ? __builtin_add_overflow(v, rhs, &v) : __builtin_sub_overflow(v, rhs, &v));
-      }
-    };
-    long long result = sum();
-    skip();
-    if (failed || pos != text.size()) return Value{{""}, false, "the arithmetic $((" + expression + ")) is not one the doctor reads"};
-    return Value{{std::to_string(result)}, false, why};
+    auto result = shell::arithmetic_value(
+        text,
+        [&](const std::string& name) {
+          auto var = lookup(name);
+          if (!var) return shell::ArithmeticVariable{std::nullopt, unset_reason(name)};
+          return shell::ArithmeticVariable{var->values.empty() ? "" : var->values.front(), var->why(0)};
+        },
+        why);
+    if (!result) return Value{{""}, false, "the arithmetic $((" + expression + ")) is not one the doctor reads"};
+    return Value{{std::to_string(*result)}, false, why};
   }
 
   // Appends part[begin, end) to the field with the unknown ranges that touch it.
@@ -1345,88 +871,13 @@ private:
   // ---- test expressions ----
 
   Result<Tri> evaluate_test(const std::vector<Field>& args) {
-    std::size_t pos = 0;
+    std::vector<std::string> texts;
     bool unknown = false;
-    for (const auto& a : args)
+    for (const auto& a : args) {
+      texts.push_back(a.text);
       if (!a.unknown.empty()) unknown = true;
-    std::function<std::optional<bool>()> expr_or, expr_and, expr_not, primary;
-    auto at = [&](std::string_view s) { return pos < args.size() && args[pos].text == s; };
-    primary = [&]() -> std::optional<bool> {
-      if (at("(")) {
-        ++pos;
-        auto v = expr_or();
-        if (at(")")) ++pos;
-        return v;
-      }
-      // Binary operators.
-      if (pos + 2 < args.size()) {
-        const std::string& op = args[pos + 1].text;
-        static const std::vector<std::string> k_binary = {"=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "=~", "-nt", "-ot", "-ef"};
-        if (std::find(k_binary.begin(), k_binary.end(), op) != k_binary.end()) {
-          const std::string& a = args[pos].text;
-          const std::string& b = args[pos + 2].text;
-          pos += 3;
-          if (op == "=" || op == "==") return a == b;
-          if (op == "!=") return a != b;
-          if (op == "<") return a < b;
-          if (op == ">") return a > b;
-          if (op == "=~" || op == "-nt" || op == "-ot" || op == "-ef") return std::nullopt;
-          auto x = parse_int(a), y = parse_int(b);
-          if (!x || !y) return std::nullopt;
-          if (op == "-eq") return *x == *y;
-          if (op == "-ne") return *x != *y;
-          if (op == "-lt") return *x < *y;
-          if (op == "-le") return *x <= *y;
-          if (op == "-gt") return *x > *y;
-          return *x >= *y;
-        }
-      }
-      if (pos + 1 < args.size() && args[pos].text.size() == 2 && args[pos].text[0] == '-') {
-        std::string op = args[pos].text;
-        const std::string& a = args[pos + 1].text;
-        pos += 2;
-        if (op == "-n") return !a.empty();
-        if (op == "-z") return a.empty();
-        if (op == "-v") return lookup(a).has_value();
-        return std::nullopt; // -f, -d, -e, ...: the job's file system
-      }
-      if (pos < args.size()) return !args[pos++].text.empty();
-      return false;
-    };
-    expr_not = [&]() -> std::optional<bool> {
-      if (at("!")) {
-        ++pos;
-        auto v = expr_not();
-        if (!v) return std::nullopt;
-        return !*v;
-      }
-      return primary();
-    };
-    expr_and = [&]() -> std::optional<bool> {
-      auto v = expr_not();
-      while (at("-a") || at("&&")) {
-        ++pos;
-        auto w = expr_not();
-        if (v == std::optional<bool>(false) || w == std::optional<bool>(false)) v = false;
-        else if (!v || !w) v = std::nullopt;
-        else v = true;
-      }
-      return v;
-    };
-    expr_or = [&]() -> std::optional<bool> {
-      auto v = expr_and();
-      while (at("-o") || at("||")) {
-        ++pos;
-        auto w = expr_and();
-        if (v == std::optional<bool>(true) || w == std::optional<bool>(true)) v = true;
-        else if (!v || !w) v = std::nullopt;
-        else v = false;
-      }
-      return v;
-    };
-    auto result = expr_or();
-    if (unknown || !result || pos != args.size()) return Tri::unknown;
-    return tri(*result);
+    }
+    return shell::test_expression(texts, unknown, [&](const std::string& name) { return lookup(name).has_value(); });
   }
 
   Lexer& m_lex;
@@ -1440,7 +891,7 @@ private:
 
 } // namespace
 
-Result<std::vector<ScriptWord>> script_words(std::string_view text, std::string_view source, const ScriptEnvironment& environment) {
+util::Result<std::vector<ScriptWord>> script_words(std::string_view text, std::string_view source, const ScriptEnvironment& environment) {
   State state;
   Lexer lexer(text, source, 1);
   Interpreter interpreter(lexer, source, environment, state);
@@ -1448,4 +899,4 @@ Result<std::vector<ScriptWord>> script_words(std::string_view text, std::string_
   return std::move(state.out);
 }
 
-} // namespace util
+} // namespace workload

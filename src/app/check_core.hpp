@@ -4,7 +4,7 @@
 #pragma once
 
 #include "app/options.hpp"
-#include "model/finding.hpp"
+#include "model/report.hpp"
 #include "report/render.hpp"
 #include "service/config.hpp"
 

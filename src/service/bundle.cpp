@@ -1,7 +1,7 @@
 // Signed rules bundles (see bundle.hpp for the format). The only libsodium user. Parsing is
 // strict and bounded: the header is four fixed lines, the payload length must match exactly,
 // and the payload is parsed only after crypto_sign_verify_detached accepted it.
-#include "rules/bundle.hpp"
+#include "service/bundle.hpp"
 
 #include "util/file.hpp"
 #include "util/strings.hpp"
@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <system_error>
 
-namespace rules {
+namespace service {
 
 namespace {
 
@@ -231,4 +231,4 @@ util::Result<std::vector<std::string>> load_trusted_keys(const std::filesystem::
   return keys;
 }
 
-} // namespace rules
+} // namespace service

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-namespace util {
+namespace workload {
 
 // A part of a word whose value the reader cannot know, with the reason ("$SEQ_LEN is set
 // neither in train.sh nor in the environment"). An empty range marks where an unknown value
@@ -42,6 +42,6 @@ using ScriptEnvironment = std::function<std::optional<std::string>(std::string_v
 // after expansion, each array element, each value assigned to a variable (one word, which may
 // hold many arguments), each heredoc's words. Fails with "source:line: reason" on what it cannot
 // read (an unterminated quote, `if` without `fi`, a ${...} form it does not know).
-Result<std::vector<ScriptWord>> script_words(std::string_view text, std::string_view source, const ScriptEnvironment& environment);
+util::Result<std::vector<ScriptWord>> script_words(std::string_view text, std::string_view source, const ScriptEnvironment& environment);
 
-} // namespace util
+} // namespace workload

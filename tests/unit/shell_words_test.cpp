@@ -1,5 +1,5 @@
-// util::script_words: the words a launch script writes down, read without running it.
-#include "util/shell_script.hpp"
+// workload::script_words: the words a launch script writes down, read without running it.
+#include "workload/shell_words.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,18 +7,18 @@
 
 namespace {
 
-std::vector<util::ScriptWord> words_of(std::string_view script, const std::map<std::string, std::string>& env = {}) {
-  auto r = util::script_words(script, "run.sh", [&](std::string_view name) -> std::optional<std::string> {
+std::vector<workload::ScriptWord> words_of(std::string_view script, const std::map<std::string, std::string>& env = {}) {
+  auto r = workload::script_words(script, "run.sh", [&](std::string_view name) -> std::optional<std::string> {
     auto it = env.find(std::string(name));
     if (it == env.end()) return std::nullopt;
     return it->second;
   });
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  return r.ok() ? *r : std::vector<util::ScriptWord>{};
+  return r.ok() ? *r : std::vector<workload::ScriptWord>{};
 }
 
 // The known words, in order, as one string ("a b c"); unknown words as "?".
-std::string known(const std::vector<util::ScriptWord>& words) {
+std::string known(const std::vector<workload::ScriptWord>& words) {
   std::string out;
   for (const auto& w : words) {
     if (!out.empty()) out += ' ';
@@ -27,14 +27,14 @@ std::string known(const std::vector<util::ScriptWord>& words) {
   return out;
 }
 
-const util::ScriptWord* find(const std::vector<util::ScriptWord>& words, std::string_view text) {
+const workload::ScriptWord* find(const std::vector<workload::ScriptWord>& words, std::string_view text) {
   for (const auto& w : words)
     if (w.text == text) return &w;
   return nullptr;
 }
 
 std::string error_of(std::string_view script) {
-  auto r = util::script_words(script, "bad.sh", {});
+  auto r = workload::script_words(script, "bad.sh", {});
   return r.ok() ? std::string("(read)") : r.error().message;
 }
 

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace rules {
+namespace service {
 
 struct BundleFile {
   std::string path;    // relative, e.g. "attention/fused.yaml"
@@ -66,4 +66,4 @@ util::Result<UnpackedBundle> unpack_bundle(std::string_view bundle, std::span<co
 // or a file without the section gives no keys; a malformed one is an error naming the file.
 util::Result<std::vector<std::string>> load_trusted_keys(const std::filesystem::path& config);
 
-} // namespace rules
+} // namespace service

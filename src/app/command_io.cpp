@@ -1,4 +1,4 @@
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 
 #include "app/rules_update.hpp"
 
