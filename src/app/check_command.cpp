@@ -9,6 +9,7 @@
 #include "app/service_glue.hpp"
 #include "rules/fix_search.hpp"
 #include "report/render.hpp"
+#include "report/te_log_agreement.hpp"
 #include "util/hash.hpp"
 #include "util/logging.hpp"
 
@@ -63,17 +64,20 @@ model::Report build_report(const Options& options) {
   laps.lap("node rules");
   rules::verify_node_findings(rules, facts, report.findings, search);
   laps.lap("node fixes");
+  model::Facts scratch;
   for (const auto& w : workloads) {
-    model::Explanation e = rules::explain(rules, facts, w);
-    rules::verify_explanation(rules, facts, e, search);
+    const model::Facts& workload_facts = facts_for(facts, w, scratch); // a TE log's versions for its workloads
+    model::Explanation e = rules::explain(rules, workload_facts, w);
+    rules::verify_explanation(rules, workload_facts, e, search);
     if (!e.selected) {
       model::Finding f = no_backend_finding(e);
       // The same question as the attention-no-backend rule's: reuse its verified fixes.
       auto rule = std::find_if(e.findings.begin(), e.findings.end(), [](const auto& x) { return x.id == "attention-no-backend"; });
-      f.fixes = rule != e.findings.end() ? rule->fixes : rules::search_fixes(rules, facts, &e.workload, f, search);
+      f.fixes = rule != e.findings.end() ? rule->fixes : rules::search_fixes(rules, workload_facts, &e.workload, f, search);
       report.findings.push_back(std::move(f));
     }
     for (const auto& f : e.findings) report.findings.push_back(f);
+    if (auto agreement = report::te_log_finding(e)) report.findings.push_back(std::move(*agreement));
     report.workloads.push_back(std::move(e));
     laps.lap("workload " + w.name);
   }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include "workload/hf_config.hpp"
 #include "workload/megatron.hpp"
+#include "workload/te_log.hpp"
 #include "workload/workload_io.hpp"
 
 namespace app {
@@ -33,6 +34,11 @@ std::vector<model::Workload> load_workloads(const Options& options, const std::v
     if (!imported) throw util::Fatal{imported.error().message};
     for (auto& w : *imported) workloads.push_back(std::move(w));
   }
+  for (const auto& file : options.te_logs) {
+    auto imported = workload::load_te_log(file);
+    if (!imported) throw util::Fatal{imported.error().message};
+    for (auto& w : imported->workloads) workloads.push_back(std::move(w));
+  }
   if (workloads.empty() && (!options.workload_sets.empty() || !extra_settings.empty())) {
     model::Workload w;
     w.name = "command-line";
@@ -47,6 +53,21 @@ std::vector<model::Workload> load_workloads(const Options& options, const std::v
     if (!finished) throw util::Fatal{finished.error().message};
   }
   return workloads;
+}
+
+const model::Facts& facts_for(const model::Facts& node, const model::Workload& workload, model::Facts& scratch) {
+  if (workload.node_facts.empty()) return node;
+  scratch = node;
+  for (const auto& [name, value] : workload.node_facts) {
+    if (value.empty()) {
+      scratch.erase(name);
+      continue;
+    }
+    auto applied = scratch.apply_override(name + "=" + value);
+    if (!applied) throw util::Fatal{workload.name + ": " + applied.error().message};
+  }
+  scratch.derive();
+  return scratch;
 }
 
 } // namespace app
