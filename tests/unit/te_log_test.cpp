@@ -114,7 +114,7 @@ TEST(TeLogFixtures, EveryLogParsesIntoItsCaseAndTheDoctorAgreesWithTe) {
           // Only keys the tag's AttentionParams lacks may be missing, and then at TE's meaning-neutral value.
           EXPECT_TRUE(key == "cp_size" || key == "cp_comm_type" || key == "softmax_type" || key == "bottom_right_diagonal" ||
                       key == "return_max_logit" || key == "cuda_graph" || key == "num_splits" || key == "pad_between_seqs" ||
-                      key == "fp8_dpa" || key == "fp8_mha" || key == "fp8_recipe" || key == "inference")
+                      key == "fp8_dpa" || key == "fp8_mha" || key == "fp8_recipe" || key == "inference" || key == "kv_cache_paged")
               << key << " was not read from the log";
           continue;
         }
