@@ -189,10 +189,13 @@ int run_explain(const Options& options) {
         settings.push_back(sweeps[i].key + "=" + sweeps[i].values[index[i]]);
         values.push_back(sweeps[i].values[index[i]]);
       }
-      for (auto& w : load_workloads(options, settings)) {
+      std::vector<std::shared_ptr<const model::ObservedSelection>> observed;
+      auto workloads = load_workloads(options, settings, &observed);
+      for (std::size_t i = 0; i < workloads.size(); ++i) {
+        const model::Workload& w = workloads[i];
         if (!by_workload.count(w.name)) names.push_back(w.name);
         model::Facts scratch;
-        Cell cell{values, rules::explain(rules, facts_for(facts, w, scratch), w)};
+        Cell cell{values, rules::explain(rules, facts_for(facts, observed[i].get(), scratch), w)};
         cells.push_back(cell);
         by_workload[w.name].push_back(std::move(cell));
       }
@@ -214,8 +217,11 @@ int run_explain(const Options& options) {
   std::vector<model::Explanation> explanations;
   rules::SearchOptions search = fix_search_options();
   model::Facts scratch;
-  for (const auto& w : load_workloads(options)) {
-    const model::Facts& workload_facts = facts_for(facts, w, scratch); // a TE log's versions for its workloads
+  std::vector<std::shared_ptr<const model::ObservedSelection>> observed; // what a TE log says of each
+  auto workloads = load_workloads(options, {}, &observed);
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    const model::Workload& w = workloads[i];
+    const model::Facts& workload_facts = facts_for(facts, observed[i].get(), scratch); // a TE log's versions
     explanations.push_back(rules::explain(rules, workload_facts, w));
     rules::verify_explanation(rules, workload_facts, explanations.back(), search);
   }
@@ -236,7 +242,7 @@ int run_explain(const Options& options) {
     for (std::size_t i = 0; i < explanations.size(); ++i) {
       if (i) out += "\n";
       out += report::render_explain_text(explanations[i], text);
-      out += report::render_te_log_text(explanations[i], text);
+      if (observed[i]) out += report::render_te_log_text(explanations[i], *observed[i], text);
     }
     write_output(options, out);
   }

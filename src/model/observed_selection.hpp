@@ -8,12 +8,17 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace model {
 
 struct ObservedSelection {
   std::string source; // "train.log:1234": where the `Running with config=` line was
+  // The node the workload ran on, as TE logged it (TE, SM, cuDNN, CUDA and flash-attn
+  // versions, NVTE_* switches), by fact name: for this workload these override the node's, as
+  // --set does. An empty value erases the fact (TE logged "not installed").
+  std::vector<std::pair<std::string, std::string>> node_facts;
   // One line per field of TE's config: "qkv_layout = 'thd_thd_thd' -> qkv_layout=thd_thd_thd"
   // (what -v shows), and the fields the doctor has no use for.
   std::vector<std::string> parsed_fields;

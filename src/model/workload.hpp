@@ -10,12 +10,9 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace model {
-
-struct ObservedSelection; // observed_selection.hpp
 
 struct WorkloadKeySpec {
   std::string_view name;
@@ -66,13 +63,6 @@ struct Workload {
   WorkloadValues values;                     // every key, defaults filled by complete()
   std::vector<std::string> assumed;          // keys the input did not say, filled with a default
   std::vector<std::string> notes;            // how an importer derived values (capped seqlen, MLA dims)
-  // Facts the workload's source states about the node it ran on (a TE debug log's TE, SM,
-  // cuDNN, CUDA and flash-attn versions): for this workload they override the node's, as --set
-  // does. An empty value erases the fact (TE logged "not installed").
-  std::vector<std::pair<std::string, std::string>> node_facts;
-  // What TE itself logged when it selected this workload's backend (a TE debug log), so that
-  // the doctor's verdict can be compared with it; shared, as explanations copy the workload.
-  std::shared_ptr<const ObservedSelection> observed;
 
   const Value* get(std::string_view key) const;
   // Sets key from text, typed and checked against the key table; the error names key and value.

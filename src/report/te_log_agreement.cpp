@@ -28,24 +28,19 @@ std::string difference_text(const model::SelectionDifference& d) {
   return out;
 }
 
-const model::ObservedSelection* observed_of(const model::Explanation& e) { return e.workload.observed.get(); }
-
 } // namespace
 
-std::string te_log_report_line(const model::Explanation& e) {
-  const model::ObservedSelection* te = observed_of(e);
-  if (!te) return {};
+std::string te_log_report_line(const model::Explanation& e, const model::ObservedSelection& te) {
   std::vector<std::string> facts, keys, diffs;
-  for (const auto& [name, value] : e.workload.node_facts) facts.push_back(name + "=" + (value.empty() ? "none" : value));
+  for (const auto& [name, value] : te.node_facts) facts.push_back(name + "=" + (value.empty() ? "none" : value));
   for (const auto& [key, value] : e.workload.values) keys.push_back(key + "=" + value.to_string());
-  for (const auto& d : model::compare_selection(*te, e)) diffs.push_back(difference_text(d));
+  for (const auto& d : model::compare_selection(te, e)) diffs.push_back(difference_text(d));
   return std::string("nvte-doctor ") + NVTE_VERSION_STRING + " te-log " + (diffs.empty() ? "agrees" : "disagrees") + " | " +
-         util::join(facts, " ") + " | " + util::join(keys, " ") + " | " + (diffs.empty() ? "TE " + te_choice(*te) : util::join(diffs, "; "));
+         util::join(facts, " ") + " | " + util::join(keys, " ") + " | " + (diffs.empty() ? "TE " + te_choice(te) : util::join(diffs, "; "));
 }
 
-std::string render_te_log_text(const model::Explanation& e, const TextOptions& options) {
-  const model::ObservedSelection* te = observed_of(e);
-  if (!te) return {};
+std::string render_te_log_text(const model::Explanation& e, const model::ObservedSelection& te_log, const TextOptions& options) {
+  const model::ObservedSelection* te = &te_log;
   Style style(options.color);
   std::string out;
   auto diffs = model::compare_selection(*te, e);
@@ -62,7 +57,7 @@ std::string render_te_log_text(const model::Explanation& e, const TextOptions& o
       for (const auto& line : d.te_reasons) out += style.dim("      TE: " + wrap_text(line, 10)) + "\n";
     }
     out += "    please report it with this line:\n";
-    out += "    " + te_log_report_line(e) + "\n";
+    out += "    " + te_log_report_line(e, *te) + "\n";
   }
   if (options.verbose) {
     out += style.dim("  read from TE's config line:") + "\n";
@@ -76,9 +71,8 @@ std::string render_te_log_text(const model::Explanation& e, const TextOptions& o
   return out;
 }
 
-std::optional<model::Finding> te_log_finding(const model::Explanation& e) {
-  const model::ObservedSelection* te = observed_of(e);
-  if (!te) return std::nullopt;
+model::Finding te_log_finding(const model::Explanation& e, const model::ObservedSelection& te_log) {
+  const model::ObservedSelection* te = &te_log;
   auto diffs = model::compare_selection(*te, e);
   model::Finding f;
   f.area = "attention";
@@ -100,7 +94,7 @@ std::optional<model::Finding> te_log_finding(const model::Explanation& e) {
     f.message += "\n" + difference_text(d);
     for (const auto& line : d.te_reasons) f.message += "\n  TE: " + line;
   }
-  f.message += "\nPlease report it with this line:\n" + te_log_report_line(e);
+  f.message += "\nPlease report it with this line:\n" + te_log_report_line(e, *te);
   return f;
 }
 

@@ -6,7 +6,6 @@
 // (fp8_meta's recipe, InferenceParams) only for the words the doctor needs.
 #include "workload/te_log.hpp"
 
-#include "model/observed_selection.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
 
@@ -440,15 +439,14 @@ util::Result<TeLog> parse_te_log(std::string_view text, std::string_view source,
     }
     std::map<std::string, std::string> env;
     for (const auto& line : o.disabling) env_from_disabling(line, env);
-    w.node_facts = block.config.node_facts;
+    o.node_facts = block.config.node_facts;
     for (auto& [fact, value] : env) {
       o.parsed_fields.push_back("Disabling ... due to " + fact.substr(4) + "=" + value + " -> " + fact + "=" + value);
-      w.node_facts.emplace_back(fact, value);
+      o.node_facts.emplace_back(fact, value);
     }
     w.notes.push_back("from TE " + (block.config.te_version.empty() ? std::string("?") : block.config.te_version) +
                       "'s debug log, " + o.source + " (" + std::to_string(o.parsed_fields.size()) + " fields read; -v lists them)");
-    w.observed = std::make_shared<const model::ObservedSelection>(std::move(o));
-    log.workloads.push_back(std::move(w));
+    log.workloads.push_back({std::move(w), std::make_shared<const model::ObservedSelection>(std::move(o))});
   }
   return log;
 }

@@ -10,21 +10,28 @@
 // apart by a `pid=N` or `rankN` in their prefix, so interleaved ranks do not mix).
 #pragma once
 
+#include "model/observed_selection.hpp"
 #include "model/workload.hpp"
 #include "util/result.hpp"
 
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <string_view>
 #include <vector>
 
 namespace workload {
 
+// One workload of the log and what TE logged about it: the node it ran on (observed.node_facts:
+// te.version without its +local part, gpu.sm, cudnn.version, cuda.runtime_version, the
+// flash-attn versions, NVTE_* settings), TE's own verdict and the fields read (for -v).
+struct TeLogWorkload {
+  model::Workload workload; // not completed
+  std::shared_ptr<const model::ObservedSelection> observed;
+};
+
 struct TeLog {
-  // Not completed. Each carries node_facts (te.version without its +local part, gpu.sm,
-  // cudnn.version, cuda.runtime_version, the flash-attn versions, NVTE_* settings) and observed
-  // (TE's own verdict, parsed fields for -v).
-  std::vector<model::Workload> workloads;
+  std::vector<TeLogWorkload> workloads;
   std::size_t config_lines = 0;  // `Running with config=` lines read (repeats included)
   std::size_t ignored_lines = 0; // non-empty lines that are none of TE's selection lines
 };

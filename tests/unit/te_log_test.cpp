@@ -42,9 +42,9 @@ std::string text_of(const Json& value) {
   return value.dump();
 }
 
-std::map<std::string, std::string> node_facts(const model::Workload& w) {
+std::map<std::string, std::string> node_facts(const workload::TeLogWorkload& w) {
   std::map<std::string, std::string> out;
-  for (const auto& [name, value] : w.node_facts) out[name] = value;
+  for (const auto& [name, value] : w.observed->node_facts) out[name] = value;
   return out;
 }
 
@@ -80,10 +80,11 @@ TEST(TeLogFixtures, EveryLogParsesIntoItsCaseAndTheDoctorAgreesWithTe) {
     for (std::size_t i = 0; i < cases.size(); ++i) {
       const Json& c = cases[i];
       SCOPED_TRACE(c.at("case").get<std::string>());
-      model::Workload w = log->workloads[i];
-      ASSERT_TRUE(w.observed);
+      model::Workload w = log->workloads[i].workload;
+      const auto& observed = log->workloads[i].observed;
+      ASSERT_TRUE(observed);
       // Facts: TE's version without its local part, SM, cuDNN, flash-attn, the NVTE_* switches.
-      auto facts = node_facts(w);
+      auto facts = node_facts(log->workloads[i]);
       std::string te_version = spec.at("te_version").get<std::string>();
       EXPECT_EQ(facts["te.version"], te_version.substr(0, te_version.find('+')));
       const Json& te = c.at("te");
@@ -129,14 +130,14 @@ TEST(TeLogFixtures, EveryLogParsesIntoItsCaseAndTheDoctorAgreesWithTe) {
       if (layout && mask && layout->to_string() == "thd_thd_thd" && mask->to_string() == "padding_causal") packed = true;
       // The doctor's verdict on it, with the log's facts over an empty node: TE's own.
       model::Facts empty, scratch;
-      const model::Facts& f = app::facts_for(empty, w, scratch);
+      const model::Facts& f = app::facts_for(empty, observed.get(), scratch);
       model::Explanation e = rules::explain(shipped_rules(), f, w);
-      auto diffs = model::compare_selection(*w.observed, e);
+      auto diffs = model::compare_selection(*observed, e);
       std::string diff_text;
       for (const auto& d : diffs) diff_text += d.what + ": TE " + d.te + ", doctor " + d.doctor + "; ";
-      EXPECT_TRUE(diffs.empty()) << diff_text << "\n" << report::te_log_report_line(e);
+      EXPECT_TRUE(diffs.empty()) << diff_text << "\n" << report::te_log_report_line(e, *observed);
       EXPECT_EQ(e.selected.value_or("none"), te.at("selected").is_null() ? "none" : te.at("selected").get<std::string>());
-      EXPECT_TRUE(w.observed->selected_known);
+      EXPECT_TRUE(observed->selected_known);
     }
   }
   EXPECT_GE(expected.size(), 12u);
@@ -154,9 +155,9 @@ TEST(TeLog, ReadsFactsAndEveryFieldAndStripsPrefixes) {
   auto parsed = workload::parse_te_log(log, "train.log", "train");
   ASSERT_TRUE(parsed) << parsed.error().message;
   ASSERT_EQ(parsed->workloads.size(), 1u);
-  const auto& w = parsed->workloads[0];
+  const auto& w = parsed->workloads[0].workload;
   EXPECT_EQ(w.name, "train");
-  auto facts = node_facts(w);
+  auto facts = node_facts(parsed->workloads[0]);
   EXPECT_EQ(facts["te.version"], "2.18.0");
   EXPECT_EQ(facts["gpu.sm"], "90");
   EXPECT_EQ(facts["cudnn.version"], "9.10.2");
@@ -170,7 +171,7 @@ TEST(TeLog, ReadsFactsAndEveryFieldAndStripsPrefixes) {
     ASSERT_NE(w.get(key), nullptr) << key;
     EXPECT_EQ(w.get(key)->to_string(), value) << key;
   }
-  const auto& o = *w.observed;
+  const auto& o = *parsed->workloads[0].observed;
   EXPECT_EQ(o.source, "train.log:1");
   EXPECT_EQ(o.selected, "FusedAttention");
   EXPECT_EQ(o.fused_sub_backend, "F16_arbitrary_seqlen");
@@ -192,7 +193,7 @@ TEST(TeLog, OneWorkloadPerDistinctConfigAndTheLastBlockWins) {
   ASSERT_TRUE(parsed) << parsed.error().message;
   ASSERT_EQ(parsed->workloads.size(), 2u);
   EXPECT_EQ(parsed->config_lines, 3u);
-  EXPECT_EQ(parsed->workloads[0].name, "x[1]");
+  EXPECT_EQ(parsed->workloads[0].workload.name, "x[1]");
   EXPECT_EQ(parsed->workloads[0].observed->selected, "FusedAttention");
   EXPECT_EQ(parsed->workloads[0].observed->source, "x.log:5");
   EXPECT_EQ(parsed->workloads[1].observed->selected, std::nullopt);
@@ -231,7 +232,7 @@ TEST(TeLog, AConfigBrokenOverLinesIsJoined) {
   std::string log = "Running with config=" + line.substr(0, 300) + "\n" + line.substr(300) + "\n";
   auto parsed = workload::parse_te_log(log, "wrapped.log", "w");
   ASSERT_TRUE(parsed) << parsed.error().message;
-  EXPECT_EQ(parsed->workloads.at(0).get("head_dim_qk")->to_string(), "128");
+  EXPECT_EQ(parsed->workloads.at(0).workload.get("head_dim_qk")->to_string(), "128");
 }
 
 TEST(TeLog, FailsClearlyWithoutAConfigLineOrOnABrokenOne) {
@@ -257,26 +258,25 @@ TEST(TeLog, ADisagreementNamesTheBackendAndTheLineToPaste) {
                     "Selected backend = FlashAttention (2.7.4.post1).\n";
   auto parsed = workload::parse_te_log(log, "d.log", "d");
   ASSERT_TRUE(parsed) << parsed.error().message;
-  model::Workload w = parsed->workloads.at(0);
+  model::Workload w = parsed->workloads.at(0).workload;
+  const model::ObservedSelection& te = *parsed->workloads.at(0).observed;
   ASSERT_TRUE(workload::finish_workload(w));
   model::Facts empty, scratch;
-  model::Explanation e = rules::explain(shipped_rules(), app::facts_for(empty, w, scratch), w);
+  model::Explanation e = rules::explain(shipped_rules(), app::facts_for(empty, &te, scratch), w);
   ASSERT_EQ(e.selected, "FusedAttention"); // sm90, cuDNN 9.10.2: the doctor (and a real TE) picks FusedAttention
-  auto diffs = model::compare_selection(*w.observed, e);
+  auto diffs = model::compare_selection(te, e);
   ASSERT_EQ(diffs.size(), 2u);
   EXPECT_EQ(diffs[0].what, "selected");
   EXPECT_EQ(diffs[1].what, "fused_attention");
   EXPECT_EQ(diffs[1].te_reasons, std::vector<std::string>{"Disabling FusedAttention as no backend supports the provided input"});
-  std::string text = report::render_te_log_text(e, {});
+  std::string text = report::render_te_log_text(e, te, {});
   EXPECT_NE(text.find("TE's log disagrees"), std::string::npos) << text;
   EXPECT_NE(text.find("selected: TE FlashAttention, doctor FusedAttention"), std::string::npos) << text;
-  std::string line = report::te_log_report_line(e);
+  std::string line = report::te_log_report_line(e, te);
   EXPECT_EQ(line.find('\n'), std::string::npos);
   EXPECT_NE(line.find("te-log disagrees | "), std::string::npos) << line;
   EXPECT_NE(line.find("te.version=2.18.0"), std::string::npos) << line;
-  auto finding = report::te_log_finding(e);
-  ASSERT_TRUE(finding);
-  EXPECT_EQ(finding->id, "te-log-disagrees");
+  EXPECT_EQ(report::te_log_finding(e, te).id, "te-log-disagrees");
 }
 
 // The speed guard of issue 21: a 10 MB log of a long run (many steps, four layers' configs
