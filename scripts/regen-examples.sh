@@ -33,6 +33,12 @@ example() {
   } >>"$section"
 }
 
+example "A job's own TE debug log (\`NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2\`), here pasted from Ray output: packed
+sequences (thd) with MLA head dims on Blackwell under TE 2.1, where TE found no backend. Each
+distinct \`Running with config=\` block is a workload explained with the versions TE logged, and
+TE's own verdict is checked against the doctor's:" \
+  explain --facts "$H100" --te-log tests/fixtures/te-logs/v2.1-blackwell-thd-ray.log
+
 example "Incident 1 of the design, DeepSeek-V3 (head_dim_qk 192, v 128) on an A100 (sm80) with TE 2.3 and
 \`NVTE_FLASH_ATTN=0 NVTE_UNFUSED_ATTN=0\`, asked of the H100 snapshot with \`--set\` (what-if). Every
 printed command is verified by re-running the model with the change applied (\`→\` what the

@@ -9,6 +9,7 @@
 #include "app/check_core.hpp"
 #include "rules/fix_search.hpp"
 #include "report/render.hpp"
+#include "report/te_log_agreement.hpp"
 #include "util/hash.hpp"
 #include "util/logging.hpp"
 
@@ -26,7 +27,8 @@ model::Report build_report(const Options& options) {
   laps.lap("facts");
   rules::RuleSet rules = loading.valid() ? loading.get() : load_rules(options);
   laps.lap("rules (beyond the facts)");
-  auto workloads = load_workloads(options);
+  std::vector<std::shared_ptr<const model::ObservedSelection>> observed; // what a TE log says of each workload
+  auto workloads = load_workloads(options, {}, &observed);
   // What the rules need to know about this run rather than the node: whether TE's absence
   // matters (workloads to run) and which TE release the verdicts then model.
   facts.set("doctor.workloads", static_cast<long>(workloads.size()));
@@ -44,10 +46,14 @@ model::Report build_report(const Options& options) {
   laps.lap("node rules");
   rules::verify_node_findings(rules, facts, report.findings, search);
   laps.lap("node fixes");
-  for (const auto& w : workloads) {
-    model::Explanation e = rules::explain(rules, facts, w);
-    rules::verify_explanation(rules, facts, e, search);
+  model::Facts scratch;
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    const model::Workload& w = workloads[i];
+    const model::Facts& workload_facts = facts_for(facts, observed[i].get(), scratch); // a TE log's versions
+    model::Explanation e = rules::explain(rules, workload_facts, w);
+    rules::verify_explanation(rules, workload_facts, e, search);
     for (const auto& f : e.findings) report.findings.push_back(f);
+    if (observed[i]) report.findings.push_back(report::te_log_finding(e, *observed[i]));
     report.workloads.push_back(std::move(e));
     laps.lap("workload " + w.name);
   }

@@ -59,6 +59,9 @@ void add_workload_options(CLI::App& cmd, app::Options& o) {
   cmd.add_option("--hf-config", o.hf_configs, "Workloads from a Hugging Face config.json, one per attention variant (repeatable)");
   cmd.add_option("--megatron-args", o.megatron_args,
                  "Workloads from a Megatron-LM launch script or argument file, or a Megatron-Bridge / NeMo 2 YAML recipe (repeatable)");
+  cmd.add_option("--te-log", o.te_logs,
+                 "Workloads and versions from TE's own debug log (NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2), FILE or - for stdin; "
+                 "TE's verdict is compared with the doctor's (repeatable)");
 }
 
 void add_config_option(CLI::App& cmd, app::Options& o) {
