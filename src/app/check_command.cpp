@@ -63,9 +63,16 @@ model::Report build_report(const Options& options) {
   laps.lap("node rules");
   rules::verify_node_findings(rules, facts, report.findings, search);
   laps.lap("node fixes");
+  std::vector<model::Explanation> explanations;
   for (const auto& w : workloads) {
-    model::Explanation e = rules::explain(rules, facts, w);
-    rules::verify_explanation(rules, facts, e, search);
+    explanations.push_back(rules::explain(rules, facts, w));
+    rules::verify_explanation(rules, facts, explanations.back(), search);
+    laps.lap("workload " + w.name);
+  }
+  // One pin per package across the node's findings and every workload's.
+  rules::unify_pins(rules, facts, explanations, &report.findings, search);
+  laps.lap("one pin per package");
+  for (auto& e : explanations) {
     if (!e.selected) {
       model::Finding f = no_backend_finding(e);
       // The same question as the attention-no-backend rule's: reuse its verified fixes.
@@ -75,7 +82,6 @@ model::Report build_report(const Options& options) {
     }
     for (const auto& f : e.findings) report.findings.push_back(f);
     report.workloads.push_back(std::move(e));
-    laps.lap("workload " + w.name);
   }
   report.fingerprint = util::hex64(util::fnv1a64(facts.to_json(-1) + rules.digest()));
   report.facts = std::move(facts);

@@ -72,69 +72,6 @@ std::vector<model::Workload> selftest_workloads(const Options& options) {
   return out;
 }
 
-// Words of text in lines of at most width characters.
-std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
-  std::vector<std::string> lines(1);
-  for (auto word : util::split(text, ' ')) {
-    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width) lines.emplace_back();
-    if (!lines.back().empty()) lines.back() += ' ';
-    lines.back() += std::string(word);
-  }
-  return lines;
-}
-
-std::string render_text(const selftest::Results& results, const std::vector<model::Finding>& findings, bool verbose) {
-  std::string out = "Self-test\n";
-  for (const auto& o : results.outcomes) {
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%6.2f s", o.seconds);
-    std::string mark = o.status == "ok" ? "ok     " : o.status == "skipped" ? "skipped" : o.status == "failed" ? "FAILED " : "ERROR  ";
-    out += "  " + mark + " " + seconds + "  " + o.check + (o.label.empty() ? "" : " [" + o.label + "]");
-    const auto& r = o.result;
-    if (r.contains("max_abs_err")) out += "  max_abs_err=" + std::to_string(r["max_abs_err"].get<double>());
-    if (r.contains("execute_ms")) out += "  " + std::to_string(r["execute_ms"].get<double>()) + " ms";
-    if (r.contains("tflops")) out += " (" + std::to_string(r["tflops"].get<double>()) + " TFLOP/s)";
-    if (r.contains("bus_bandwidth_gbps") && r.contains("gpus") && r["gpus"].get<int>() > 1) out += "  busbw=" + std::to_string(r["bus_bandwidth_gbps"].get<double>()) + " GB/s";
-    if (r.contains("backend")) out += "  TE chose " + r["backend"].get<std::string>();
-    out += "\n";
-    if (!o.error.empty() && (o.status != "skipped" || verbose)) {
-      for (auto line : util::split(o.error, '\n')) out += "           " + std::string(line) + "\n";
-    }
-    if (r.contains("scaled") && r["scaled"].is_string()) out += "           " + r["scaled"].get<std::string>() + "\n";
-    if (r.contains("note") && r["note"].is_string() && (verbose || r.contains("reference"))) out += "           " + r["note"].get<std::string>() + "\n";
-    if (verbose && r.contains("runtime_compilation_seconds") && r.contains("engine") && r["engine"].is_object()) {
-      char line[200];
-      std::snprintf(line, sizeof line, "           cuDNN engine %lld compiled at plan time in %.3f s (a job pays it on its first step)\n",
-                    static_cast<long long>(r["engine"].value("index", std::int64_t{-1})), r["runtime_compilation_seconds"].get<double>());
-      out += line;
-    }
-    if (verbose && r.contains("kernel_seconds") && r.contains("reference_seconds")) {
-      char line[160];
-      std::snprintf(line, sizeof line, "           cuDNN kernels %.3f s, fp32 reference on the %s %.3f s\n", r["kernel_seconds"].get<double>(),
-                    r.contains("reference") && r["reference"].is_object() ? r["reference"].value("where", "").c_str() : "",
-                    r["reference_seconds"].get<double>());
-      out += line;
-    }
-    if (verbose && !o.phases.empty()) {
-      // The child's own account of where its time went (phases overlap: threads).
-      std::string phases;
-      for (const auto& p : o.phases) {
-        char span[96];
-        std::snprintf(span, sizeof span, "%s%s %.3f%s", phases.empty() ? "" : ", ", p.name().c_str(), p.seconds, p.open ? " (open)" : "");
-        phases += span;
-      }
-      for (auto line : wrap_words(phases, 96)) out += "           " + line + "\n";
-    }
-  }
-  if (!findings.empty()) out += "\nFindings\n";
-  for (const auto& f : findings) {
-    out += "  [" + std::string(model::to_string(f.severity)) + "] " + f.id + ": " + f.title + "\n";
-    for (auto line : util::split(util::trim(f.message), '\n')) out += "      " + std::string(line) + "\n";
-    for (const auto& fix : f.fixes) out += "      fix: " + (fix.command.empty() ? fix.description : fix.command) + "\n";
-  }
-  return out;
-}
-
 selftest::Results run_plan(const Options& options, const model::Facts& facts, const rules::RuleSet& rules,
                            const std::vector<model::Workload>& workloads) {
   selftest::Plan plan;
@@ -186,6 +123,8 @@ int run_selftest(const Options& options) {
   for (const auto& o : results.outcomes) {
     if ((o.status == "failed" || o.status == "error") && code < 1) code = 1;
   }
+  // Nothing ran on a GPU (none, or no driver) and nothing failed: the GPU's health is unknown.
+  if (code == 0 && selftest::gpu_checks_ran(results) == 0) code = 3;
   if (options.format == Format::json) {
     selftest::Json doc = selftest::to_json(results);
     selftest::Json list = selftest::Json::array();
@@ -204,7 +143,8 @@ int run_selftest(const Options& options) {
     doc = selftest::Json{{"schema_version", 1}, {"selftest", doc}};
     write_output(options, util::json_text(doc, 2) + "\n");
   } else {
-    write_output(options, render_text(results, selftest_findings, options.verbosity > 0));
+    write_output(options, report::render_selftest_text(util::json_text(selftest::to_json(results)), selftest_findings,
+                                                       {options.color ? report::Color::yes : report::Color::no, options.verbosity > 0}));
   }
   return code;
 }

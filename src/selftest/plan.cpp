@@ -328,6 +328,19 @@ void add_facts(const Results& results, model::Facts& facts) {
   }
 }
 
+namespace {
+bool needs_gpu(const CheckOutcome& o) { return o.check != "nvrtc" && o.check != "python"; }
+} // namespace
+
+int gpu_checks(const Results& results) {
+  return static_cast<int>(std::count_if(results.outcomes.begin(), results.outcomes.end(), needs_gpu));
+}
+
+int gpu_checks_ran(const Results& results) {
+  return static_cast<int>(std::count_if(results.outcomes.begin(), results.outcomes.end(),
+                                        [](const CheckOutcome& o) { return needs_gpu(o) && o.status != "skipped"; }));
+}
+
 Json to_json(const Results& results) {
   Json checks = Json::array();
   int ok = 0, failed = 0, skipped = 0;
@@ -352,7 +365,9 @@ Json to_json(const Results& results) {
     checks.push_back(std::move(entry));
     (o.status == "ok" ? ok : o.status == "skipped" ? skipped : failed)++;
   }
-  return Json{{"checks", checks}, {"summary", Json{{"ok", ok}, {"failed", failed}, {"skipped", skipped}}}};
+  return Json{{"checks", checks},
+              {"summary", Json{{"ok", ok}, {"failed", failed}, {"skipped", skipped}, {"gpu_checks", gpu_checks(results)},
+                               {"gpu_checks_ran", gpu_checks_ran(results)}}}};
 }
 
 } // namespace selftest

@@ -121,7 +121,12 @@ CheckOutcome run_python_tier(const std::string& interpreter, const std::string& 
 // (ok when all ok, the first failure's error and case label, the largest errors).
 void add_facts(const Results& results, model::Facts& facts);
 
-// The whole result as the report's "selftest" object.
+// The whole result as the report's "selftest" object (its summary counts the GPU checks and
+// how many of them ran).
 Json to_json(const Results& results);
+
+// How many checks that need a GPU (all but NVRTC's compile and the Python tier) ran, and of how many.
+int gpu_checks_ran(const Results& results);
+int gpu_checks(const Results& results);
 
 } // namespace selftest
