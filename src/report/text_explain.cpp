@@ -151,7 +151,16 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
     if (!options.verbose && shown++ > 0) {
       // Beyond the worst finding, default text gives each one line and its best fix.
       out += "\n  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
-      if (const model::Fix* fix = best_fix(f.fixes)) out += "      fix: " + fix_headline(*fix) + "\n";
+      if (const model::Fix* fix = best_fix(f.fixes)) {
+        out += "      fix: " + fix_headline(*fix) + "\n";
+      } else {
+        // No verified fix: the rule's own advice, when it gives one in words.
+        for (const auto& advice : f.fixes)
+          if (advice.command.empty() && !advice.description.empty()) {
+            out += "      fix: " + wrap_text(advice.description, 11) + "\n";
+            break;
+          }
+      }
       continue;
     }
     out += "\n  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
