@@ -554,6 +554,7 @@ std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& f
     }
     // A logging aid (NVTE_DEBUG) changes what TE prints, not what it selects: not a fix to check.
     if (fix.kind == "debug") {
+      fix.unverified_reason = "a logging aid: it changes what TE prints, not what it selects";
       debug.push_back(std::move(fix));
       continue;
     }
