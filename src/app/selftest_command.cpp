@@ -72,6 +72,30 @@ std::vector<model::Workload> selftest_workloads(const Options& options) {
   return out;
 }
 
+// explain's choice for what the Python tier really runs: only the keys sdpa_args() hands it
+// (dtype, layout, shape, head dims, causal or not, window); a model's other settings (logit
+// softcapping, dropout, a bias) are not part of the tier's run, so they must not be part of the
+// prediction it is held against. "" when the tier does not run this workload.
+std::string python_tier_prediction(const rules::RuleSet& rules, const model::Facts& facts, const model::Workload& w) {
+  auto args = selftest::sdpa_args(w);
+  if (!args) return {};
+  const auto& a = *args;
+  auto number = [&](const char* key) { return std::to_string(a[key].get<long long>()); };
+  std::vector<std::string> settings = {
+      "qkv_dtype=" + a["dtype"].get<std::string>(), "qkv_layout=" + a["layout"].get<std::string>(),
+      "batch_size=" + number("batch"), "num_heads=" + number("heads"), "num_gqa_groups=" + number("kv_heads"),
+      "max_seqlen_q=" + number("seq_q"), "max_seqlen_kv=" + number("seq_kv"), "head_dim_qk=" + number("dim_qk"),
+      "head_dim_v=" + number("dim_v"), std::string("attn_mask_type=") + (a["causal"].get<bool>() ? "causal" : "no_mask")};
+  if (a.contains("window_left") && a["window_left"].get<long long>() >= 0)
+    settings.push_back("window_size=" + number("window_left") + "," + (a.contains("window_right") ? number("window_right") : "-1"));
+  try {
+    auto shaped = load_workloads(Options{}, settings);
+    return shaped.empty() ? std::string() : rules::explain(rules, facts, shaped.front()).selected.value_or("none");
+  } catch (const util::Fatal&) {
+    return {};
+  }
+}
+
 selftest::Results run_plan(const Options& options, const model::Facts& facts, const rules::RuleSet& rules,
                            const std::vector<model::Workload>& workloads) {
   selftest::Plan plan;
@@ -86,6 +110,7 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
     auto fused = e.backends.find("fused_attention");
     plan.predicted.push_back(fused != e.backends.end() && fused->second.available && fused->second.sub_backend
                                  ? *fused->second.sub_backend : "none");
+    plan.predicted_selected.push_back(python_tier_prediction(rules, facts, w));
   }
   plan.python_executable = options.python ? options.python->string() : facts.get_string("python.executable").value_or("python3");
   plan.python_script = find_python_script();

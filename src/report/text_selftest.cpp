@@ -26,6 +26,44 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
   return lines;
 }
 
+// The Python tier's own account: TE's choice per workload (its selector, and what
+// DotProductAttention really ran), then each backend's numerics against the fp32 reference.
+std::string render_python_tier(const Json& r, bool verbose) {
+  std::string out;
+  auto str = [](const Json& j, const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string(); };
+  if (r.contains("te_version") && r["te_version"].is_string())
+    out += "           TransformerEngine " + str(r, "te_version") + " at " + str(r, "te_path") + "\n";
+  if (r.contains("selections") && r["selections"].is_array()) {
+    for (const auto& s : r["selections"]) {
+      std::string selector = s.contains("selector") && s["selector"].is_object()
+                                 ? (s["selector"].contains("error") ? "error: " + str(s["selector"], "error") : str(s["selector"], "backend"))
+                                 : "";
+      out += "           [" + str(s, "label") + "] TE ran " + str(s, "chosen") + " (get_attention_backend: " + selector + ")\n";
+    }
+  }
+  if (!r.contains("cases") || !r["cases"].is_array()) return out;
+  for (const auto& c : r["cases"]) {
+    std::string status = str(c, "status");
+    if (status == "skipped" && !verbose) continue;
+    char line[256];
+    std::snprintf(line, sizeof line, "           %-7s %-26s", status.c_str(), str(c, "backend").c_str());
+    out += line;
+    if (c.contains("ran") && c["ran"].is_string()) out += " ran " + str(c, "ran");
+    if (c.contains("fwd_max_abs_err") && c["fwd_max_abs_err"].is_number() && c.contains("bwd_max_abs_err") && c["bwd_max_abs_err"].is_number()) {
+      std::snprintf(line, sizeof line, "  fwd %.3g bwd %.3g", c["fwd_max_abs_err"].get<double>(), c["bwd_max_abs_err"].get<double>());
+      out += line;
+    }
+    if (c.contains("ms") && c["ms"].is_number()) {
+      std::snprintf(line, sizeof line, "  %.1f ms", c["ms"].get<double>());
+      out += line;
+    }
+    if (verbose && c.contains("label") && c["label"].is_string()) out += "  [" + str(c, "label") + "]";
+    out += "\n";
+    if (!str(c, "error").empty() && (status != "skipped" || verbose)) out += "             " + str(c, "error") + "\n";
+  }
+  return out;
+}
+
 } // namespace
 
 std::string render_selftest_text(const std::string& selftest_json, const std::vector<model::Finding>& findings, const TextOptions& options) {
@@ -51,6 +89,7 @@ std::string render_selftest_text(const std::string& selftest_json, const std::ve
     if (!error.empty() && (status != "skipped" || verbose)) {
       for (auto line : util::split(error, '\n')) out += "           " + std::string(line) + "\n";
     }
+    if (check == "python" && r.is_object()) out += render_python_tier(r, verbose);
     if (r.contains("scaled") && r["scaled"].is_string()) out += "           " + r["scaled"].get<std::string>() + "\n";
     if (r.contains("note") && r["note"].is_string() && (verbose || r.contains("reference"))) out += "           " + r["note"].get<std::string>() + "\n";
     if (verbose && r.contains("runtime_compilation_seconds") && r.contains("engine") && r["engine"].is_object()) {
