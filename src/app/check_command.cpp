@@ -118,15 +118,27 @@ model::Report build_report(const Options& options) {
   rules::verify_node_findings(rules, facts, report.findings, search);
   laps.lap("node fixes");
   model::Facts scratch;
+  std::vector<model::Explanation> explanations;
+  bool any_log = false;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const model::Workload& w = workloads[i];
     const model::Facts& workload_facts = facts_for(facts, observed[i].get(), scratch); // a TE log's versions
-    model::Explanation e = rules::explain(rules, workload_facts, w);
-    rules::verify_explanation(rules, workload_facts, e, search);
+    any_log = any_log || observed[i] != nullptr;
+    explanations.push_back(rules::explain(rules, workload_facts, w));
+    rules::verify_explanation(rules, workload_facts, explanations.back(), search);
+    laps.lap("workload " + w.name);
+  }
+  // One pin per package across the node's findings and every workload's. A TE log's workloads
+  // run on the versions the log names, not the node's, so their pins are left as found.
+  if (!any_log) {
+    rules::unify_pins(rules, facts, explanations, &report.findings, search);
+    laps.lap("one pin per package");
+  }
+  for (std::size_t i = 0; i < explanations.size(); ++i) {
+    auto& e = explanations[i];
     for (const auto& f : e.findings) report.findings.push_back(f);
     if (observed[i]) report.findings.push_back(report::te_log_finding(e, *observed[i]));
     report.workloads.push_back(std::move(e));
-    laps.lap("workload " + w.name);
   }
   if (auto stale = stale_bundle_finding(options)) report.findings.push_back(std::move(*stale));
   if (auto denied = unreadable_paths_finding(facts)) report.findings.push_back(std::move(*denied));

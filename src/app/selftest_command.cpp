@@ -72,108 +72,6 @@ std::vector<model::Workload> selftest_workloads(const Options& options) {
   return out;
 }
 
-// Words of text in lines of at most width characters.
-std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
-  std::vector<std::string> lines(1);
-  for (auto word : util::split(text, ' ')) {
-    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width) lines.emplace_back();
-    if (!lines.back().empty()) lines.back() += ' ';
-    lines.back() += std::string(word);
-  }
-  return lines;
-}
-
-// The Python tier's own account: TE's choice per workload (its selector, and what
-// DotProductAttention really ran), then each backend's numerics against the fp32 reference.
-std::string render_python_tier(const selftest::Json& r, bool verbose) {
-  std::string out;
-  auto str = [](const selftest::Json& j, const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string(); };
-  if (r.contains("te_version") && r["te_version"].is_string())
-    out += "           TransformerEngine " + str(r, "te_version") + " at " + str(r, "te_path") + "\n";
-  if (r.contains("selections") && r["selections"].is_array()) {
-    for (const auto& s : r["selections"]) {
-      std::string selector = s.contains("selector") && s["selector"].is_object()
-                                 ? (s["selector"].contains("error") ? "error: " + str(s["selector"], "error") : str(s["selector"], "backend"))
-                                 : "";
-      out += "           [" + str(s, "label") + "] TE ran " + str(s, "chosen") + " (get_attention_backend: " + selector + ")\n";
-    }
-  }
-  if (!r.contains("cases") || !r["cases"].is_array()) return out;
-  for (const auto& c : r["cases"]) {
-    std::string status = str(c, "status");
-    if (status == "skipped" && !verbose) continue;
-    char line[256];
-    std::snprintf(line, sizeof line, "           %-7s %-26s", status.c_str(), str(c, "backend").c_str());
-    out += line;
-    if (c.contains("ran") && c["ran"].is_string()) out += " ran " + str(c, "ran");
-    if (c.contains("fwd_max_abs_err") && c["fwd_max_abs_err"].is_number() && c.contains("bwd_max_abs_err") && c["bwd_max_abs_err"].is_number()) {
-      std::snprintf(line, sizeof line, "  fwd %.3g bwd %.3g", c["fwd_max_abs_err"].get<double>(), c["bwd_max_abs_err"].get<double>());
-      out += line;
-    }
-    if (c.contains("ms") && c["ms"].is_number()) {
-      std::snprintf(line, sizeof line, "  %.1f ms", c["ms"].get<double>());
-      out += line;
-    }
-    if (verbose && c.contains("label") && c["label"].is_string()) out += "  [" + str(c, "label") + "]";
-    out += "\n";
-    if (!str(c, "error").empty() && (status != "skipped" || verbose)) out += "             " + str(c, "error") + "\n";
-  }
-  return out;
-}
-
-std::string render_text(const selftest::Results& results, const std::vector<model::Finding>& findings, bool verbose) {
-  std::string out = "Self-test\n";
-  for (const auto& o : results.outcomes) {
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%6.2f s", o.seconds);
-    std::string mark = o.status == "ok" ? "ok     " : o.status == "skipped" ? "skipped" : o.status == "failed" ? "FAILED " : "ERROR  ";
-    out += "  " + mark + " " + seconds + "  " + o.check + (o.label.empty() ? "" : " [" + o.label + "]");
-    const auto& r = o.result;
-    if (r.contains("max_abs_err")) out += "  max_abs_err=" + std::to_string(r["max_abs_err"].get<double>());
-    if (r.contains("execute_ms")) out += "  " + std::to_string(r["execute_ms"].get<double>()) + " ms";
-    if (r.contains("tflops")) out += " (" + std::to_string(r["tflops"].get<double>()) + " TFLOP/s)";
-    if (r.contains("bus_bandwidth_gbps") && r.contains("gpus") && r["gpus"].get<int>() > 1) out += "  busbw=" + std::to_string(r["bus_bandwidth_gbps"].get<double>()) + " GB/s";
-    if (r.contains("backend")) out += "  TE chose " + r["backend"].get<std::string>();
-    out += "\n";
-    if (!o.error.empty() && (o.status != "skipped" || verbose)) {
-      for (auto line : util::split(o.error, '\n')) out += "           " + std::string(line) + "\n";
-    }
-    if (o.check == "python" && r.is_object()) out += render_python_tier(r, verbose);
-    if (r.contains("scaled") && r["scaled"].is_string()) out += "           " + r["scaled"].get<std::string>() + "\n";
-    if (r.contains("note") && r["note"].is_string() && (verbose || r.contains("reference"))) out += "           " + r["note"].get<std::string>() + "\n";
-    if (verbose && r.contains("runtime_compilation_seconds") && r.contains("engine") && r["engine"].is_object()) {
-      char line[200];
-      std::snprintf(line, sizeof line, "           cuDNN engine %lld compiled at plan time in %.3f s (a job pays it on its first step)\n",
-                    static_cast<long long>(r["engine"].value("index", std::int64_t{-1})), r["runtime_compilation_seconds"].get<double>());
-      out += line;
-    }
-    if (verbose && r.contains("kernel_seconds") && r.contains("reference_seconds")) {
-      char line[160];
-      std::snprintf(line, sizeof line, "           cuDNN kernels %.3f s, fp32 reference on the %s %.3f s\n", r["kernel_seconds"].get<double>(),
-                    r.contains("reference") && r["reference"].is_object() ? r["reference"].value("where", "").c_str() : "",
-                    r["reference_seconds"].get<double>());
-      out += line;
-    }
-    if (verbose && !o.phases.empty()) {
-      // The child's own account of where its time went (phases overlap: threads).
-      std::string phases;
-      for (const auto& p : o.phases) {
-        char span[96];
-        std::snprintf(span, sizeof span, "%s%s %.3f%s", phases.empty() ? "" : ", ", p.name().c_str(), p.seconds, p.open ? " (open)" : "");
-        phases += span;
-      }
-      for (auto line : wrap_words(phases, 96)) out += "           " + line + "\n";
-    }
-  }
-  if (!findings.empty()) out += "\nFindings\n";
-  for (const auto& f : findings) {
-    out += "  [" + std::string(model::to_string(f.severity)) + "] " + f.id + ": " + f.title + "\n";
-    for (auto line : util::split(util::trim(f.message), '\n')) out += "      " + std::string(line) + "\n";
-    for (const auto& fix : f.fixes) out += "      fix: " + (fix.command.empty() ? fix.description : fix.command) + "\n";
-  }
-  return out;
-}
-
 // explain's choice for what the Python tier really runs: only the keys sdpa_args() hands it
 // (dtype, layout, shape, head dims, causal or not, window); a model's other settings (logit
 // softcapping, dropout, a bias) are not part of the tier's run, so they must not be part of the
@@ -250,6 +148,8 @@ int run_selftest(const Options& options) {
   for (const auto& o : results.outcomes) {
     if ((o.status == "failed" || o.status == "error") && code < 1) code = 1;
   }
+  // Nothing ran on a GPU (none, or no driver) and nothing failed: the GPU's health is unknown.
+  if (code == 0 && selftest::gpu_checks_ran(results) == 0) code = 3;
   if (options.format == Format::json) {
     selftest::Json doc = selftest::to_json(results);
     selftest::Json list = selftest::Json::array();
@@ -268,7 +168,8 @@ int run_selftest(const Options& options) {
     doc = selftest::Json{{"schema_version", 1}, {"selftest", doc}};
     write_output(options, util::json_text(doc, 2) + "\n");
   } else {
-    write_output(options, render_text(results, selftest_findings, options.verbosity > 0));
+    write_output(options, report::render_selftest_text(util::json_text(selftest::to_json(results)), selftest_findings,
+                                                       {options.color ? report::Color::yes : report::Color::no, options.verbosity > 0}));
   }
   return code;
 }

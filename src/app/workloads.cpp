@@ -57,6 +57,12 @@ std::vector<model::Workload> load_workloads(const Options& options, const std::v
     if (!applied) throw util::Fatal{w.name + ": " + applied.error().message};
     auto extra = workload::apply_workload_settings(w, extra_settings);
     if (!extra) throw util::Fatal{w.name + ": " + extra.error().message};
+    // The importer could not tell whether batches are packed; a layout given here answers that.
+    auto sets_layout = [](const std::vector<std::string>& settings) {
+      return std::any_of(settings.begin(), settings.end(), [](const std::string& s) { return s.starts_with("qkv_format=") || s.starts_with("qkv_layout="); });
+    };
+    if (sets_layout(options.workload_sets) || sets_layout(extra_settings))
+      std::erase_if(w.notes, [](const std::string& note) { return note.starts_with("packing unknown"); });
     auto finished = workload::finish_workload(w);
     if (!finished) throw util::Fatal{finished.error().message};
   }

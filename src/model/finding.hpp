@@ -23,7 +23,7 @@ struct FixOutcome {
 };
 
 struct Fix {
-  std::string kind;        // pip, env, config, hardware, upgrade
+  std::string kind;        // pip, env, config, upgrade; hardware, model (counterfactuals); debug (a logging aid)
   std::string command;     // what to type, already made concrete for this node and shell-quoted
   std::string description; // why this fixes it
   // Filled by the fix search (rules::search_fixes): the facts and workload keys the fix changes
@@ -33,6 +33,9 @@ struct Fix {
   std::vector<std::pair<std::string, std::string>> changes;
   std::optional<FixOutcome> verified;
   std::string unverified_reason;
+  // The model evaluated the command and it does not clear the finding (unverified_reason says
+  // why): text shows it only with -v, as "would not help".
+  bool refuted = false;
 };
 
 struct Finding {

@@ -27,7 +27,16 @@ nlohmann::ordered_json to_json(const SelftestSummary& summary) {
     checks.push_back(std::move(entry));
     (c.status == "ok" ? ok : c.status == "skipped" ? skipped : failed)++;
   }
-  return Json{{"checks", checks}, {"summary", Json{{"ok", ok}, {"failed", failed}, {"skipped", skipped}}}};
+  // GPU checks: all but NVRTC's compile and the Python tier; "ran" when not skipped.
+  int gpu_checks = 0, gpu_checks_ran = 0;
+  for (const auto& c : summary.checks) {
+    if (c.check == "nvrtc" || c.check == "python") continue;
+    ++gpu_checks;
+    if (c.status != "skipped") ++gpu_checks_ran;
+  }
+  return Json{{"checks", checks},
+              {"summary", Json{{"ok", ok}, {"failed", failed}, {"skipped", skipped}, {"gpu_checks", gpu_checks},
+                               {"gpu_checks_ran", gpu_checks_ran}}}};
 }
 
 } // namespace model

@@ -38,7 +38,8 @@ struct SelftestSummary {
   std::vector<SelftestCheck> checks; // in the order they ran
 };
 
-// The report's "selftest" object: {"checks": [...], "summary": {"ok", "failed", "skipped"}}, each
+// The report's "selftest" object: {"checks": [...], "summary": {"ok", "failed", "skipped", "gpu_checks",
+// "gpu_checks_ran"}}, each
 // check with the keys above (error only when set; timed_out and phase only with status error;
 // phases and result only when present).
 nlohmann::ordered_json to_json(const SelftestSummary& summary);

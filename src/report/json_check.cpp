@@ -26,7 +26,6 @@ std::string render_check_json(const model::Report& report) {
 }
 
 std::string render_explain_json(const std::vector<model::Explanation>& explanations) {
-  if (explanations.size() == 1) return util::json_text(explanation_to_json(explanations[0]), 2) + "\n";
   Json list = Json::array();
   for (const auto& e : explanations) list.push_back(explanation_to_json(e));
   return util::json_text(Json{{"schema_version", 1}, {"workloads", list}}, 2) + "\n";

@@ -21,6 +21,7 @@ Json fix_to_json(const model::Fix& fix) {
     out["verified"] = verified;
   }
   if (!fix.unverified_reason.empty()) out["unverified_reason"] = fix.unverified_reason;
+  if (fix.refuted) out["refuted"] = true;
   return out;
 }
 

@@ -27,9 +27,33 @@ std::string render_probe_text(const model::Facts& facts, const TextOptions& opti
 
 // `explain`: one workload's verdict per backend, then the selected backend.
 std::string render_explain_text(const model::Explanation& explanation, const TextOptions& options);
-// `explain --format json`: the explain contract of ARCHITECTURE.md for one workload; several
-// workloads are wrapped as {"schema_version": 1, "workloads": [...]}.
+// `explain --format json`: {"schema_version": 1, "workloads": [...]}, one explanation per
+// workload (packaging/schema/explain.schema.json), however many workloads there are.
 std::string render_explain_json(const std::vector<model::Explanation>& explanations);
+
+// `explain --sweep`: the support matrix of one workload over the swept keys (a table for two
+// keys, one row per cell otherwise), and all cells as JSON.
+struct SweepAxis {
+  std::string key;
+  std::vector<std::string> values;
+};
+struct SweepCell {
+  std::vector<std::string> values; // one per axis
+  model::Explanation explanation;
+};
+std::string render_sweep_text(const std::vector<SweepAxis>& axes, const std::vector<SweepCell>& cells, const std::string& workload);
+std::string render_sweep_json(const std::vector<SweepAxis>& axes, const std::vector<SweepCell>& cells);
+
+// `explain --fix`: the verified fixes a user can make on the node, best first. Text: one
+// tab-separated line per fix (workload, finding, rank, what the workload then gets, command or
+// "-", changes as key=value;...); JSON: {"schema_version": 1, "fixes": [...]}. Counterfactuals
+// (a GPU, the model's shape) and logging aids are not fixes and are left out.
+std::string render_fix_list_text(const std::vector<model::Explanation>& explanations);
+std::string render_fix_list_json(const std::vector<model::Explanation>& explanations);
+
+// `selftest` as text, from the self-test's result object (selftest::to_json, as a report carries
+// it) and the findings about it; ends with how many of the GPU checks ran.
+std::string render_selftest_text(const std::string& selftest_json, const std::vector<model::Finding>& findings, const TextOptions& options);
 
 // What the report itself does not know: when this run happened and how long it took.
 struct RunTiming {

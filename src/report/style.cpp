@@ -2,6 +2,8 @@
 
 #include "util/strings.hpp"
 
+#include <algorithm>
+
 namespace report {
 
 std::string Style::wrap(std::string_view code, std::string_view s) const {
@@ -53,19 +55,86 @@ std::string render_fix(const model::Fix& fix, const Style& style, std::size_t in
   return out;
 }
 
+bool is_counterfactual(const model::Fix& fix) { return fix.verified && (fix.kind == "hardware" || fix.kind == "model"); }
+
+const model::Fix* best_fix(const std::vector<model::Fix>& fixes) {
+  for (const auto& fix : fixes)
+    if (fix.verified && !is_counterfactual(fix)) return &fix;
+  return nullptr;
+}
+
+std::string fix_headline(const model::Fix& fix) {
+  std::string what = fix.command.empty() ? fix.description : fix.command;
+  if (fix.command.empty() && what.starts_with("with ")) what.erase(0, 5); // "--attention-backend auto in the Megatron-LM arguments"
+  return what + (fix.verified && !fix.verified->backend.empty() ? " (verified → " + outcome_text(*fix.verified) + ")" : " (verified)");
+}
+
 std::string render_fixes(const std::vector<model::Fix>& fixes, const Style& style, std::size_t indent, bool verbose) {
+  std::string pad(indent, ' ');
   std::string out;
   std::size_t shown = 0, hidden = 0;
+  std::vector<const model::Fix*> counterfactual, debug, refuted;
+  std::vector<std::string> footnotes; // why each unverified command could not be checked, once each
+  for (const auto& fix : fixes)
+    if (!fix.verified && !fix.refuted && fix.kind != "debug" && !fix.command.empty() && !fix.unverified_reason.empty() &&
+        std::find(footnotes.begin(), footnotes.end(), fix.unverified_reason) == footnotes.end())
+      footnotes.push_back(fix.unverified_reason);
+  auto tag = [&](const std::string& reason) {
+    if (footnotes.size() < 2) return std::string("[unverified]");
+    return "[unverified " + std::to_string(std::find(footnotes.begin(), footnotes.end(), reason) - footnotes.begin() + 1) + "]";
+  };
   for (const auto& fix : fixes) {
-    if (fix.verified && !verbose && shown == 3) {
-      ++hidden;
+    if (is_counterfactual(fix)) {
+      counterfactual.push_back(&fix);
       continue;
     }
-    if (fix.verified) ++shown;
-    out += render_fix(fix, style, indent);
+    if (fix.kind == "debug") {
+      debug.push_back(&fix);
+      continue;
+    }
+    if (fix.refuted) {
+      refuted.push_back(&fix);
+      continue;
+    }
+    if (fix.verified) {
+      if (!verbose && shown == 3) {
+        ++hidden;
+        continue;
+      }
+      ++shown;
+      out += render_fix(fix, style, indent);
+    } else if (!fix.unverified_reason.empty() && !fix.command.empty()) {
+      // One short tag; the reason once, below.
+      out += pad + "fix: " + style.bold(fix.command) + "  " + style.yellow(tag(fix.unverified_reason)) + "\n";
+      if (verbose && !fix.description.empty()) out += pad + "     " + wrap_text(fix.description, indent + 5) + "\n";
+    } else {
+      out += render_fix(fix, style, indent);
+    }
   }
   if (hidden)
-    out += std::string(indent, ' ') + style.dim("(" + std::to_string(hidden) + " more verified fix" + (hidden == 1 ? "" : "es") + "; -v shows them)") + "\n";
+    out += pad + style.dim("(" + std::to_string(hidden) + " more verified fix" + (hidden == 1 ? "" : "es") + "; -v shows them)") + "\n";
+  for (const auto& reason : footnotes) {
+    std::string label = tag(reason) + " ";
+    out += pad + style.dim(label + wrap_text("not checked: " + reason, indent + label.size())) + "\n";
+  }
+  if (!counterfactual.empty()) {
+    // The changes only (with -v also what the workload then gets), on one line.
+    std::vector<std::string> parts;
+    for (const auto* fix : counterfactual) {
+      std::string label = fix->description.starts_with("with ") ? fix->description.substr(5) : fix->description;
+      if (auto semi = label.find(';'); semi != std::string::npos) label.resize(semi);
+      for (std::string_view noise : {" in the workload"})
+        for (auto at = label.find(noise); at != std::string::npos; at = label.find(noise)) label.erase(at, noise.size());
+      parts.push_back(verbose ? label + " → " + outcome_text(*fix->verified) : label);
+    }
+    out += pad + style.dim(wrap_text("would also run (not a change you can make here): " + util::join(parts, "; "), indent)) + "\n";
+  }
+  for (const auto* fix : debug)
+    out += pad + "debug: " + fix->command + (verbose && !fix->description.empty() ? "  " + style.dim("(" + fix->description + ")") : "") + "\n";
+  if (verbose)
+    for (const auto* fix : refuted)
+      out += pad + style.dim(wrap_text("would not help: " + (fix->command.empty() ? fix->description : fix->command) + ": " +
+                                       fix->unverified_reason, indent + 4)) + "\n";
   return out;
 }
 

@@ -32,9 +32,18 @@ private:
 // ("verified: with cuDNN 9.11.0.98 → FusedAttention (F16_arbitrary_seqlen)"); a command the
 // model could not check says so ("unverified: ...").
 std::string render_fix(const model::Fix& fix, const Style& style, std::size_t indent);
-// A finding's fixes: the verified ones best first (at most three unless verbose, then a line
-// saying how many more), then the others.
+// A finding's fixes: the verified ones the user can make here, best first (at most three unless
+// verbose, then a line saying how many more); fixes without a command; commands the model cannot
+// check, each with a short [unverified] tag and the reason once below; the counterfactuals (a GPU,
+// the model's shape) on one "would also run (not a change you can make here)" line; logging aids
+// under "debug:"; with verbose, the commands the model showed do not help ("would not help: ...").
 std::string render_fixes(const std::vector<model::Fix>& fixes, const Style& style, std::size_t indent, bool verbose);
+// A hardware or model-shape change the model verified: "would also run", never a fix slot.
+bool is_counterfactual(const model::Fix& fix);
+// The first verified fix a user can make on this node, or nullptr.
+const model::Fix* best_fix(const std::vector<model::Fix>& fixes);
+// "<command> (verified → FusedAttention (F16_arbitrary_seqlen))": a fix on one line.
+std::string fix_headline(const model::Fix& fix);
 // "FusedAttention (F16_arbitrary_seqlen)", or "clears <id>" for a node finding.
 std::string outcome_text(const model::FixOutcome& outcome);
 

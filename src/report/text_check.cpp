@@ -108,6 +108,19 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
   return {};
 }
 
+// Whether the area's thing is there at all: an absent GPU, library or package is no pass (its
+// line gets `i`, or its finding's mark), never a ✓.
+bool area_present(const model::Facts& facts, std::string_view area) {
+  if (area == "gpu") return facts.get_int("gpu.count").value_or(0) > 0;
+  if (area == "driver") return facts.has("driver.version");
+  if (area == "cuda") return facts.has("cuda.runtime_version") || facts.has("cuda.toolkit_version");
+  if (area == "cudnn" || area == "nccl" || area == "nvrtc") return facts.has(std::string(area) + ".version");
+  if (area == "python") return facts.has("python.executable");
+  if (area == "torch") return facts.has("torch.version");
+  if (area == "te") return facts.has("te.version");
+  return true;
+}
+
 void render_finding(std::string& out, const model::Finding& f, const Style& style, bool verbose) {
   out += "  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
   if (!f.workload.empty()) out += "      workload: " + util::one_line(f.workload) + "\n";
@@ -149,8 +162,9 @@ std::string render_check_text(const model::Report& report, const TextOptions& op
       summary = first_worst[std::string(area.key)]->title + (more > 0 ? " (+" + std::to_string(more) + " more)" : "");
     }
     std::string mark = w == worst.end() || w->second == model::Severity::info ? style.mark_ok() : style.mark(w->second);
-    // A TE doctor on a node without TE has not passed its TE check: the line is a note, not a ✓.
-    if (area.key == "te" && !report.facts.has("te.version") && (w == worst.end() || w->second == model::Severity::info))
+    // A doctor on a node without the thing has not passed its check: the line is a note, not a ✓
+    // (no GPU, no driver, PyTorch or TE not installed).
+    if (!area_present(report.facts, area.key) && (w == worst.end() || w->second == model::Severity::info))
       mark = style.mark(model::Severity::info);
     std::string label(area.label);
     label.resize(12, ' ');

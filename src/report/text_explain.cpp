@@ -41,50 +41,137 @@ std::string workload_line(const model::Workload& w) {
 
 } // namespace
 
+namespace {
+
+std::string selected_label(const model::Explanation& e) {
+  if (!e.selected) return "no backend";
+  std::string label = *e.selected;
+  auto fused = e.backends.find("fused_attention");
+  if (label == "FusedAttention" && fused != e.backends.end() && fused->second.sub_backend) label += " (" + *fused->second.sub_backend + ")";
+  return label;
+}
+
+// The finding whose fixes answer "what do I type": the worst, first of its severity.
+const model::Finding* worst_finding(const model::Explanation& e) {
+  const model::Finding* worst = nullptr;
+  for (const auto& f : e.findings)
+    if (f.severity != model::Severity::info && (!worst || f.severity > worst->severity)) worst = &f;
+  return worst;
+}
+
+} // namespace
+
 std::string render_explain_text(const model::Explanation& e, const TextOptions& options) {
   Style style(options.color);
   std::string out;
-  out += style.bold("Workload " + util::one_line(e.workload.name)) + ": " + workload_line(e.workload) + "\n";
+  // The verdict first: name → backend, and the one best verified fix.
+  const model::Finding* worst = worst_finding(e);
+  const model::Fix* best = worst ? best_fix(worst->fixes) : nullptr;
+  std::string headline = e.selected ? style.green(selected_label(e)) : style.red(selected_label(e));
+  out += style.bold(util::one_line(e.workload.name)) + " → " + headline + (best ? " · fix: " + style.bold(fix_headline(*best)) : std::string()) + "\n";
+  out += "  " + workload_line(e.workload) + " · TE " + e.te_version +
+         (e.te_version_assumed ? style.yellow(" (assumed: TE is not installed; --set te.version=X to choose)") : "") + "\n";
   if (!e.workload.assumed.empty()) {
     // The shape-defining assumptions; -v lists every TE default that was filled in.
     static const std::vector<std::string_view> k_shape = {"qkv_dtype", "qkv_format", "qkv_layout", "attn_mask_type",
         "is_training", "batch_size", "max_seqlen_q", "max_seqlen_kv", "num_gqa_groups", "head_dim_v", "window_size"};
     std::vector<std::string> assumed;
+    const bool format_assumed = std::find(e.workload.assumed.begin(), e.workload.assumed.end(), "qkv_format") != e.workload.assumed.end();
     for (const auto& key : e.workload.assumed) {
       if (!options.verbose && std::find(k_shape.begin(), k_shape.end(), key) == k_shape.end()) continue;
+      if (!options.verbose && key == "qkv_layout" && format_assumed) continue; // follows from the format
       const model::Value* v = e.workload.get(key);
       assumed.push_back(key + "=" + (v ? v->to_string() : "?"));
     }
     if (!assumed.empty()) out += style.dim("  assumed: " + wrap_text(util::join(assumed, ", "), 11)) + "\n";
   }
-  for (const auto& note : e.workload.notes) out += style.dim("  note: " + wrap_text(note, 8)) + "\n";
-  out += "  TransformerEngine " + e.te_version +
-         (e.te_version_assumed ? style.yellow(" (assumed: TE is not installed; --set te.version=X to choose)") : "") + "\n\n";
+  if (options.verbose) {
+    for (const auto& note : e.workload.notes) out += style.dim("  note: " + wrap_text(note, 8)) + "\n";
+  } else if (!e.workload.notes.empty()) {
+    // The importer's first note (packing, when it could not tell) and how many more.
+    std::string first = e.workload.notes.front();
+    std::size_t more = e.workload.notes.size() - 1;
+    out += style.dim("  note: " + wrap_text(first + (more ? " (+" + std::to_string(more) + " more notes; -v shows them)" : ""), 8)) + "\n";
+  }
 
-  for (const auto& backend : k_backends) {
-    auto it = e.backends.find(backend.key);
-    model::BackendVerdict verdict = it == e.backends.end() ? model::BackendVerdict{} : it->second;
-    std::string label(backend.label);
-    if (verdict.sub_backend) label += " (" + *verdict.sub_backend + ")";
-    bool is_selected = e.selected && *e.selected == backend.label;
-    out += "  " + (verdict.available ? style.mark_ok() : style.mark(model::Severity::error)) + " " + style.bold(label) +
-           (is_selected ? style.green("  ← selected") : "") + "\n";
-    for (const auto& reason : verdict.reasons) {
-      out += "      " + wrap_text(reason.message, 6) + "  " + style.dim("[" + reason.rule + "]") + "\n";
-      for (const auto& fix : reason.fixes) out += render_fix(fix, style, 6);
+  bool healthy = e.selected && !worst;
+  if (options.verbose || !healthy) {
+    out += "\n";
+    for (const auto& backend : k_backends) {
+      auto it = e.backends.find(backend.key);
+      model::BackendVerdict verdict = it == e.backends.end() ? model::BackendVerdict{} : it->second;
+      std::string label(backend.label);
+      if (verdict.sub_backend) label += " (" + *verdict.sub_backend + ")";
+      bool is_selected = e.selected && *e.selected == backend.label;
+      out += "  " + (verdict.available ? style.mark_ok() : style.mark(model::Severity::error)) + " " + style.bold(label) +
+             (is_selected ? style.green("  ← selected") : "") + "\n";
+      // Default: a backend's first reason (the one to lift first); -v: every reason with its fixes.
+      std::size_t n = 0;
+      for (const auto& reason : verdict.reasons) {
+        if (!options.verbose && n++ == 1) {
+          out += "      " + style.dim("(+" + std::to_string(verdict.reasons.size() - 1) + " more; -v shows them)") + "\n";
+          break;
+        }
+        out += "      " + wrap_text(reason.message, 6) + "  " + style.dim("[" + reason.rule + "]") + "\n";
+        if (options.verbose)
+          for (const auto& fix : reason.fixes) out += render_fix(fix, style, 6);
+      }
     }
-  }
-  out += "\n";
-  if (e.selected) {
-    out += "  Selected: " + style.green(*e.selected) + "\n";
   } else {
-    out += "  " + style.red("No dot product attention backend is available for this workload.") + "\n";
+    // A healthy workload: the backends that do not change the verdict on one line, with the one
+    // verified change that brings TE's preferred backend back ("faster with ...").
+    std::string faster;
+    for (const auto& backend : k_backends) {
+      if (e.selected && *e.selected == backend.label) break; // only those TE prefers to the selected
+      auto it = e.backends.find(backend.key);
+      if (it == e.backends.end() || it->second.available) continue;
+      for (const auto& reason : it->second.reasons)
+        for (const auto& fix : reason.fixes)
+          if (faster.empty() && fix.verified && !fix.command.empty())
+            faster = std::string(backend.label) + ": " + fix.command + " (verified)";
+    }
+    std::vector<std::string> others;
+    for (const auto& backend : k_backends) {
+      auto it = e.backends.find(backend.key);
+      if ((e.selected && *e.selected == backend.label) || it == e.backends.end()) continue;
+      others.push_back(std::string(backend.label) + (it->second.available ? " available" : " out"));
+    }
+    if (!faster.empty()) out += "  faster with " + wrap_text(faster, 4) + "\n";
+    out += style.dim("  " + wrap_text(util::join(others, ", ") + "; -v shows why", 2)) + "\n";
   }
-  for (const auto& f : e.findings) {
+  // Errors first, then warnings, then (-v) notes: the first shown is the one the verdict line answers.
+  std::vector<const model::Finding*> ordered;
+  for (auto severity : {model::Severity::error, model::Severity::warning, model::Severity::info})
+    for (const auto& f : e.findings)
+      if (f.severity == severity) ordered.push_back(&f);
+  std::size_t shown = 0;
+  for (const model::Finding* finding : ordered) {
+    const model::Finding& f = *finding;
+    if (f.severity == model::Severity::info && !options.verbose) continue;
+    if (!options.verbose && shown++ > 0) {
+      // Beyond the worst finding, default text gives each one line and its best fix.
+      out += "\n  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
+      if (const model::Fix* fix = best_fix(f.fixes)) {
+        out += "      fix: " + fix_headline(*fix) + "\n";
+      } else {
+        // No verified fix: the rule's own advice, when it gives one in words.
+        for (const auto& advice : f.fixes)
+          if (advice.command.empty() && !advice.description.empty()) {
+            out += "      fix: " + wrap_text(advice.description, 11) + "\n";
+            break;
+          }
+      }
+      continue;
+    }
     out += "\n  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
-    out += "      " + wrap_text(f.message, 6) + "\n";
+    // "No backend" is the verdict line already; its message only points at the reasons above.
+    if (options.verbose || f.id != "attention-no-backend") out += "      " + wrap_text(f.message, 6) + "\n";
     out += render_fixes(f.fixes, style, 6, options.verbose);
   }
+  std::size_t infos = 0;
+  for (const auto& f : e.findings) infos += f.severity == model::Severity::info;
+  if (infos && !options.verbose)
+    out += style.dim("  (" + std::to_string(infos) + " note" + (infos == 1 ? "" : "s") + " hidden; -v shows them)") + "\n";
   // Every value came from the node, a rules file or a workload: no terminal control gets through.
   return util::terminal_safe(out, options.color == Color::yes ? util::Sgr::keep : util::Sgr::show);
 }

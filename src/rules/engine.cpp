@@ -246,7 +246,7 @@ std::vector<model::Fix> render_fixes(const RuleSet::Impl& impl, const Rule& rule
     std::string command = detail::render_template(fix.command, impl.slots, view, element, detail::RenderMode::command);
     // A fix that was only a helper with nothing to do here ({{cudnn_path_fix}}) disappears.
     if (command.empty() && !rule.summary.fixes[i].command.empty()) continue;
-    fixes.push_back(model::Fix{fix.kind, std::move(command), fix.description, {}, std::nullopt, {}});
+    fixes.push_back(model::Fix{fix.kind, std::move(command), fix.description, {}, std::nullopt, {}, false});
   }
   return fixes;
 }

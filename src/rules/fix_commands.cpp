@@ -41,7 +41,10 @@ bool is_te_argument(std::string_view key) { return key == "cp_comm_type" || key 
 std::string change_label(const Change& c) {
   switch (c.kind) {
   case ChangeKind::env: return c.value ? "export " + c.name + "=" + *c.value : "unset " + c.name;
-  case ChangeKind::workload: return c.name + "=" + c.value.value_or("");
+  case ChangeKind::workload:
+    if (c.name == "attention_backend") return "--attention-backend " + c.value.value_or("");
+    if (c.name == "qkv_format" && c.value == "thd") return "packed sequences (qkv_format=thd)";
+    return c.name + "=" + c.value.value_or("");
   case ChangeKind::package: return fact_label(c.package->fact) + " " + c.release->version.to_string();
   case ChangeKind::gpu: return gpu_label(c.value.value_or(""));
   }
@@ -212,6 +215,13 @@ model::Fix render_changes(const std::vector<Change>& changes, const model::Facts
     }
   };
   bool install = false;
+  // Packing comes with its padding mask: one label for the two changes.
+  std::string packed_with;
+  bool packing = false;
+  for (const auto& c : changes) {
+    if (c.kind == ChangeKind::workload && c.name == "qkv_format" && c.value == "thd") packing = true;
+    if (c.kind == ChangeKind::workload && c.name == "attn_mask_type") packed_with = c.value.value_or("");
+  }
   for (const auto& c : changes) {
     switch (c.kind) {
     case ChangeKind::env:
@@ -225,11 +235,22 @@ model::Fix render_changes(const std::vector<Change>& changes, const model::Facts
         kind(0, "env");
       }
       break;
-    case ChangeKind::workload:
+    case ChangeKind::workload: {
       fix.changes.emplace_back("workload." + c.name, c.value.value_or(""));
-      labels.push_back(change_label(c) + (is_te_argument(c.name) ? " in the TE call" : " in the workload"));
-      kind(1, "config");
+      if (c.name == "attention_backend") {
+        labels.push_back(change_label(c) + " in the Megatron-LM arguments");
+      } else if (c.name == "qkv_format" && c.value == "thd") {
+        labels.push_back(packed_with.empty() ? change_label(c) : "packed sequences (qkv_format=thd, attn_mask_type=" + packed_with + ")");
+      } else if (packing && c.name == "attn_mask_type") {
+        // said with the packing
+      } else {
+        labels.push_back(change_label(c) + (is_te_argument(c.name) ? " in the TE call" : " in the workload"));
+      }
+      // A change of the model's shape is a counterfactual ("would also run"), not a setting.
+      if (counterfactual_class(change_class("workload." + c.name))) kind(4, "model");
+      else kind(1, "config");
       break;
+    }
     case ChangeKind::package: {
       install = true;
       std::string requirement = c.package->requirement;
@@ -247,7 +268,7 @@ model::Fix render_changes(const std::vector<Change>& changes, const model::Facts
     case ChangeKind::gpu:
       fix.changes.emplace_back("gpu.sm", c.value.value_or(""));
       labels.push_back(change_label(c));
-      kind(4, "hardware");
+      kind(5, "hardware");
       break;
     }
   }
@@ -288,8 +309,8 @@ Interpreted interpret_command(const std::string& command, const Catalog& catalog
     auto pip = std::find(words.begin(), words.end(), "pip");
     if (pip == words.end()) pip = std::find(words.begin(), words.end(), "pip3");
     if (pip == words.end() || pip + 1 == words.end())
-      return fail("the model re-evaluates pip installs of catalog packages, environment variables and workload settings, not `" +
-                  util::join(words, " ") + "`");
+      // One wording for every such command, so a report can say it once for all of them.
+      return fail("the model re-evaluates pip installs of catalog packages, environment variables and workload settings only");
     if (pip[1] != "install") return fail("`pip " + pip[1] + "` is not a change the model can apply");
     for (auto it = pip + 2; it != words.end(); ++it) {
       const std::string& word = *it;
@@ -351,34 +372,56 @@ std::string failure_reason(const std::string& label, const std::string& why_not,
   return "with " + label + " the model does not predict a working setup";
 }
 
-std::tuple<std::size_t, int, long, int> fix_rank(const model::Fix& fix, const model::Facts& facts) {
-  bool cudnn_install = false;
-  for (const auto& [name, value] : fix.changes) cudnn_install = cudnn_install || name == "cudnn.version";
+int change_class(std::string_view name) {
+  if (name.starts_with("env.")) return 0;
+  if (name == "workload.cp_comm_type" || name == "workload.attn_input_format" || name == "workload.qkv_interleaved" ||
+      name == "workload.attention_backend")
+    return 1;
+  if (name == "cudnn.version" || name == "nccl.version") return 2;
+  if (name.starts_with("flash_attn")) return 3;
+  if (name == "te.version") return 4;
+  if (name == "workload.qkv_format" || name == "workload.qkv_dtype" || name == "workload.attn_mask_type" || name == "workload.fp8_dpa")
+    return 5;
+  if (name.starts_with("workload.")) return 6;
+  return 7;
+}
+
+std::tuple<int, std::size_t, int, int, long, int> fix_rank(const model::Fix& fix, const model::Facts& facts) {
+  bool cudnn_install = false, packing = false;
+  for (const auto& [name, value] : fix.changes) {
+    cudnn_install = cudnn_install || name == "cudnn.version";
+    packing = packing || name == "workload.qkv_format";
+  }
   std::size_t count = 0;
   int cost_class = 0;
+  int direction = 0; // 0 no version or an upgrade, 1 a downgrade, 2 a downgrade across a major release
   long step = 0;
   for (const auto& [name, value] : fix.changes) {
+    // Companions of another change: the load-order step of a wheel, the mask of packing.
     if (cudnn_install && (name == "env.CUDNN_PATH" || name == "env.CUDNN_HOME")) continue;
+    if (packing && name == "workload.attn_mask_type") continue;
     ++count;
-    int c = 0;
-    if (name.starts_with("env.")) c = 0;
-    else if (name == "workload.cp_comm_type" || name == "workload.attn_input_format" || name == "workload.qkv_interleaved") c = 1;
-    else if (name == "cudnn.version" || name == "nccl.version") c = 2;
-    else if (name.starts_with("flash_attn")) c = 3;
-    else if (name == "te.version") c = 4;
-    else if (name.starts_with("workload.")) c = 5;
-    else c = 6;
-    cost_class = std::max(cost_class, c);
+    cost_class = std::max(cost_class, change_class(name));
     auto to = model::Version::parse(value);
     auto from = facts.get_version(name);
-    if (to && from) step += version_step(*from, *to) + (*to < *from ? 100000000 : 0);
+    if (to && from) {
+      step += version_step(*from, *to);
+      if (*to < *from) direction = std::max(direction, to->major() < from->major() ? 2 : 1);
+    }
   }
   int backend = 9;
   if (fix.verified) {
     const std::string& b = fix.verified->backend;
     backend = b == "FlashAttention" ? 0 : b == "FusedAttention" ? 1 : b.empty() ? 3 : 2;
   }
-  return {count, cost_class, step, backend};
+  return {counterfactual_class(cost_class) ? 1 : 0, count, direction, cost_class, step, backend};
+}
+
+std::string packed_mask(std::string_view mask) {
+  if (mask == "no_mask") return "padding";
+  if (mask == "causal") return "padding_causal";
+  if (mask == "causal_bottom_right") return "padding_causal_bottom_right";
+  return std::string(mask);
 }
 
 std::string backend_label(std::string_view key) {

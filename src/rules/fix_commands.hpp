@@ -62,9 +62,22 @@ Interpreted interpret_command(const std::string& command, const Catalog& catalog
 std::string failure_reason(const std::string& label, const std::string& why_not, bool still_fires, bool no_backend,
                            const std::string& new_problem);
 
-// Sort key of a verified fix: changes made, the costliest kind of change, version distance, the
-// backend it gets (TE's order).
-std::tuple<std::size_t, int, long, int> fix_rank(const model::Fix& fix, const model::Facts& facts);
+// The kind of change a fact or workload key (as named in Fix::changes: "env.X", "workload.k",
+// "cudnn.version", "gpu.sm") stands for, cheapest first: 0 environment, 1 a TE or launcher
+// argument (Megatron-LM's --attention-backend), 2 a library wheel, 3 a Python package, 4 TE,
+// 5 the data layout or precision the user picks (packing, dtype), 6 the model's shape, 7 the GPU.
+int change_class(std::string_view name);
+// 6 and 7 are not changes a user can make on this node: "would also run", never a fix slot.
+inline bool counterfactual_class(int change_class) { return change_class >= 6; }
+
+// Sort key of a verified fix: counterfactual last; changes made; upgrades (or no version change)
+// before downgrades, a downgrade across a major release last; the costliest kind of change;
+// version distance; the backend it gets (TE's order).
+std::tuple<int, std::size_t, int, int, long, int> fix_rank(const model::Fix& fix, const model::Facts& facts);
+
+// The mask a packed (thd) batch needs in place of mask: TE takes thd only with padding masks
+// (causal -> padding_causal, no_mask -> padding); a padding mask stays.
+std::string packed_mask(std::string_view mask);
 
 // flash_attention -> FlashAttention, ...
 std::string backend_label(std::string_view key);

@@ -7,9 +7,12 @@
 //      version family at its first release that works;
 //   2. only when no single change works, pairs of changes that each made progress (took away
 //      one of the reasons that block the workload), from different families;
-//   3. rank: fewer changes, then the cheaper kind of change (environment, TE argument, library
-//      wheel, Python package, TE, workload/model, hardware), the smaller version step, the
-//      backend TE prefers.
+//   3. rank: counterfactuals (the model's shape, the GPU) after every change the user can make;
+//      fewer changes; upgrades before downgrades; the cheaper kind of change (environment, TE or
+//      launcher argument, library wheel, Python package, TE, data layout, model, hardware); the
+//      smaller version step; the backend TE prefers.
+//   4. one pin per package for the whole report (unify_pins): the release that clears every
+//      finding the package can clear replaces the others.
 // Every evaluation counts against SearchOptions::budget.
 #include "rules/fix_search.hpp"
 
@@ -44,10 +47,12 @@ struct Outcome {
 
 struct Candidate {
   std::vector<Change> changes;
-  int cost_class = 0;   // 0 env, 1 TE argument, 2 library wheel, 3 Python package, 4 TE, 5 workload/model, 6 hardware
+  int cost_class = 0;   // detail::change_class: 0 env ... 5 data layout, 6 model shape, 7 hardware
   long step = 0;        // version distance, for ranking
   std::string family;   // changes of one family are alternatives: only the best is kept
   std::size_t order = 0;
+  bool pair = false;    // two single changes together (packing and its mask is one change)
+  std::size_t weight() const { return pair ? 2 : 1; }
 };
 
 // Node outcomes shared by the searches for one report's node findings. Each search tries much
@@ -272,17 +277,17 @@ public:
     if (!m_session.budget_left()) return false;
     Session::Applied applied;
     Outcome o = m_session.evaluate(c.changes, &applied);
-    if (c.changes.size() == 1) m_singles.push_back(c);
+    if (!c.pair) m_singles.push_back(c);
     // Clears the finding but brings another problem: a second change may remove that one.
     bool clears = o.ok && !o.findings.count(m_goal.finding_id);
     if (!meets(m_goal, m_session.baseline(), o)) {
-      if (clears && c.changes.size() == 1) m_clearing.push_back(c);
+      if (clears && !c.pair) m_clearing.push_back(c);
       else if (progress(m_session.baseline(), o)) m_progress.push_back(c);
       return false;
     }
     if (m_session.workload()) {
       if (!m_session.new_node_problem(applied.facts, std::min(m_goal.severity, model::Severity::error), m_goal.finding_id).empty()) {
-        if (c.changes.size() == 1) m_clearing.push_back(c);
+        if (!c.pair) m_clearing.push_back(c);
         return false;
       }
     }
@@ -319,6 +324,7 @@ public:
       pair.step = a.step + b.step;
       pair.family = key;
       pair.order = a.order * 1000 + b.order;
+      pair.pair = true;
       if (try_candidate(pair)) done.insert(key);
     };
     for (const auto& a : m_clearing)
@@ -334,7 +340,7 @@ public:
   }
 
   static bool ranked(const Candidate& a, const Candidate& b) {
-    if (a.changes.size() != b.changes.size()) return a.changes.size() < b.changes.size();
+    if (a.weight() != b.weight()) return a.weight() < b.weight();
     if (a.cost_class != b.cost_class) return a.cost_class < b.cost_class;
     if (a.step != b.step) return a.step < b.step;
     return a.order < b.order;
@@ -344,7 +350,7 @@ public:
     std::stable_sort(m_found.begin(), m_found.end(), [](const Verified& a, const Verified& b) {
       const Candidate& x = a.candidate;
       const Candidate& y = b.candidate;
-      if (x.changes.size() != y.changes.size()) return x.changes.size() < y.changes.size();
+      if (x.weight() != y.weight()) return x.weight() < y.weight();
       if (x.cost_class != y.cost_class) return x.cost_class < y.cost_class;
       if (x.step != y.step) return x.step < y.step;
       int ra = backend_rank(a.outcome.selected), rb = backend_rank(b.outcome.selected);
@@ -378,7 +384,9 @@ int package_class(const Package& p) {
   return 3;
 }
 
-std::vector<std::vector<Candidate>> candidates(const Session& s) {
+// step_around: also the switches that turn a backend off (NVTE_FUSED_ATTN=0, NVTE_FLASH_ATTN=0),
+// which step around a known-bad kernel but never bring a backend back.
+std::vector<std::vector<Candidate>> candidates(const Session& s, bool step_around) {
   std::vector<std::vector<Candidate>> families;
   std::size_t order = 0;
   auto single = [&](Change change, int cost_class, std::string family, long step = 0) {
@@ -406,6 +414,15 @@ std::vector<std::vector<Candidate>> candidates(const Session& s) {
     const model::Value* v = w ? w->get(key) : nullptr;
     return v ? v->to_string() : "";
   };
+  // Stepping around a known-bad kernel: the switch of the backend TE selects now, so that the
+  // workload moves to another one (turning off a backend TE does not run would only silence the
+  // rule). Megatron-LM sets these switches itself (--attention-backend): there its argument is the change.
+  const auto& selected = s.baseline().selected;
+  if (w && step_around && selected && text("attention_backend").empty()) {
+    std::string name = *selected == "FusedAttention" ? "NVTE_FUSED_ATTN" : *selected == "FlashAttention" ? "NVTE_FLASH_ATTN" : "";
+    if (!name.empty() && facts.get_string("env." + name) != "0")
+      families.push_back({single(Change{ChangeKind::env, name, std::string("0"), nullptr, nullptr}, 0, "env-off:" + name)});
+  }
   auto workload_family = [&](std::string_view key, std::vector<std::string> values, int cost_class) {
     std::vector<Candidate> family;
     for (auto& v : values) {
@@ -420,6 +437,8 @@ std::vector<std::vector<Candidate>> candidates(const Session& s) {
     if (text("api") == "TransformerLayer" && !text("input_shape").empty())
       workload_family("attn_input_format", {text("input_shape") == "bsh" ? "bshd" : "sbhd"}, 1);
     if (text("qkv_interleaved") == "true") workload_family("qkv_interleaved", {"false"}, 1);
+    // A workload launched by Megatron-LM: its --attention-backend rewrites the NVTE_*_ATTN switches.
+    if (!text("attention_backend").empty()) workload_family("attention_backend", {"auto", "flash", "fused", "unfused"}, 1);
   }
 
   // Packages from the catalog, each family ordered by distance from what is installed.
@@ -450,21 +469,31 @@ std::vector<std::vector<Candidate>> candidates(const Session& s) {
 
   if (w) {
     // Workload changes that alter what is computed or how data is laid out.
-    workload_family("qkv_format", {"bshd", "sbhd", "thd"}, 5);
+    // Packing on or off: thd with the padding mask it needs, or bshd / sbhd (a padding mask stays).
+    std::vector<Candidate> layouts;
+    for (std::string format : {"bshd", "sbhd", "thd"}) {
+      if (format == text("qkv_format")) continue;
+      Candidate c = single(Change{ChangeKind::workload, "qkv_format", format, nullptr, nullptr}, 5, "workload:qkv_format");
+      std::string mask = text("attn_mask_type");
+      if (format == "thd" && detail::packed_mask(mask) != mask)
+        c.changes.push_back(Change{ChangeKind::workload, "attn_mask_type", detail::packed_mask(mask), nullptr, nullptr});
+      layouts.push_back(std::move(c));
+    }
+    if (!layouts.empty()) families.push_back(std::move(layouts));
     std::string dtype = text("qkv_dtype");
     if (dtype == "fp8" || text("fp8_dpa") == "true") workload_family("qkv_dtype", {"bf16"}, 5);
     else if (dtype == "bf16" || dtype == "fp16") workload_family("qkv_dtype", {dtype == "bf16" ? "fp16" : "bf16"}, 5);
     std::string window = text("window_size");
     if (window != "-1,-1" && window != "-1,0")
-      workload_family("window_size", {text("attn_mask_type").find("causal") != std::string::npos ? "-1,0" : "-1,-1"}, 5);
+      workload_family("window_size", {text("attn_mask_type").find("causal") != std::string::npos ? "-1,0" : "-1,-1"}, 6);
     if (text("head_dim_qk") != text("head_dim_v")) {
       long qk = std::atol(text("head_dim_qk").c_str()), v = std::atol(text("head_dim_v").c_str());
-      workload_family("head_dim_v", {std::to_string(std::max(qk, v))}, 5);
+      workload_family("head_dim_v", {std::to_string(std::max(qk, v))}, 6);
     }
     long qk = std::atol(text("head_dim_qk").c_str());
     if (qk > 128) {
       std::vector<Candidate> family;
-      Candidate c = single(Change{ChangeKind::workload, "head_dim_qk", "128", nullptr, nullptr}, 5, "workload:head_dims");
+      Candidate c = single(Change{ChangeKind::workload, "head_dim_qk", "128", nullptr, nullptr}, 6, "workload:head_dims");
       c.changes.push_back(Change{ChangeKind::workload, "head_dim_v", "128", nullptr, nullptr});
       family.push_back(std::move(c));
       families.push_back(std::move(family));
@@ -476,7 +505,7 @@ std::vector<std::vector<Candidate>> candidates(const Session& s) {
   auto sm = facts.get_int("gpu[0].sm");
   for (long target : {90L, 100L, 80L}) {
     if (sm && *sm == target) continue;
-    gpus.push_back(single(Change{ChangeKind::gpu, "gpu.sm", std::to_string(target), nullptr, nullptr}, 6, "gpu"));
+    gpus.push_back(single(Change{ChangeKind::gpu, "gpu.sm", std::to_string(target), nullptr, nullptr}, 7, "gpu"));
   }
   families.push_back(std::move(gpus));
   return families;
@@ -565,12 +594,18 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
   std::vector<model::Fix> verified;
 
   // The rule's own fixes first: they carry the explanation; each is checked as it is written.
-  std::vector<model::Fix> explanation, unverified;
+  std::vector<model::Fix> explanation, debug, unverified;
   std::vector<model::Fix> own = target.fixes;
   for (std::size_t i = 0; i < own.size(); ++i) {
     model::Fix fix = own[i];
     if (fix.command.empty()) {
       explanation.push_back(std::move(fix));
+      continue;
+    }
+    // A logging aid (NVTE_DEBUG) changes what TE prints, not what it selects: not a fix to check.
+    if (fix.kind == "debug") {
+      fix.unverified_reason = "a logging aid: it changes what TE prints, not what it selects";
+      debug.push_back(std::move(fix));
       continue;
     }
     auto interpreted = detail::interpret_command(fix.command, rules.catalog(), session.node());
@@ -609,6 +644,7 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
       bool no_backend = o.ok && !o.selected && goal.workload;
       fix.unverified_reason = detail::failure_reason(interpreted.label, o.why_not, o.ok && o.findings.count(target.id) > 0,
                                                      no_backend, problem);
+      fix.refuted = true; // the model ran it: it does not help
       unverified.push_back(std::move(fix));
     }
   }
@@ -616,7 +652,7 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
   // Informational findings keep their own fixes, checked, without a search for others.
   Search search(session, goal);
   if (target.severity != model::Severity::info) {
-    auto families = candidates(session);
+    auto families = candidates(session, !goal.needs_backend);
     std::vector<Candidate> complements;
     if (auto read = facts_read_by(rules, target.id)) complements = set_aside_irrelevant(families, *read);
     search.run(std::move(families), std::move(complements));
@@ -633,6 +669,7 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
   });
   std::vector<model::Fix> out = std::move(verified);
   for (auto& f : explanation) out.push_back(std::move(f));
+  for (auto& f : debug) out.push_back(std::move(f));
   for (auto& f : unverified) out.push_back(std::move(f));
   return out;
 }
@@ -667,7 +704,9 @@ void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::
           fix.verified = model::FixOutcome{o.selected.value_or(""), o.selected == "FusedAttention" ? o.sub_backend.value_or("") : "", ""};
         } else if (!o.ok) {
           fix.unverified_reason = o.why_not;
+          fix.refuted = true;
         } else {
+          fix.refuted = true;
           std::vector<std::string> still;
           for (const auto& r : o.reasons)
             if (r.starts_with(key + ":")) still.push_back(r.substr(key.size() + 1));
@@ -685,6 +724,210 @@ void verify_node_findings(const RuleSet& rules, const model::Facts& facts, std::
   NodeOutcomeMemo memo;
   for (auto& f : findings)
     if (f.workload.empty()) f.fixes = search_fixes_sharing(rules, facts, nullptr, f, options, &memo);
+}
+
+namespace {
+
+// A verified fix's changes back as Changes (for re-checking it with another release of one
+// package); nullopt when one of them is not a change the search makes.
+std::optional<std::vector<Change>> changes_of(const model::Fix& fix, const RuleSet& rules, const NodeAbi& node) {
+  std::vector<Change> out;
+  for (const auto& [name, value] : fix.changes) {
+    if (name.starts_with("env.")) {
+      out.push_back(Change{ChangeKind::env, name.substr(4), value == "(unset)" ? std::nullopt : std::optional<std::string>(value), nullptr, nullptr});
+    } else if (name.starts_with("workload.")) {
+      out.push_back(Change{ChangeKind::workload, name.substr(9), value, nullptr, nullptr});
+    } else if (name == "gpu.sm") {
+      out.push_back(Change{ChangeKind::gpu, name, value, nullptr, nullptr});
+    } else {
+      auto version = model::Version::parse(value);
+      const PackageRelease* release = nullptr;
+      const Package* package = nullptr;
+      for (const Package* p : rules.catalog().for_fact(name))
+        for (const auto& r : p->releases)
+          if (version && r.version == *version && installs_on(r, node) && !release) {
+            release = &r;
+            package = p;
+          }
+      if (!release) return std::nullopt;
+      out.push_back(Change{ChangeKind::package, name, value, package, release});
+    }
+  }
+  return out;
+}
+
+// The same changes with the package of fact at release (of the same package family).
+std::optional<std::vector<Change>> repinned(std::vector<Change> changes, const RuleSet& rules, const NodeAbi& node,
+                                            const std::string& fact, const model::Version& version) {
+  for (auto& c : changes) {
+    if (c.kind != ChangeKind::package || c.name != fact) continue;
+    const PackageRelease* release = nullptr;
+    const Package* package = nullptr;
+    for (const Package* p : rules.catalog().for_fact(fact))
+      for (const auto& r : p->releases)
+        if (r.version == version && installs_on(r, node) && !release) {
+          release = &r;
+          package = p;
+        }
+    if (!release) return std::nullopt;
+    c = Change{ChangeKind::package, fact, version.to_string(), package, release};
+  }
+  return changes;
+}
+
+// The fix the changes make for target when the model verifies it (as search_fixes would), else nullopt.
+std::optional<model::Fix> recheck(Session& session, const model::Finding& target, const std::vector<Change>& changes) {
+  Goal goal{target.id, target.severity, target.id == "attention-no-backend" || target.id == "workload-no-attention-backend",
+            session.workload() != nullptr};
+  Session::Applied applied;
+  Outcome o = session.evaluate(changes, &applied);
+  if (!meets(goal, session.baseline(), o)) return std::nullopt;
+  if (session.workload() &&
+      !session.new_node_problem(applied.facts, std::min(goal.severity, model::Severity::error), goal.finding_id).empty())
+    return std::nullopt;
+  Verified v{Candidate{changes, 0, 0, {}, 0, false}, o, applied.extra};
+  return to_fix(v, session, goal);
+}
+
+std::optional<std::string> pinned_version(const model::Fix& fix, const std::string& fact) {
+  for (const auto& [name, value] : fix.changes)
+    if (name == fact) return value;
+  return std::nullopt;
+}
+
+} // namespace
+
+void unify_pins(const RuleSet& rules, const model::Facts& facts, std::vector<model::Explanation>& explanations,
+                std::vector<model::Finding>* node_findings, const SearchOptions& options) {
+  // Every finding of the report with the workload it is about (nullptr: a node finding).
+  struct Site {
+    model::Finding* finding;
+    const model::Workload* workload;
+  };
+  std::vector<Site> sites;
+  if (node_findings)
+    for (auto& f : *node_findings) sites.push_back({&f, nullptr});
+  for (auto& e : explanations)
+    for (auto& f : e.findings) sites.push_back({&f, &e.workload});
+  // One search session per workload (and one for the node): their baselines are reused.
+  std::map<const model::Workload*, std::unique_ptr<Session>> sessions;
+  auto session_for = [&](const model::Workload* w) -> Session& {
+    auto& slot = sessions[w];
+    if (!slot) slot = std::make_unique<Session>(rules, facts, w, options);
+    return *slot;
+  };
+  const NodeAbi node = detail::node_abi(facts);
+
+  std::set<std::string> package_facts;
+  for (const auto& p : rules.catalog().packages) package_facts.insert(p.fact);
+  for (const auto& fact : package_facts) {
+    std::set<std::string> pins;
+    for (const auto& site : sites)
+      for (const auto& fix : site.finding->fixes)
+        if (fix.verified)
+          if (auto v = pinned_version(fix, fact)) pins.insert(*v);
+    if (pins.size() < 2) continue;
+    // Each pinned release, scored by how many findings it clears (each finding with one of its
+    // fixes re-pinned); ties go to upgrades, the nearest first, then the nearest downgrade.
+    auto current = facts.get_version(fact);
+    struct Choice {
+      model::Version version;
+      std::size_t clears = 0;
+    };
+    std::vector<Choice> choices;
+    for (const auto& text : pins)
+      if (auto v = model::Version::parse(text)) choices.push_back({*v, 0});
+    std::map<std::pair<model::Finding*, std::string>, std::optional<model::Fix>> rechecked; // (finding, version) -> fix
+    for (auto& choice : choices) {
+      for (const auto& site : sites) {
+        bool pins_fact = false;
+        for (const auto& fix : site.finding->fixes) pins_fact = pins_fact || (fix.verified && pinned_version(fix, fact));
+        if (!pins_fact) continue;
+        std::optional<model::Fix> found;
+        for (const auto& fix : site.finding->fixes) {
+          if (!fix.verified || !pinned_version(fix, fact)) continue;
+          if (pinned_version(fix, fact) == choice.version.to_string()) {
+            found = fix;
+            break;
+          }
+          auto changes = changes_of(fix, rules, node);
+          if (!changes) continue;
+          auto moved = repinned(*changes, rules, node, fact, choice.version);
+          if (!moved) continue;
+          if ((found = recheck(session_for(site.workload), *site.finding, *moved))) break;
+        }
+        if (found) ++choice.clears;
+        rechecked[{site.finding, choice.version.to_string()}] = std::move(found);
+      }
+    }
+    auto better = [&](const Choice& a, const Choice& b) {
+      if (a.clears != b.clears) return a.clears > b.clears;
+      bool up_a = !current || !(a.version < *current), up_b = !current || !(b.version < *current);
+      if (up_a != up_b) return up_a;
+      return up_a ? a.version < b.version : b.version < a.version;
+    };
+    std::stable_sort(choices.begin(), choices.end(), better);
+    const std::string chosen = choices.front().version.to_string();
+    // Every other pin of the package goes: replaced by the chosen release where that works for its
+    // finding, else dropped (two pins of one package cannot both be installed).
+    for (const auto& site : sites) {
+      auto& fixes = site.finding->fixes;
+      bool replaced = false;
+      std::vector<model::Fix> kept;
+      for (auto& fix : fixes) {
+        auto pin = fix.verified ? pinned_version(fix, fact) : std::nullopt;
+        if (!pin || *pin == chosen) {
+          kept.push_back(std::move(fix));
+          continue;
+        }
+        auto it = rechecked.find({site.finding, chosen});
+        if (!replaced && it != rechecked.end() && it->second) {
+          kept.push_back(*it->second);
+          replaced = true;
+        }
+      }
+      // The same changes twice (the chosen pin was there already): keep the first.
+      std::vector<model::Fix> unique;
+      for (auto& fix : kept) {
+        bool seen = fix.verified && std::any_of(unique.begin(), unique.end(), [&](const model::Fix& u) { return u.verified && same_changes(u, fix); });
+        if (!seen) unique.push_back(std::move(fix));
+      }
+      auto verified_end = std::stable_partition(unique.begin(), unique.end(), [](const model::Fix& f) { return f.verified.has_value(); });
+      std::stable_sort(unique.begin(), verified_end, [&](const model::Fix& a, const model::Fix& b) {
+        return detail::fix_rank(a, facts) < detail::fix_rank(b, facts);
+      });
+      fixes = std::move(unique);
+    }
+    // A backend reason's fix that pins another release: re-checked with the chosen one.
+    for (auto& e : explanations) {
+      for (auto& [key, verdict] : e.backends) {
+        for (auto& reason : verdict.reasons) {
+          for (auto& fix : reason.fixes) {
+            auto pin = fix.verified ? pinned_version(fix, fact) : std::nullopt;
+            if (!pin || *pin == chosen) continue;
+            auto changes = changes_of(fix, rules, node);
+            auto moved = changes ? repinned(*changes, rules, node, fact, *model::Version::parse(chosen)) : std::nullopt;
+            Session& session = session_for(&e.workload);
+            Session::Applied applied;
+            Outcome o = moved ? session.evaluate(*moved, &applied) : Outcome{};
+            if (o.ok && o.available[key]) {
+              std::vector<Change> all = *moved;
+              all.insert(all.end(), applied.extra.begin(), applied.extra.end());
+              model::Fix rendered = detail::render_changes(all, facts);
+              fix.command = rendered.command;
+              fix.changes = rendered.changes;
+              fix.verified = model::FixOutcome{o.selected.value_or(""), o.selected == "FusedAttention" ? o.sub_backend.value_or("") : "", ""};
+            } else {
+              fix.verified.reset();
+              fix.refuted = true;
+              fix.unverified_reason = "the report pins one release of each package (" + chosen + " here), and with it " +
+                                      detail::backend_label(key) + " is still out";
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 } // namespace rules

@@ -38,6 +38,14 @@ std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& f
 void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::Explanation& explanation,
                         const SearchOptions& options);
 
+// One pin per package for the whole report: where the verified fixes of the report's findings
+// (node_findings, may be nullptr, and every explanation's) pin different releases of one package,
+// the release that clears the most of those findings (ties: the nearest upgrade, then the nearest
+// downgrade) replaces the others, each re-checked for its finding; a fix it does not verify is
+// dropped. Backend reasons' fixes are re-checked the same way. In place; after the searches.
+void unify_pins(const RuleSet& rules, const model::Facts& facts, std::vector<model::Explanation>& explanations,
+                std::vector<model::Finding>* node_findings, const SearchOptions& options);
+
 // Every error and warning node finding gets search_fixes (in place).
 void verify_node_findings(const RuleSet& rules, const model::Facts& facts, std::vector<model::Finding>& findings,
                           const SearchOptions& options);

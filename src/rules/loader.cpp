@@ -134,7 +134,7 @@ using Node = YamlNode;
 
 constexpr std::string_view k_rule_keys[] = {"id", "title", "severity", "area", "applies_to", "when", "backend", "effect",
                                             "message", "fixes", "references", "tags", "tests"};
-constexpr std::string_view k_fix_kinds[] = {"pip", "env", "config", "hardware", "upgrade"};
+constexpr std::string_view k_fix_kinds[] = {"pip", "env", "config", "hardware", "upgrade", "debug", "model"};
 constexpr std::string_view k_backends[] = {"flash_attention", "fused_attention", "unfused_attention"};
 constexpr std::string_view k_sub_backends[] = {"F16_max512_seqlen", "F16_arbitrary_seqlen", "FP8"};
 // FlashAttention's flash-attn generations, which TE filters one by one (use_flash_attention_2/3/4).

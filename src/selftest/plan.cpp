@@ -360,6 +360,19 @@ void add_facts(const Results& results, model::Facts& facts) {
   }
 }
 
+namespace {
+bool needs_gpu(const CheckOutcome& o) { return o.check != "nvrtc" && o.check != "python"; }
+} // namespace
+
+int gpu_checks(const Results& results) {
+  return static_cast<int>(std::count_if(results.outcomes.begin(), results.outcomes.end(), needs_gpu));
+}
+
+int gpu_checks_ran(const Results& results) {
+  return static_cast<int>(std::count_if(results.outcomes.begin(), results.outcomes.end(),
+                                        [](const CheckOutcome& o) { return needs_gpu(o) && o.status != "skipped"; }));
+}
+
 model::SelftestSummary summarize(const Results& results) {
   model::SelftestSummary summary;
   for (const auto& o : results.outcomes) {

@@ -127,7 +127,12 @@ void add_facts(const Results& results, model::Facts& facts);
 
 // The outcomes as the report carries them.
 model::SelftestSummary summarize(const Results& results);
-// The whole result as the report's "selftest" object (model::to_json of the summary).
+// The whole result as the report's "selftest" object (model::to_json of the summary; its
+// summary counts the GPU checks and how many of them ran).
 Json to_json(const Results& results);
+
+// How many checks that need a GPU (all but NVRTC's compile and the Python tier) ran, and of how many.
+int gpu_checks_ran(const Results& results);
+int gpu_checks(const Results& results);
 
 } // namespace selftest

@@ -661,11 +661,16 @@ util::Result<std::vector<model::Workload>> parse_hf_config(std::string_view json
       w.assumed.emplace_back("attn_mask_type");
       s.notes.push_back("bidirectional encoder: no_mask (padded batches: --workload-set attn_mask_type=padding)");
     }
+    bool layout_unknown = !w.get("qkv_format");
     assume(w, "qkv_format", "bshd");
     assume(w, "attn_mask_type", "causal");
     assume(w, "is_training", "true");
     w.notes = s.notes;
     w.notes.insert(w.notes.end(), model_notes.begin(), model_notes.end());
+    // A config.json never says how the trainer batches: packed (thd) is a different selection.
+    if (layout_unknown && !shape.bidirectional)
+      w.notes.insert(w.notes.begin(), "packing unknown (config.json does not say); packed batches: --workload-set qkv_format=thd "
+                                      "--workload-set attn_mask_type=padding_causal");
     out.push_back(std::move(w));
   }
   return out;

@@ -72,6 +72,11 @@ const std::vector<ArgSpec> k_args = {
     {"transformer-impl", ArgType::choice, {"transformer_engine", "local", "inference_optimized"}},
     {"hybrid-override-pattern", ArgType::text, {}},
     {"hybrid-layer-pattern", ArgType::text, {}},
+    // Packed sequences, as recipes say it: NeMo's data.*.packed_sequence, Megatron-Bridge's
+    // dataset.packed_sequence_specs.packed_sequence_size, verl's model.use_remove_padding.
+    {"packed-sequence", ArgType::flag, {}},
+    {"packed-sequence-size", ArgType::integer, {}},
+    {"use-remove-padding", ArgType::flag, {}},
 };
 
 const ArgSpec* find_arg(std::string_view name) {
@@ -618,6 +623,14 @@ util::Result<void> precision(const Run& run, model::Workload& base, std::vector<
   return {};
 }
 
+// The argument that says the run packs sequences (NeMo's packed_sequence, verl's
+// use_remove_padding, a Megatron-Bridge packed_sequence_size above 0), or nullptr.
+util::Result<const Setting*> packed_setting(const Run& run) {
+  const Setting* packed = get(run, "packed-sequence") ? get(run, "packed-sequence") : get(run, "use-remove-padding");
+  if (const Setting* size = get(run, "packed-sequence-size"); size && NVTE_TRY(integer(*size)) > 0) packed = size;
+  return packed;
+}
+
 // Dropout, softmax, determinism, the backend switches and Megatron-Core's fixed layout into base.
 util::Result<void> attention_settings(const Run& run, const std::string& backend, model::Workload& base, std::vector<std::string>& notes) {
   double dropout = 0.1;
@@ -641,9 +654,18 @@ util::Result<void> attention_settings(const Run& run, const std::string& backend
       {"unfused", "NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=1"}};
   notes.push_back(label(run, "attention-backend") + (get(run, "attention-backend") ? " " : " not set: Megatron's default ") +
                   backend + ": Megatron sets " + k_switches.at(backend) + " before TE selects a backend, and stops if one is already set otherwise");
-  NVTE_TRY_VOID(set(base, "qkv_format", "sbhd"));
   NVTE_TRY_VOID(set(base, "is_training", "true"));
-  notes.push_back("Megatron-Core passes [s, b, h, d] tensors: qkv_format sbhd");
+  // Packed sequences: Megatron-Core then passes PackedSeqParams (cu_seqlens) and TE gets thd with a
+  // padding causal mask. Where the arguments do not say, the note says how to check that variant.
+  const Setting* packed = NVTE_TRY(packed_setting(run));
+  if (packed) {
+    NVTE_TRY_VOID(set(base, "qkv_format", "thd"));
+    notes.push_back(packed->as + " (" + packed->where + "): packed sequences, Megatron-Core passes cu_seqlens: qkv_format thd with "
+                    "attn_mask_type padding_causal");
+  } else {
+    NVTE_TRY_VOID(set(base, "qkv_format", "sbhd"));
+    notes.push_back("Megatron-Core passes [s, b, h, d] tensors: qkv_format sbhd");
+  }
   return {};
 }
 
@@ -824,6 +846,7 @@ util::Result<std::vector<model::Workload>> expand(const Run& run, const std::str
     roles = {{"", "causal", ""}};
   }
 
+  const bool packed = NVTE_TRY(packed_setting(run)) != nullptr;
   std::vector<model::Workload> out;
   for (const auto& [role, mask, role_note] : roles) {
     for (const auto& v : variants) {
@@ -834,7 +857,10 @@ util::Result<std::vector<model::Workload>> expand(const Run& run, const std::str
       if (types_differ) suffix.push_back("cp-" + v.cp_type);
       w.name = suffix.empty() ? name : name + "/" + util::join(suffix, "-");
       w.notes = notes;
-      NVTE_TRY_VOID(set(w, "attn_mask_type", mask));
+      NVTE_TRY_VOID(set(w, "attn_mask_type", packed && mask == "causal" ? std::string("padding_causal") : mask));
+      if (!packed)
+        w.notes.insert(w.notes.begin(), "packing unknown (the arguments do not say); packed batches: --workload-set "
+                                        "qkv_format=thd --workload-set attn_mask_type=padding_causal");
       if (!role_note.empty()) w.notes.insert(w.notes.begin(), role_note);
       if (run.kind == "t5") {
         auto length = [&](std::string_view arg) -> util::Result<std::int64_t> {

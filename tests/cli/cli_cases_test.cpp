@@ -4,14 +4,16 @@
 // {rules} (the shipped rules directory).
 //
 // Case keys: name, args (list), exit (int), stdout_contains / stderr_contains / stdout_lacks
-// (lists of substrings), stderr_lines (exact number of stderr lines), json (map of dotted path ->
+// (lists of substrings), stderr_lines (exact number of stderr lines), stdout_lines_max (at most so
+// many stdout lines), stdout_first_line (the exact first line), json (map of dotted path ->
 // expected JSON value, checked on stdout), files_absent (paths that must not exist afterwards),
 // env (map of extra environment variables), files (map of path -> content written before the
 // run), copies (map of path -> file copied there before the run, {binary} being the built
 // nvte-doctor; the copy keeps its permissions), program (run this file instead of the built binary,
 // e.g. a copy), setup (list of argument lists run with the binary first, any exit code), report_files
 // (report JSON files validated against the shipped schema). A stdout that is a report JSON (it
-// has "tool" and "summary") is always validated against the schema.
+// has "tool" and "summary") is always validated against the schema; one of explain (it has
+// only "schema_version" and "workloads") against explain.schema.json.
 #include "support/report_schema.hpp"
 #include "util/file.hpp"
 #include "util/subprocess.hpp"
@@ -161,6 +163,12 @@ TEST_P(CliCase, Runs) {
   for (const auto& s : c.node["stdout_contains"]) EXPECT_NE(r.out.find(expand(s.as<std::string>())), std::string::npos) << "stdout lacks '" << s.as<std::string>() << "'" << context;
   for (const auto& s : c.node["stdout_lacks"]) EXPECT_EQ(r.out.find(expand(s.as<std::string>())), std::string::npos) << "stdout has '" << s.as<std::string>() << "'" << context;
   for (const auto& s : c.node["stderr_contains"]) EXPECT_NE(r.err.find(expand(s.as<std::string>())), std::string::npos) << "stderr lacks '" << s.as<std::string>() << "'" << context;
+  if (c.node["stdout_lines_max"]) {
+    EXPECT_LE(std::count(r.out.begin(), r.out.end(), '\n'), c.node["stdout_lines_max"].as<int>()) << context;
+  }
+  if (c.node["stdout_first_line"]) {
+    EXPECT_EQ(r.out.substr(0, r.out.find('\n')), c.node["stdout_first_line"].as<std::string>()) << context;
+  }
   if (c.node["stderr_lines"]) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), c.node["stderr_lines"].as<int>()) << context;
   }
@@ -181,6 +189,8 @@ TEST_P(CliCase, Runs) {
   }
   if (json doc = json::parse(r.out, nullptr, false); doc.is_object() && doc.contains("tool") && doc.contains("summary")) {
     EXPECT_VALID_REPORT_JSON(r.out);
+  } else if (doc.is_object() && doc.size() == 2 && doc.contains("schema_version") && doc.contains("workloads")) {
+    EXPECT_VALID_JSON_FOR(r.out, "explain.schema.json");
   }
   for (const auto& f : c.node["report_files"]) {
     auto text = util::read_file(expand(f.as<std::string>()));

@@ -20,7 +20,8 @@ struct SchemaCheck {
   std::string errors;
 };
 
-inline SchemaCheck check_report_schema(const std::string& json_text) {
+// schema: a file of packaging/schema/ (report.schema.json: check's report; explain.schema.json).
+inline SchemaCheck check_report_schema(const std::string& json_text, const std::string& schema = "report.schema.json") {
   static int counter = 0;
   auto file = std::filesystem::temp_directory_path() /
               ("nvte-report-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".json");
@@ -30,7 +31,7 @@ inline SchemaCheck check_report_schema(const std::string& json_text) {
     return check;
   }
   auto run = util::run_command({"/usr/bin/python3", std::string(NVTE_SOURCE_DIR) + "/tests/validate_report.py",
-                                std::string(NVTE_SOURCE_DIR) + "/packaging/schema/report.schema.json", file.string()});
+                                std::string(NVTE_SOURCE_DIR) + "/packaging/schema/" + schema, file.string()});
   std::filesystem::remove(file);
   if (!run) {
     check.errors = run.error().message;
@@ -45,9 +46,11 @@ inline SchemaCheck check_report_schema(const std::string& json_text) {
 } // namespace test_support
 
 // Inside a TEST: skips when the validator is missing, fails with the schema errors otherwise.
-#define EXPECT_VALID_REPORT_JSON(text)                                                             \
+#define EXPECT_VALID_REPORT_JSON(text) EXPECT_VALID_JSON_FOR(text, "report.schema.json")
+// The same against another schema of packaging/schema/ (explain.schema.json).
+#define EXPECT_VALID_JSON_FOR(text, schema)                                                        \
   do {                                                                                             \
-    auto _check = test_support::check_report_schema(text);                                         \
+    auto _check = test_support::check_report_schema(text, schema);                                 \
     if (!_check.available) {                                                                       \
       GTEST_SKIP() << "python3-jsonschema is not installed";                                       \
     }                                                                                              \

@@ -44,7 +44,7 @@ inline model::Report sample_report() {
   none.workload.values["head_dim_qk"] = model::Value(std::int64_t{192});
   none.workload.assumed = {"batch_size"};
   none.te_version = "2.3.0";
-  none.backends["flash_attention"] = {false, std::nullopt, {{"env-flash-off", "NVTE_FLASH_ATTN=0", {model::Fix{"env", "unset NVTE_FLASH_ATTN", "re-enable", {{"env.NVTE_FLASH_ATTN", "(unset)"}}, model::FixOutcome{"FlashAttention", "", "attention-no-backend"}, {}}}}}};
+  none.backends["flash_attention"] = {false, std::nullopt, {{"env-flash-off", "NVTE_FLASH_ATTN=0", {model::Fix{"env", "unset NVTE_FLASH_ATTN", "re-enable", {{"env.NVTE_FLASH_ATTN", "(unset)"}}, model::FixOutcome{"FlashAttention", "", "attention-no-backend"}, {}, false}}}}};
   none.backends["fused_attention"] = {false, std::nullopt, {{"sm80-head-dim", "head_dim_qk 192 > 128 on sm80", {}}}};
   none.backends["unfused_attention"] = {false, std::nullopt, {{"env-unfused-off", "NVTE_UNFUSED_ATTN=0", {}}}};
 
@@ -54,7 +54,7 @@ inline model::Report sample_report() {
   cudnn.title = "Two cuDNN copies with different versions";
   cudnn.message = "9.14.0 in /usr/lib and 9.19.0 in site-packages;\nTE loads \"the first\" \\ one";
   cudnn.evidence = {{"cudnn.copy_count", "2"}};
-  cudnn.fixes = {model::Fix{"pip", "python3 -m pip install nvidia-cudnn-cu12==9.19.0.56", "one copy", {}, std::nullopt, "with cuDNN 9.19.0.56 the finding still holds"}};
+  cudnn.fixes = {model::Fix{"pip", "python3 -m pip install nvidia-cudnn-cu12==9.19.0.56", "one copy", {}, std::nullopt, "with cuDNN 9.19.0.56 the finding still holds", false}};
   cudnn.references = {"https://docs.nvidia.com/deeplearning/cudnn/"};
   cudnn.area = "cudnn";
 

@@ -2,13 +2,17 @@
 // every TE release get a fix the model verifies (and that this test re-applies on its own), the
 // #2285-like Blackwell MLA case gets cuDNN >= 9.11 first, an environment switch that alone brings
 // a backend back ranks first, a wheel shadowed by a system cuDNN gets the load-order step, and
-// rule-written commands that cannot be verified say why.
+// rule-written commands that cannot be verified say why; the ranking (a Megatron argument before a
+// counterfactual, upgrades before downgrades), one pin per package for a whole report, and
+// debugging hints kept apart from fixes.
 #include "probe/relink.hpp"
+#include "rules/fix_commands.hpp"
 #include "rules/fix_search.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -271,9 +275,9 @@ TEST(FixSearch, CommandsTheModelCannotCheckSayWhy) {
   model::Finding f;
   f.id = "cuda-compat-installed-older-than-driver";
   f.severity = model::Severity::warning;
-  f.fixes = {model::Fix{"config", "sudo apt-get remove -y 'cuda-compat-*'", "remove it", {}, std::nullopt, {}},
-             model::Fix{"pip", "python3 -m pip install nvidia-cudnn-cu12==9.4.1.1", "not a published release", {}, std::nullopt, {}},
-             model::Fix{"config", "", "keep it off LD_LIBRARY_PATH", {}, std::nullopt, {}}};
+  f.fixes = {model::Fix{"config", "sudo apt-get remove -y 'cuda-compat-*'", "remove it", {}, std::nullopt, {}, false},
+             model::Fix{"pip", "python3 -m pip install nvidia-cudnn-cu12==9.4.1.1", "not a published release", {}, std::nullopt, {}, false},
+             model::Fix{"config", "", "keep it off LD_LIBRARY_PATH", {}, std::nullopt, {}, false}};
   model::Facts facts = facts_of({"gpu.compute_capability=9.0", "driver.version=580.159.04", "cuda.compat.libcuda_version=580.95.05",
                                  "cuda.compat.in_use=true"});
   auto fixes = rules::search_fixes(shipped(), facts, nullptr, f, options());
@@ -350,6 +354,143 @@ TEST(FixSearch, ChangesThatCannotMoveTheRulesFactsAreNotSpentOn) {
   auto nccl = std::find_if(fixes.begin(), fixes.end(), [](const model::Fix& x) { return x.verified.has_value() && !change(x, "nccl.version").empty(); });
   ASSERT_NE(nccl, fixes.end()) << "no verified NCCL wheel within a budget of 3";
   EXPECT_EQ(change(*nccl, "nccl.version"), "2.20.3");
+}
+
+bool counterfactual(const model::Fix& fix) { return fix.kind == "hardware" || fix.kind == "model"; }
+
+// Megatron-LM's --attention-backend fused with an MLA model on A100 (head_dim_qk 192): Megatron
+// turned FlashAttention and UnfusedDotProductAttention off, and FusedAttention on sm80 takes head
+// dims up to 128. The first fix is a Megatron argument; a GPU or head-dim change is no fix.
+TEST(FixSearch, MegatronMlaOnA100FusedGetsAMegatronArgumentFirst) {
+  for (std::string te : {"2.3.0", "2.8.0", "2.18.0"}) {
+    SCOPED_TRACE("TE " + te);
+    model::Facts facts = facts_of({"te.version=" + te, "gpu.compute_capability=8.0", "cudnn.version=9.1.0", "torch.version=2.6.0",
+                                   "torch.cuda_version=12.4", "flash_attn.version=2.7.4"});
+    model::Workload w = workload_of({{"qkv_format", "sbhd"}, {"attn_mask_type", "causal"}, {"num_heads", "128"}, {"head_dim_qk", "192"},
+                                     {"head_dim_v", "128"}, {"max_seqlen_q", "4096"}, {"attention_backend", "fused"}});
+    model::Explanation e = rules::explain(shipped(), facts, w);
+    ASSERT_FALSE(e.selected.has_value());
+    rules::verify_explanation(shipped(), facts, e, options());
+    const auto* f = finding(e, "attention-no-backend");
+    ASSERT_NE(f, nullptr);
+    auto fixes = verified(*f);
+    ASSERT_FALSE(fixes.empty());
+    EXPECT_FALSE(counterfactual(*fixes[0])) << fixes[0]->description;
+    EXPECT_FALSE(change(*fixes[0], "workload.attention_backend").empty()) << fixes[0]->description;
+    EXPECT_NE(fixes[0]->description.find("--attention-backend"), std::string::npos) << fixes[0]->description;
+    // Counterfactuals rank after every change the user can make.
+    bool seen_counterfactual = false;
+    for (const auto* fix : fixes) {
+      bool moves_shape = !change(*fix, "gpu.sm").empty() || !change(*fix, "workload.head_dim_qk").empty() ||
+                         !change(*fix, "workload.head_dim_v").empty();
+      EXPECT_EQ(moves_shape, counterfactual(*fix)) << fix->description;
+      if (counterfactual(*fix)) {
+        seen_counterfactual = true;
+      } else {
+        EXPECT_FALSE(seen_counterfactual) << fix->description << " ranks after a counterfactual";
+      }
+    }
+  }
+}
+
+TEST(FixSearch, DebugHintsAreNotFixes) {
+  model::Facts facts = facts_of({"te.version=2.8.0", "gpu.compute_capability=9.0", "cudnn.version=9.1.0", "env.NVTE_FLASH_ATTN=0",
+                                 "env.NVTE_FUSED_ATTN=0", "env.NVTE_UNFUSED_ATTN=0"});
+  model::Workload w = workload_of({{"qkv_format", "bshd"}, {"attn_mask_type", "causal"}, {"max_seqlen_q", "2048"}});
+  model::Explanation e = rules::explain(shipped(), facts, w);
+  rules::verify_explanation(shipped(), facts, e, options());
+  const auto* f = finding(e, "attention-no-backend");
+  ASSERT_NE(f, nullptr);
+  bool debug = false;
+  for (const auto& fix : f->fixes) {
+    if (fix.command.find("NVTE_DEBUG") == std::string::npos) continue;
+    debug = true;
+    EXPECT_EQ(fix.kind, "debug");
+    EXPECT_FALSE(fix.verified);
+  }
+  EXPECT_TRUE(debug);
+}
+
+TEST(FixSearch, UpgradesRankBeforeDowngradesAndAMajorDowngradeLast) {
+  model::Facts facts = facts_of({"te.version=2.3.0", "cudnn.version=9.1.0", "flash_attn.version=2.7.4"});
+  auto fix = [](std::string name, std::string value) {
+    model::Fix f;
+    f.changes = {{std::move(name), std::move(value)}};
+    f.verified = model::FixOutcome{"FusedAttention", "", "x"};
+    return f;
+  };
+  auto te_upgrade = rules::detail::fix_rank(fix("te.version", "2.5.0"), facts);
+  auto cudnn_downgrade = rules::detail::fix_rank(fix("cudnn.version", "9.0.0"), facts);
+  auto te_major_downgrade = rules::detail::fix_rank(fix("te.version", "1.13.0"), facts);
+  auto flash_downgrade = rules::detail::fix_rank(fix("flash_attn.version", "2.6.3"), facts);
+  auto gpu = rules::detail::fix_rank(fix("gpu.sm", "90"), facts);
+  EXPECT_LT(te_upgrade, cudnn_downgrade);      // an upgrade of a costlier kind before a downgrade
+  EXPECT_LT(cudnn_downgrade, te_major_downgrade);
+  EXPECT_LT(flash_downgrade, te_major_downgrade);
+  EXPECT_LT(te_major_downgrade, gpu);           // a counterfactual after everything
+}
+
+// The cuDNN pins of every fix in a report (node findings and the workload's).
+std::set<std::string> cudnn_pins(const std::vector<model::Finding>& node, const std::vector<model::Explanation>& explanations,
+                                 std::set<std::string>* commands = nullptr) {
+  std::set<std::string> pins;
+  auto scan = [&](const std::vector<model::Fix>& fixes) {
+    for (const auto& fix : fixes) {
+      if (!fix.verified) continue;
+      if (auto v = change(fix, "cudnn.version"); !v.empty()) {
+        pins.insert(v);
+        if (commands) commands->insert(fix.command);
+      }
+    }
+  };
+  for (const auto& f : node) scan(f.fixes);
+  for (const auto& e : explanations) {
+    for (const auto& f : e.findings) scan(f.fixes);
+    for (const auto& [key, verdict] : e.backends)
+      for (const auto& reason : verdict.reasons) scan(reason.fixes);
+  }
+  return pins;
+}
+
+TEST(FixSearch, OnePinPerPackageForTheWholeReport) {
+  for (std::string te : {"2.3.0", "2.11.0", "2.12.0", "2.18.0"}) {
+    SCOPED_TRACE("TE " + te);
+    model::Facts facts = facts_of({"te.version=" + te, "gpu.compute_capability=9.0", "cudnn.version=9.1.0", "torch.cuda_version=12.4",
+                                   "torch.version=2.6.0"});
+    std::vector<model::Finding> node = rules::evaluate_node(shipped(), facts);
+    rules::verify_node_findings(shipped(), facts, node, options());
+    std::vector<model::Explanation> explanations{rules::explain(shipped(), facts, workload_of(incidents()[1].workload))};
+    rules::verify_explanation(shipped(), facts, explanations[0], options());
+    rules::unify_pins(shipped(), facts, explanations, &node, options());
+    std::set<std::string> commands;
+    auto pins = cudnn_pins(node, explanations, &commands);
+    ASSERT_EQ(pins.size(), 1u) << testing::PrintToString(pins);
+    auto v = *model::Version::parse(*pins.begin());
+    if (*model::Version::parse(te) < model::Version{2, 12}) {
+      EXPECT_TRUE(commands.count("python3 -m pip install nvidia-cudnn-cu12==9.3.0.75")) << testing::PrintToString(commands);
+    } else {
+      EXPECT_GE(v, (model::Version{9, 6}));
+    }
+    // The finding keeps a verified cuDNN fix, and no fix the model refuted is shown as one.
+    const auto* f = finding(explanations[0], "attention-cp-all-gather-bottom-right-cudnn");
+    ASSERT_NE(f, nullptr);
+    for (const auto& fix : f->fixes)
+      if (fix.command.find("nvidia-cudnn") != std::string::npos && !fix.verified) {
+        EXPECT_TRUE(fix.refuted) << fix.command;
+      }
+  }
+  // B200 with cuDNN 9.10.1 and DeepSeek's packed MLA: one cuDNN release for the workload and the node.
+  model::Facts facts = facts_of({"te.version=2.8.0", "gpu.compute_capability=10.0", "cudnn.version=9.10.1", "torch.cuda_version=12.8",
+                                 "torch.version=2.7.0"});
+  std::vector<model::Finding> node = rules::evaluate_node(shipped(), facts);
+  rules::verify_node_findings(shipped(), facts, node, options());
+  std::vector<model::Explanation> explanations{rules::explain(
+      shipped(), facts, workload_of({{"qkv_format", "thd"}, {"attn_mask_type", "padding_causal"}, {"num_heads", "128"}, {"head_dim_qk", "192"},
+                                     {"head_dim_v", "128"}, {"max_seqlen_q", "8192"}}))};
+  rules::verify_explanation(shipped(), facts, explanations[0], options());
+  rules::unify_pins(shipped(), facts, explanations, &node, options());
+  auto pins = cudnn_pins(node, explanations);
+  EXPECT_EQ(pins.size(), 1u) << testing::PrintToString(pins);
 }
 
 } // namespace

@@ -361,3 +361,18 @@ TEST(HfConfig, BadConfigsFailWithTheFileAndKey) {
   EXPECT_EQ(uncapped->front().get("max_seqlen_q")->as_int(), 40960);
   EXPECT_EQ(uncapped->front().name, "qwen3");
 }
+
+
+
+// config.json never says whether the trainer packs sequences: the first note says so and how to
+// check the packed variant; an encoder (no causal packing question) has no such note.
+TEST(HfConfig, PackingIsUnknownAndTheNoteSaysHowToCheckIt) {
+  auto llama = model_workloads("llama-3-8b");
+  ASSERT_FALSE(llama.empty());
+  ASSERT_FALSE(llama[0].notes.empty());
+  EXPECT_TRUE(llama[0].notes.front().starts_with("packing unknown")) << llama[0].notes.front();
+  EXPECT_TRUE(mentions(llama[0], "--workload-set qkv_format=thd --workload-set attn_mask_type=padding_causal"));
+  auto bert = model_workloads("bert-base-uncased");
+  ASSERT_FALSE(bert.empty());
+  EXPECT_FALSE(mentions(bert[0], "packing unknown"));
+}

@@ -251,3 +251,36 @@ TEST(MegatronArgs, RecipeErrorsPointAtTheKey) {
   EXPECT_NE(yaml_error("- a\n- b\n").find("a recipe must be a YAML mapping"), std::string::npos);
   EXPECT_NE(yaml_error("model:\n  _target_: x.Llama3Config8B\n").find("no Megatron-LM arguments found"), std::string::npos);
 }
+
+
+
+// Packed sequences: a recipe that says so gives thd with a padding causal mask; arguments that
+// do not say so leave the layout unpacked and a note on how to check the packed variant.
+TEST(MegatronArgs, PackedSequencesFromRecipesAndUnknownPackingElsewhere) {
+  auto bridge = load("llama3_8b_packed_bridge.yaml");
+  ASSERT_EQ(bridge.size(), 1u);
+  EXPECT_EQ(bridge[0].get("qkv_format")->to_string(), "thd");
+  EXPECT_EQ(bridge[0].get("attn_mask_type")->to_string(), "padding_causal");
+  EXPECT_TRUE(std::any_of(bridge[0].notes.begin(), bridge[0].notes.end(),
+                          [](const std::string& n) { return n.find("packed_sequence_size") != std::string::npos; }));
+  auto verl = load("qwen2_7b_verl.yaml");
+  ASSERT_EQ(verl.size(), 1u);
+  EXPECT_EQ(verl[0].get("qkv_format")->to_string(), "thd");
+  EXPECT_EQ(verl[0].get("attn_mask_type")->to_string(), "padding_causal");
+  EXPECT_TRUE(std::any_of(verl[0].notes.begin(), verl[0].notes.end(),
+                          [](const std::string& n) { return n.find("use_remove_padding") != std::string::npos; }));
+
+  auto plain = load("llama3_8b.args");
+  ASSERT_FALSE(plain.empty());
+  EXPECT_EQ(plain[0].get("qkv_format")->to_string(), "sbhd");
+  EXPECT_EQ(plain[0].get("attn_mask_type")->to_string(), "causal");
+  ASSERT_FALSE(plain[0].notes.empty());
+  EXPECT_TRUE(plain[0].notes.front().starts_with("packing unknown")) << plain[0].notes.front();
+  EXPECT_NE(plain[0].notes.front().find("--workload-set qkv_format=thd --workload-set attn_mask_type=padding_causal"), std::string::npos);
+  // A recipe that turns packing off (size -1) leaves the batch unpacked.
+  auto off = workload::parse_megatron_yaml("model:\n  num_attention_heads: 8\n  kv_channels: 64\n  seq_length: 1024\n"
+                                           "dataset:\n  packed_sequence_specs:\n    packed_sequence_size: -1\n",
+                                           "off.yaml", "off");
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_EQ((*off)[0].get("qkv_format")->to_string(), "sbhd");
+}

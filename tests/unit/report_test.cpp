@@ -1,6 +1,7 @@
 // Report renderers: the JSON report validates against the shipped schema, the Prometheus
 // textfile passes `promtool check metrics` and escapes labels, the NFD file has valid labels.
 #include "report/render.hpp"
+#include "report/style.hpp"
 #include "support/report_schema.hpp"
 #include "support/sample_report.hpp"
 #include "util/strings.hpp"
@@ -239,4 +240,50 @@ TEST(TerminalSafe, KeepsTextAndOwnColoursShowsTheRest) {
   EXPECT_EQ(util::terminal_safe("a\x1b[8mb", util::Sgr::keep), "a\\x1b[8mb");
   EXPECT_EQ(util::terminal_safe("del\x7f c1\xc2\x9b"), "del\\x7f c1\\u009b");
   EXPECT_EQ(util::one_line("a\r\nb"), "a\\r\\nb");
+}
+
+// A finding's fixes as text: verified ones the user can make take the slots; counterfactuals
+// share one "would also run" line; a logging aid is under debug:; commands the model cannot check
+// get one short tag each and their reason once; what the model refuted shows only with -v.
+TEST(ReportText, FixesKeepTheirPlaces) {
+  auto verified = [](std::string kind, std::string command, std::string description) {
+    model::Fix f;
+    f.kind = std::move(kind);
+    f.command = std::move(command);
+    f.description = std::move(description);
+    f.verified = model::FixOutcome{"FusedAttention", "F16_arbitrary_seqlen", "x"};
+    return f;
+  };
+  std::vector<model::Fix> fixes = {verified("env", "unset NVTE_FUSED_ATTN", "with unset NVTE_FUSED_ATTN"),
+                                   verified("hardware", "", "with an sm90 GPU (Hopper, e.g. H100)"),
+                                   verified("model", "", "with head_dim_qk=128 in the workload")};
+  model::Fix apt;
+  apt.kind = "config";
+  apt.command = "sudo apt-get remove -y x";
+  apt.unverified_reason = "not a pip install";
+  model::Fix other = apt;
+  other.command = "sudo apt-get remove -y y";
+  model::Fix debug;
+  debug.kind = "debug";
+  debug.command = "export NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2";
+  model::Fix refuted;
+  refuted.kind = "pip";
+  refuted.command = "python3 -m pip install nvidia-cudnn-cu12==9.3.0.75";
+  refuted.unverified_reason = "with cuDNN 9.3.0.75 the finding still holds";
+  refuted.refuted = true;
+  fixes.insert(fixes.end(), {apt, other, debug, refuted});
+  report::Style style(report::Color::no);
+  std::string text = report::render_fixes(fixes, style, 2, false);
+  EXPECT_THAT(text, HasSubstr("  fix: unset NVTE_FUSED_ATTN\n"));
+  EXPECT_THAT(text, HasSubstr("would also run (not a change you can make here): an sm90 GPU (Hopper, e.g. H100); head_dim_qk=128\n"));
+  EXPECT_THAT(text, Not(HasSubstr("fix: verified: with an sm90")));
+  EXPECT_THAT(text, HasSubstr("  fix: sudo apt-get remove -y x  [unverified]\n"));
+  EXPECT_THAT(text, HasSubstr("  fix: sudo apt-get remove -y y  [unverified]\n"));
+  EXPECT_EQ(util::split(text, '\n').size() - 1, 7u) << text; // 2 + 2 + 1 footnote + 1 + 1
+  EXPECT_THAT(text, HasSubstr("  [unverified] not checked: not a pip install\n"));
+  EXPECT_THAT(text, HasSubstr("  debug: export NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2\n"));
+  EXPECT_THAT(text, Not(HasSubstr("9.3.0.75")));
+  std::string verbose = report::render_fixes(fixes, style, 2, true);
+  EXPECT_THAT(verbose, HasSubstr("would not help: python3 -m pip install nvidia-cudnn-cu12==9.3.0.75: with cuDNN 9.3.0.75 the"));
+  EXPECT_EQ(report::best_fix(fixes), &fixes[0]);
 }

@@ -1,0 +1,133 @@
+// `selftest` as text (render.hpp): one line per check with its status, time and measurements,
+// what went wrong, then how many GPU checks ran and the findings about the self-test. Rendered
+// from the self-test's result object, the same one a report carries.
+#include "report/render.hpp"
+
+#include "util/strings.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace report {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Words of text in lines of at most width characters.
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines(1);
+  for (auto word : util::split(text, ' ')) {
+    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width) lines.emplace_back();
+    if (!lines.back().empty()) lines.back() += ' ';
+    lines.back() += std::string(word);
+  }
+  return lines;
+}
+
+// The Python tier's own account: TE's choice per workload (its selector, and what
+// DotProductAttention really ran), then each backend's numerics against the fp32 reference.
+std::string render_python_tier(const Json& r, bool verbose) {
+  std::string out;
+  auto str = [](const Json& j, const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string(); };
+  if (r.contains("te_version") && r["te_version"].is_string())
+    out += "           TransformerEngine " + str(r, "te_version") + " at " + str(r, "te_path") + "\n";
+  if (r.contains("selections") && r["selections"].is_array()) {
+    for (const auto& s : r["selections"]) {
+      std::string selector = s.contains("selector") && s["selector"].is_object()
+                                 ? (s["selector"].contains("error") ? "error: " + str(s["selector"], "error") : str(s["selector"], "backend"))
+                                 : "";
+      out += "           [" + str(s, "label") + "] TE ran " + str(s, "chosen") + " (get_attention_backend: " + selector + ")\n";
+    }
+  }
+  if (!r.contains("cases") || !r["cases"].is_array()) return out;
+  for (const auto& c : r["cases"]) {
+    std::string status = str(c, "status");
+    if (status == "skipped" && !verbose) continue;
+    char line[256];
+    std::snprintf(line, sizeof line, "           %-7s %-26s", status.c_str(), str(c, "backend").c_str());
+    out += line;
+    if (c.contains("ran") && c["ran"].is_string()) out += " ran " + str(c, "ran");
+    if (c.contains("fwd_max_abs_err") && c["fwd_max_abs_err"].is_number() && c.contains("bwd_max_abs_err") && c["bwd_max_abs_err"].is_number()) {
+      std::snprintf(line, sizeof line, "  fwd %.3g bwd %.3g", c["fwd_max_abs_err"].get<double>(), c["bwd_max_abs_err"].get<double>());
+      out += line;
+    }
+    if (c.contains("ms") && c["ms"].is_number()) {
+      std::snprintf(line, sizeof line, "  %.1f ms", c["ms"].get<double>());
+      out += line;
+    }
+    if (verbose && c.contains("label") && c["label"].is_string()) out += "  [" + str(c, "label") + "]";
+    out += "\n";
+    if (!str(c, "error").empty() && (status != "skipped" || verbose)) out += "             " + str(c, "error") + "\n";
+  }
+  return out;
+}
+
+} // namespace
+
+std::string render_selftest_text(const std::string& selftest_json, const std::vector<model::Finding>& findings, const TextOptions& options) {
+  const bool verbose = options.verbose;
+  Json doc = Json::parse(selftest_json, nullptr, false);
+  if (!doc.is_object() || !doc.contains("checks") || !doc["checks"].is_array()) return "Self-test: no result\n";
+  std::string out = "Self-test\n";
+  const Json summary = doc.contains("summary") && doc["summary"].is_object() ? doc["summary"] : Json::object();
+  const int gpu_checks = summary.value("gpu_checks", 0), gpu_ran = summary.value("gpu_checks_ran", 0);
+  for (const auto& o : doc["checks"]) {
+    const std::string check = o.value("check", ""), label = o.value("label", ""), status = o.value("status", ""), error = o.value("error", "");
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%6.2f s", o.value("seconds", 0.0));
+    std::string mark = status == "ok" ? "ok     " : status == "skipped" ? "skipped" : status == "failed" ? "FAILED " : "ERROR  ";
+    out += "  " + mark + " " + seconds + "  " + check + (label.empty() ? "" : " [" + label + "]");
+    const Json r = o.contains("result") && o["result"].is_object() ? o["result"] : Json::object();
+    if (r.contains("max_abs_err")) out += "  max_abs_err=" + std::to_string(r["max_abs_err"].get<double>());
+    if (r.contains("execute_ms")) out += "  " + std::to_string(r["execute_ms"].get<double>()) + " ms";
+    if (r.contains("tflops")) out += " (" + std::to_string(r["tflops"].get<double>()) + " TFLOP/s)";
+    if (r.contains("bus_bandwidth_gbps") && r.contains("gpus") && r["gpus"].get<int>() > 1) out += "  busbw=" + std::to_string(r["bus_bandwidth_gbps"].get<double>()) + " GB/s";
+    if (r.contains("backend")) out += "  TE chose " + r["backend"].get<std::string>();
+    out += "\n";
+    if (!error.empty() && (status != "skipped" || verbose)) {
+      for (auto line : util::split(error, '\n')) out += "           " + std::string(line) + "\n";
+    }
+    if (check == "python" && r.is_object()) out += render_python_tier(r, verbose);
+    if (r.contains("scaled") && r["scaled"].is_string()) out += "           " + r["scaled"].get<std::string>() + "\n";
+    if (r.contains("note") && r["note"].is_string() && (verbose || r.contains("reference"))) out += "           " + r["note"].get<std::string>() + "\n";
+    if (verbose && r.contains("runtime_compilation_seconds") && r.contains("engine") && r["engine"].is_object()) {
+      char line[200];
+      std::snprintf(line, sizeof line, "           cuDNN engine %lld compiled at plan time in %.3f s (a job pays it on its first step)\n",
+                    static_cast<long long>(r["engine"].value("index", std::int64_t{-1})), r["runtime_compilation_seconds"].get<double>());
+      out += line;
+    }
+    if (verbose && r.contains("kernel_seconds") && r.contains("reference_seconds")) {
+      char line[160];
+      std::snprintf(line, sizeof line, "           cuDNN kernels %.3f s, fp32 reference on the %s %.3f s\n", r["kernel_seconds"].get<double>(),
+                    r.contains("reference") && r["reference"].is_object() ? r["reference"].value("where", "").c_str() : "",
+                    r["reference_seconds"].get<double>());
+      out += line;
+    }
+    if (verbose && o.contains("phases") && o["phases"].is_array() && !o["phases"].empty()) {
+      // The child's own account of where its time went (phases overlap: threads).
+      std::string phases;
+      for (const auto& p : o["phases"]) {
+        std::string name = p.value("phase", "") + (p.contains("what") ? " " + p.value("what", "") : "");
+        char span[160];
+        std::snprintf(span, sizeof span, "%s%s %.3f%s", phases.empty() ? "" : ", ", name.c_str(), p.value("seconds", 0.0),
+                      p.value("open", false) ? " (open)" : "");
+        phases += span;
+      }
+      for (auto line : wrap_words(phases, 96)) out += "           " + line + "\n";
+    }
+  }
+  // A self-test that ran nothing on a GPU has not checked the GPU: say so (exit 3, UNKNOWN).
+  out += "\n" + std::to_string(gpu_ran) + " of " + std::to_string(gpu_checks) + " GPU checks ran" +
+         (gpu_ran == 0 && gpu_checks > 0 ? ": the GPU is unchecked (no GPU or no driver; see the skipped checks)" : "") + "\n";
+  if (!findings.empty()) out += "\nFindings\n";
+  for (const auto& f : findings) {
+    out += "  [" + std::string(model::to_string(f.severity)) + "] " + f.id + ": " + f.title + "\n";
+    for (auto line : util::split(util::trim(f.message), '\n')) out += "      " + std::string(line) + "\n";
+    for (const auto& fix : f.fixes) out += "      fix: " + (fix.command.empty() ? fix.description : fix.command) + "\n";
+  }
+  return out;
+}
+
+} // namespace report
