@@ -50,12 +50,14 @@ def flatten(node, prefix=""):
 
 
 def truth(name):
+    # The log starts with the command line, which holds the script's own text: read only the
+    # lines it printed, each from the start of a line.
     text = body(name)
-    te = re.search(r"TE cudnn \((\d+), (\d+), (\d+)\)", text)
+    te = re.search(r"^TE cudnn \((\d+), (\d+), (\d+)\)", text, re.M)
     return {"te_cudnn": ".".join(te.groups()) if te else None,
-            "torch_fails": "torch cudnn FAILED" in text,
+            "torch_fails": re.search(r"^torch cudnn FAILED", text, re.M) is not None,
             "cudnn_mapped": len(re.findall(r"^mapped .*/libcudnn\.so", text, re.M)),
-            "import_failed": re.findall(r"IMPORT FAILED \S+ (\S+ .*)", text)}
+            "import_failed": re.findall(r"^IMPORT FAILED \S+ (\S+ .*)", text, re.M)}
 
 
 probe = flatten(json_of("te-probe-json").get("facts", {}))
