@@ -11,6 +11,7 @@
 #include "util/strings.hpp"
 
 #include <cstdlib>
+#include <optional>
 #include <filesystem>
 #include <unistd.h>
 
@@ -72,13 +73,15 @@ std::vector<model::Workload> selftest_workloads(const Options& options) {
   return out;
 }
 
-// explain's choice for what the Python tier really runs: only the keys sdpa_args() hands it
-// (dtype, layout, shape, head dims, causal or not, window); a model's other settings (logit
-// softcapping, dropout, a bias) are not part of the tier's run, so they must not be part of the
-// prediction it is held against. "" when the tier does not run this workload.
-std::string python_tier_prediction(const rules::RuleSet& rules, const model::Facts& facts, const model::Workload& w) {
+// explain's answer for what the self-test really runs: only the keys sdpa_args() hands the
+// te_selector child and the Python tier (dtype, layout, shape, head dims, causal or not, window,
+// training, determinism). A model's other settings (logit softcapping, dropout, a bias) are not
+// part of those runs, so they must not be part of the prediction the runs are held against
+// (Gemma-2's softcapping made explain say "none" where TE's selector, asked without it, chose
+// F16_arbitrary_seqlen: seen on the H100). nullopt when the self-test does not run the workload.
+std::optional<model::Explanation> shape_explanation(const rules::RuleSet& rules, const model::Facts& facts, const model::Workload& w) {
   auto args = selftest::sdpa_args(w);
-  if (!args) return {};
+  if (!args) return std::nullopt;
   const auto& a = *args;
   auto number = [&](const char* key) { return std::to_string(a[key].get<long long>()); };
   std::vector<std::string> settings = {
@@ -88,11 +91,14 @@ std::string python_tier_prediction(const rules::RuleSet& rules, const model::Fac
       "head_dim_v=" + number("dim_v"), std::string("attn_mask_type=") + (a["causal"].get<bool>() ? "causal" : "no_mask")};
   if (a.contains("window_left") && a["window_left"].get<long long>() >= 0)
     settings.push_back("window_size=" + number("window_left") + "," + (a.contains("window_right") ? number("window_right") : "-1"));
+  for (const char* key : {"is_training", "deterministic"})
+    if (a.contains(key)) settings.push_back(std::string(key) + "=" + (a[key].get<bool>() ? "true" : "false"));
   try {
     auto shaped = load_workloads(Options{}, settings);
-    return shaped.empty() ? std::string() : rules::explain(rules, facts, shaped.front()).selected.value_or("none");
+    if (shaped.empty()) return std::nullopt;
+    return rules::explain(rules, facts, shaped.front());
   } catch (const util::Fatal&) {
-    return {};
+    return std::nullopt;
   }
 }
 
@@ -106,11 +112,15 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
   plan.facts = facts;
   plan.workloads = workloads;
   for (const auto& w : workloads) {
-    model::Explanation e = rules::explain(rules, facts, w);
-    auto fused = e.backends.find("fused_attention");
-    plan.predicted.push_back(fused != e.backends.end() && fused->second.available && fused->second.sub_backend
-                                 ? *fused->second.sub_backend : "none");
-    plan.predicted_selected.push_back(python_tier_prediction(rules, facts, w));
+    auto e = shape_explanation(rules, facts, w);
+    std::string sub_backend = "none";
+    if (e) {
+      if (auto fused = e->backends.find("fused_attention");
+          fused != e->backends.end() && fused->second.available && fused->second.sub_backend)
+        sub_backend = *fused->second.sub_backend;
+    }
+    plan.predicted.push_back(sub_backend);
+    plan.predicted_selected.push_back(e ? e->selected.value_or("none") : std::string());
   }
   plan.python_executable = options.python ? options.python->string() : facts.get_string("python.executable").value_or("python3");
   plan.python_script = find_python_script();

@@ -63,8 +63,11 @@ def mapped_libraries():
 
 
 def label_of(w):
-    return "%s %s b%d h%d/%d s%d d%d/%d %s" % (w["dtype"], w["layout"], w["batch"], w["heads"], w["kv_heads"], w["seq_q"],
-                                              w["dim_qk"], w["dim_v"], "causal" if w["causal"] else "no_mask")
+    label = "%s %s b%d h%d/%d s%d d%d/%d %s" % (w["dtype"], w["layout"], w["batch"], w["heads"], w["kv_heads"], w["seq_q"],
+                                               w["dim_qk"], w["dim_v"], "causal" if w["causal"] else "no_mask")
+    if w.get("window_left", -1) >= 0:
+        label += " window %d,%d" % (w["window_left"], 0 if w["causal"] else w.get("window_right", -1))
+    return label
 
 
 def run_torch(torch, workloads):

@@ -113,7 +113,7 @@ TEST(ReportJson, SelftestIsTheSelftestsOwnObject) {
             R"({"checks":[{"check":"cudnn_sdpa","label":"","status":"error","seconds":30.0,"started":0.0,"error":"timed out",)"
             R"("timed_out":true,"phase":"plan","phases":[{"phase":"plan","start":0.5,"seconds":29.5,"what":"forward","open":true}]},)"
             R"({"check":"nvrtc","label":"","status":"ok","seconds":0.25,"started":0.0,"result":{"status":"ok","compile_seconds":0.125}}],)"
-            R"("summary":{"ok":1,"failed":1,"skipped":0}})");
+            R"("summary":{"ok":1,"failed":1,"skipped":0,"gpu_checks":1,"gpu_checks_ran":1}})");
 }
 
 TEST(Prometheus, DuplicateFindingsAreOneSeries) {
@@ -230,7 +230,7 @@ TEST(ReportText, ControlCharactersAreShownNotActedOn) {
   ASSERT_FALSE(r.workloads.empty());
   std::string explain = report::render_explain_text(r.workloads.front(), report::TextOptions{});
   EXPECT_THAT(explain, Not(HasSubstr("\x1b")));
-  EXPECT_THAT(explain, HasSubstr("Workload llama\\x1b[2J\\nsplit"));
+  EXPECT_THAT(explain, HasSubstr("llama\\x1b[2J\\nsplit → "));
 }
 
 TEST(TerminalSafe, KeepsTextAndOwnColoursShowsTheRest) {
