@@ -16,6 +16,7 @@
 #include "service/push.hpp"
 #include "util/defer.hpp"
 #include "util/file.hpp"
+#include "util/input_guard.hpp"
 #include "util/json_text.hpp"
 #include "util/logging.hpp"
 
@@ -63,15 +64,11 @@ std::optional<fs::path> active_bundle(const Options& options) {
 std::optional<std::string> bundle_description(const fs::path& bundle_dir) {
   auto text = util::read_file(bundle_dir / "BUNDLE.json", 1u << 16);
   if (!text) return std::nullopt;
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt; // a damaged BUNDLE.json: the bundle is still listed by its directory
-  }
-  if (!doc.is_object()) return std::nullopt;
-  return "bundle " + doc.value("digest", std::string("?")) + " from " + doc.value("source", std::string("?")) +
-         " (key " + doc.value("key_id", std::string("?")) + ", installed " + doc.value("installed_at", std::string("?")) + ")";
+  auto doc = util::parse_json<nlohmann::json>(*text, "BUNDLE.json");
+  if (!doc) return std::nullopt; // a damaged BUNDLE.json: the bundle is still listed by its directory
+  if (!doc->is_object()) return std::nullopt;
+  return "bundle " + doc->value("digest", std::string("?")) + " from " + doc->value("source", std::string("?")) +
+         " (key " + doc->value("key_id", std::string("?")) + ", installed " + doc->value("installed_at", std::string("?")) + ")";
 }
 
 std::vector<std::string> trusted_keys(const Options& options) {

@@ -1,11 +1,14 @@
-// A read-only YAML tree built with libyaml's event parser, for the rules loader. It offers the
+// A read-only YAML tree built with libyaml's event parser, for the rules loader (and, through
+// check_yaml in input_guard.hpp, the gate every yaml-cpp reader passes first). It offers the
 // small part of yaml-cpp's Node interface the loader uses (IsMap/IsSequence/IsScalar/IsNull,
 // Scalar, Mark, iteration with .first/.second for mappings) so loader.cpp reads the same with
 // either; the point is speed: yaml-cpp's scanner spent ~70% of `check` (callgrind, 300 M
 // instructions for the 250 KB database), libyaml's C scanner a small fraction of that.
 // Marks are 0-based line/column like yaml-cpp's. Nodes point into their YamlDocument and are
-// valid while it lives. Internal to src/rules.
+// valid while it lives. The parse applies the input limits (input_guard.hpp) while it builds.
 #pragma once
+
+#include "util/input_guard.hpp"
 
 #include <deque>
 #include <optional>
@@ -13,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace rules::detail {
+namespace util {
 
 struct YamlMark {
   int line = 0;   // 0-based
@@ -64,14 +67,19 @@ struct YamlData {
 struct YamlError {
   std::string message; // libyaml's problem (and context), e.g. "mapping values are not allowed in this context"
   YamlMark mark;
+  // An input limit was hit (message "nested deeper than 64 levels (limit 64)"): the text may be
+  // well-formed YAML, so callers do not call it malformed.
+  bool limit = false;
 };
 
-// The first document of a YAML text. Plain scalars ~, null, Null, NULL and empty are null nodes
+// The one document of a YAML text. Plain scalars ~, null, Null, NULL and empty are null nodes
 // (YAML 1.2 core schema, as yaml-cpp); quoted ones are strings. Aliases share their anchor's node.
 class YamlDocument {
 public:
-  // nullopt and error set when the text is not well-formed YAML.
-  static std::optional<YamlDocument> parse(std::string_view text, YamlError& error);
+  // nullopt and error set when the text is not well-formed YAML or breaks a limit: nesting deeper
+  // than limits.max_depth, more than limits.max_nodes nodes with every alias expanded, an alias
+  // inside the node it names (a cycle), a second document (yaml-cpp's Load drops it silently).
+  static std::optional<YamlDocument> parse(std::string_view text, YamlError& error, const InputLimits& limits = {});
   YamlNode root() const { return YamlNode(m_root); }
 
   YamlDocument() = default;
@@ -83,4 +91,4 @@ private:
   const YamlData* m_root = nullptr;
 };
 
-} // namespace rules::detail
+} // namespace util
