@@ -21,6 +21,7 @@ for t in "${targets[@]}"; do
   if [[ $t == rules_yaml ]]; then seeds+=(rules); fi # every shipped rule file (as tests/fuzz/CMakeLists.txt)
   if [[ $t == hf_config ]]; then seeds+=(tests/fixtures/hf); fi # every model family's config.json
   if [[ $t == megatron ]]; then seeds+=(tests/fixtures/megatron); fi # every launch script and recipe
+  if [[ $t == te_log ]]; then seeds+=(tests/fixtures/te-logs); fi # every TE-generated debug log
   if [[ $t == side_files ]]; then seeds+=(tests/explain); fi # every explain case file
   if [[ $t == last_report ]]; then seeds+=(tests/fixtures/snapshots); fi # snapshots hold facts as reports do
   echo "== fuzz_$t for ${seconds}s"

@@ -5,12 +5,15 @@
 # DT_RPATH=$ORIGIN/lib (not RUNPATH: RPATH also covers the libraries' own dependencies), so it
 # runs without LD_LIBRARY_PATH and the environment the doctor probes stays the node's own.
 # NVTE_GPU_BUILD_DIR (default build-gpu) and NVTE_GPU_CARRY_DIR (default .gpu-carry) move the
-# build and the pack, e.g. into a folder another checkout carries.
+# build and the pack, e.g. into a folder another checkout carries. NVTE_GPU_BUILD_TYPE (default
+# Release) picks the build type: RelWithDebInfo with NVTE_GPU_CMAKE_ARGS=-DNVTE_WERROR=ON compiles
+# exactly what scripts/bootstrap.sh compiles, so a compiler cache serves it. Carried binaries are
+# stripped of debug sections (the 64 MiB carry limit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${NVTE_GPU_BUILD_DIR:-build-gpu}
 carry=${NVTE_GPU_CARRY_DIR:-.gpu-carry}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTE_BUILD_TESTS=ON \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${NVTE_GPU_BUILD_TYPE:-Release}" -DNVTE_BUILD_TESTS=ON ${NVTE_GPU_CMAKE_ARGS:-} \
   -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags -DCMAKE_BUILD_RPATH='$ORIGIN/lib' >/dev/null
 cmake --build "$build" -j"$(nproc)" --target nvte-doctor nvte-bench ${NVTE_GPU_TEST_TARGETS:-}
 rm -rf "$carry" && mkdir -p "$carry/lib"
@@ -29,4 +32,5 @@ for bin in "$carry/nvte-doctor" "$carry/nvte-bench-explain-rate" ${NVTE_GPU_TEST
     esac
   done
 done
+find "$carry" -maxdepth 1 -type f -perm -u+x -exec strip --strip-debug {} +
 du -sh "$carry"

@@ -3,7 +3,15 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models]
+#
+# te: a real TransformerEngine (scripts/gpu-build-te.sh builds it from the sources in .gpu-te/, or
+# installs the wheel a previous build sent back, .gpu-te/wheel/) and every claim about it: what
+# the process maps in each import order with and without CUDNN_PATH (the truth), the doctor's
+# probe and check against it (TE importable or not: first without pydantic), the self-test's TE
+# selector and Python tier (default shape and the HF fixtures' shapes), and live conformance
+# (tools/te-conformance/live.py) with each cuDNN copy TE can be made to load; the live records
+# land in the stage's tarball (live/). te-models: the self-test's TE path at the HF fixtures' shapes.
 #
 # Every step is guarded (a timeout, its exit code recorded) and never stops the others. Logs
 # go to $OUT/gpu-validate/ (or ./gpu-validate-out/), one per step with the command line, exit
@@ -78,7 +86,7 @@ MATRIX=(--workload-set batch_size=2 --workload-set num_heads=16 --workload-set m
 
 run_matrix() {
   # JSON only (one child per check, so the text rendering would double the device time); the
-  # table in docs/validation.md is rendered from it.
+  # table in docs/records/validation.md is rendered from it.
   for layout in bshd_bshd_bshd sbhd_sbhd_sbhd; do
     step "matrix-$layout-json" 600 "$BIN" selftest "${COMMON[@]}" --format json --timeout 120 --python '' "${MATRIX[@]}" \
       --workload-set qkv_layout=$layout --sweep num_gqa_groups=16,4
@@ -135,7 +143,7 @@ run_coldstart() {
   fi
 }
 
-# What README.md quotes: the plain check of the node, and a check whose workload has no backend
+# What docs/examples.md quotes from the GPU node (README.md a trimmed part of it): the plain check of the node, and a check whose workload has no backend
 # until a verified fix (NVTE_FUSED_ATTN=0 and NVTE_UNFUSED_ATTN=0 on a node without flash-attn),
 # in text, JSON and explain --fix; the default explain of this node (TE absent: the assumed release).
 run_readme() {
@@ -173,6 +181,86 @@ run_gputest() {
   return 0
 }
 
+# The truth of one import order: what the process maps, and what torch and TE see.
+TRUTH='import os, sys
+order = sys.argv[1].split(",")
+for name in order:
+    try:
+        __import__(name)
+        print("imported", name)
+    except Exception as e:
+        print("IMPORT FAILED", name, type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+import torch
+try:
+    print("torch cudnn", torch.backends.cudnn.version())
+except Exception as e:
+    print("torch cudnn FAILED", type(e).__name__, str(e).splitlines()[0])
+te = sys.modules.get("transformer_engine.pytorch")
+if te is not None:
+    from transformer_engine.pytorch.utils import get_cudnn_version
+    print("TE cudnn", get_cudnn_version())
+maps = {l.split()[-1] for l in open("/proc/self/maps") if "/" in l}
+for key in ("libcudnn.so", "libcudnn_graph", "libnvrtc.so", "libcublasLt.so", "libcurand.so", "libtransformer_engine"):
+    for path in sorted(p for p in maps if os.path.basename(p).startswith(key)):
+        print("mapped", path)'
+
+TE_PREFIX=${TE_PREFIX:-/tmp/te-prefix}
+VENV_CUDNN_DIR=$(dirname "$(dirname "${VENV_CUDNN:-/x/y}")")
+
+# TE into $TE_PREFIX: the wheel a previous build sent back, else a build from .gpu-te's sources.
+install_te() {
+  local prefix=$TE_PREFIX
+  if [[ ! -d $prefix/transformer_engine ]]; then
+    if [[ -f .gpu-te/wheel/te-wheel.name ]]; then
+      step te-install-wheel 300 scripts/gpu-build-te.sh install
+    else
+      [[ -f /tmp/te-build/rc || -d /tmp/te-build/te ]] || scripts/gpu-build-te.sh start
+      step te-build 590 scripts/gpu-build-te.sh wait "${TE_BUILD_WAIT:-580}"
+    fi
+  fi
+  [[ -d $prefix/transformer_engine ]] || { echo "te: no TE installed in $prefix" | tee -a "$SUMMARY"; return 1; }
+}
+
+run_te() {
+  install_te || return 0
+  local prefix=$TE_PREFIX venv_cudnn_dir=$VENV_CUDNN_DIR
+  local base_pp=$prefix full_pp=$prefix:$PWD/.gpu-te/py
+  # Without pydantic (TE's Requires-Dist, absent from the node): TE does not import.
+  step te-truth-no-pydantic 120 env PYTHONPATH=$base_pp "$PY" -c "$TRUTH" torch,transformer_engine.pytorch
+  step te-probe-no-pydantic 120 env PYTHONPATH=$base_pp "$BIN" probe -v
+  step te-check-no-pydantic 180 env PYTHONPATH=$base_pp "$BIN" check "${COMMON[@]}" --no-color
+  # The truth in each import order, with and without CUDNN_PATH.
+  step te-truth-torch-first 120 env PYTHONPATH=$full_pp "$PY" -c "$TRUTH" torch,transformer_engine.pytorch
+  step te-truth-te-first 120 env PYTHONPATH=$full_pp "$PY" -c "$TRUTH" transformer_engine.pytorch,torch
+  step te-truth-torch-first-cudnn-path 120 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" "$PY" -c "$TRUTH" torch,transformer_engine.pytorch
+  step te-truth-te-first-cudnn-path 120 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" "$PY" -c "$TRUTH" transformer_engine.pytorch,torch
+  # The doctor against it.
+  step te-probe 120 env PYTHONPATH=$full_pp "$BIN" probe -v
+  step te-probe-json 120 env PYTHONPATH=$full_pp "$BIN" probe --format json
+  step te-check 180 env PYTHONPATH=$full_pp "$BIN" check "${COMMON[@]}" --no-color -v
+  step te-check-cudnn-path 180 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" "$BIN" check "${COMMON[@]}" --no-color -v
+  step te-check-json 180 env PYTHONPATH=$full_pp "$BIN" check "${COMMON[@]}" --format json
+  step te-selftest 600 env PYTHONPATH=$full_pp "$BIN" selftest "${COMMON[@]}" -v --python "$PY"
+  step te-selftest-json 600 env PYTHONPATH=$full_pp "$BIN" selftest "${COMMON[@]}" --format json --python "$PY"
+  step te-selftest-cudnn-path 600 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" "$BIN" selftest "${COMMON[@]}" -v --python "$PY"
+  # Live conformance with each cuDNN TE can be made to load.
+  mkdir -p "$LOGS/live"
+  step te-live-system-cudnn 300 env PYTHONPATH=$full_pp TE_COMMIT="$(tar xzOf .gpu-te/te-src-*.tar.gz te/COMMIT 2>/dev/null)" \
+    "$PY" tools/te-conformance/live.py --label h100 --out "$LOGS/live"
+  step te-live-venv-cudnn 300 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" TE_COMMIT="$(tar xzOf .gpu-te/te-src-*.tar.gz te/COMMIT 2>/dev/null)" \
+    "$PY" tools/te-conformance/live.py --label h100 --out "$LOGS/live"
+}
+
+# The self-test's TE path at the full shapes of the HF fixtures (seq 8192 where the model has it).
+run_te_models() {
+  install_te || return 0
+  local full_pp=$TE_PREFIX:$PWD/.gpu-te/py f name
+  for f in tests/fixtures/hf/*/config.json; do
+    name=$(basename "$(dirname "$f")")
+    step "te-selftest-model-$name" 600 env PYTHONPATH=$full_pp "$BIN" selftest "${COMMON[@]}" -v --python "$PY" --hf-config "$f"
+  done
+}
+
 echo "# nvte-doctor GPU validation, stage $STAGE, $(date -u +%FT%TZ), binary $BIN" >>"$SUMMARY"
 case $STAGE in
   basic) run_basic ;;
@@ -185,6 +273,8 @@ case $STAGE in
   coldstart) run_coldstart ;;
   readme) run_readme ;;
   bench) run_bench ;;
+  te) run_te ;;
+  te-models) run_te_models ;;
   all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;
 esac

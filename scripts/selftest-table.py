@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Renders `nvte-doctor selftest --format json` outputs (files, or the step logs that
-scripts/gpu-validate.sh writes) as one Markdown table of the cuDNN checks, for docs/validation.md.
+scripts/gpu-validate.sh writes) as one Markdown table of the cuDNN checks, for docs/records/validation.md.
 Usage: scripts/selftest-table.py FILE..."""
 import json
 import sys

@@ -74,9 +74,10 @@ nvte_unit_test(probe_libs_tests
   SOURCES support/node_fixture.cpp support/ld_cache_writer.cpp
           unit/elf_reader_test.cpp unit/ld_cache_test.cpp unit/loader_model_test.cpp unit/dist_info_test.cpp
           unit/library_version_test.cpp unit/te_load_order_test.cpp unit/python_probe_test.cpp
-          unit/libraries_probe_test.cpp
-  LIBS nvte_probe)
+          unit/libraries_probe_test.cpp unit/te_node_rules_test.cpp unit/import_order_test.cpp
+  LIBS nvte_probe nvte_rules)
 add_dependencies(probe_libs_tests nvte_fake_libs)
 target_include_directories(probe_libs_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(probe_libs_tests PRIVATE
-  NVTE_FAKE_LIBS_DIR="${NVTE_FAKE_LIBS_DIR}" NVTE_FIXTURES_DIR="${CMAKE_CURRENT_SOURCE_DIR}/fixtures")
+  NVTE_FAKE_LIBS_DIR="${NVTE_FAKE_LIBS_DIR}" NVTE_FIXTURES_DIR="${CMAKE_CURRENT_SOURCE_DIR}/fixtures"
+  NVTE_RULES_DIR="${CMAKE_SOURCE_DIR}/rules")

@@ -66,7 +66,7 @@ _nvte_doctor_values() {
         --rules|--root)
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -d -- "$cur")) ;;
-        -o|--output|--facts|-w|--workload|--hf-config|--megatron-args|--config|--python)
+        -o|--output|--facts|-w|--workload|--hf-config|--megatron-args|--te-log|--config|--python)
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -f -- "$cur")) ;;
         *) COMPREPLY=() ;;

@@ -1,4 +1,4 @@
-// The commands. Each returns the process exit code (DESIGN.md: 0 OK, 1 WARNING, 2 CRITICAL,
+// The commands. Each returns the process exit code (ARCHITECTURE.md: 0 OK, 1 WARNING, 2 CRITICAL,
 // 3 UNKNOWN); bad input is thrown as util::Fatal with a one-line reason and becomes exit 3 in main.
 #pragma once
 

@@ -2,39 +2,21 @@
 // Prometheus textfile or NFD features). A workload without
 // any attention backend is an error finding of its own, carrying the reasons and their fixes.
 #include "app/app.hpp"
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "app/rules_loading.hpp"
 #include "app/selftest_command.hpp"
 #include "app/workloads.hpp"
-#include "app/service_glue.hpp"
+#include "app/check_core.hpp"
 #include "rules/fix_search.hpp"
 #include "report/render.hpp"
+#include "report/te_log_agreement.hpp"
 #include "util/hash.hpp"
 #include "util/logging.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <future>
 
 namespace app {
-
-namespace {
-
-model::Finding no_backend_finding(const model::Explanation& e) {
-  model::Finding f;
-  f.id = "workload-no-attention-backend";
-  f.severity = model::Severity::error;
-  f.title = "No attention backend for workload " + e.workload.name;
-  f.area = "attention";
-  f.workload = e.workload.name;
-  f.message = "TE " + e.te_version + " would raise \"No dot product attention backend is available\" for this workload:";
-  for (const auto& [backend, verdict] : e.backends)
-    for (const auto& reason : verdict.reasons) f.message += "\n" + backend + ": " + reason.message;
-  f.evidence.emplace_back("te.version", e.te_version);
-  return f;
-}
-
-} // namespace
 
 model::Report build_report(const Options& options) {
   // The rules load (YAML parsing: most of check's own cost) on a thread while the probes run
@@ -45,7 +27,8 @@ model::Report build_report(const Options& options) {
   laps.lap("facts");
   rules::RuleSet rules = loading.valid() ? loading.get() : load_rules(options);
   laps.lap("rules (beyond the facts)");
-  auto workloads = load_workloads(options);
+  std::vector<std::shared_ptr<const model::ObservedSelection>> observed; // what a TE log says of each workload
+  auto workloads = load_workloads(options, {}, &observed);
   // What the rules need to know about this run rather than the node: whether TE's absence
   // matters (workloads to run) and which TE release the verdicts then model.
   facts.set("doctor.workloads", static_cast<long>(workloads.size()));
@@ -57,23 +40,20 @@ model::Report build_report(const Options& options) {
   report.rules_digest = rules.digest();
   report.host = facts.get_string("system.hostname").value_or(host_name());
   report.generated_at = now_rfc3339();
-  if (options.selftest) report.selftest_json = run_selftest_step(options, facts, rules, workloads);
+  if (options.selftest) report.selftest = run_selftest_step(options, facts, rules, workloads);
   rules::SearchOptions search = fix_search_options();
   report.findings = rules::evaluate_node(rules, facts);
   laps.lap("node rules");
   rules::verify_node_findings(rules, facts, report.findings, search);
   laps.lap("node fixes");
-  for (const auto& w : workloads) {
-    model::Explanation e = rules::explain(rules, facts, w);
-    rules::verify_explanation(rules, facts, e, search);
-    if (!e.selected) {
-      model::Finding f = no_backend_finding(e);
-      // The same question as the attention-no-backend rule's: reuse its verified fixes.
-      auto rule = std::find_if(e.findings.begin(), e.findings.end(), [](const auto& x) { return x.id == "attention-no-backend"; });
-      f.fixes = rule != e.findings.end() ? rule->fixes : rules::search_fixes(rules, facts, &e.workload, f, search);
-      report.findings.push_back(std::move(f));
-    }
+  model::Facts scratch;
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    const model::Workload& w = workloads[i];
+    const model::Facts& workload_facts = facts_for(facts, observed[i].get(), scratch); // a TE log's versions
+    model::Explanation e = rules::explain(rules, workload_facts, w);
+    rules::verify_explanation(rules, workload_facts, e, search);
     for (const auto& f : e.findings) report.findings.push_back(f);
+    if (observed[i]) report.findings.push_back(report::te_log_finding(e, *observed[i]));
     report.workloads.push_back(std::move(e));
     laps.lap("workload " + w.name);
   }

@@ -1,10 +1,11 @@
 // `explain`: TE's backend selection for each workload on this (or a what-if) node; with
 // --sweep, a support matrix over the swept values.
 #include "app/app.hpp"
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "app/rules_loading.hpp"
 #include "app/workloads.hpp"
 #include "report/render.hpp"
+#include "report/te_log_agreement.hpp"
 #include "util/json_text.hpp"
 #include "util/strings.hpp"
 
@@ -165,9 +166,9 @@ std::string render_fix_list(const std::vector<model::Explanation>& explanations,
 } // namespace
 
 int run_explain(const Options& options) {
-  if (options.workload_files.empty() && options.hf_configs.empty() && options.megatron_args.empty() && options.workload_sets.empty() &&
+  if (options.workload_files.empty() && options.hf_configs.empty() && options.megatron_args.empty() && options.te_logs.empty() && options.workload_sets.empty() &&
       options.sweeps.empty())
-    throw util::Fatal{"explain needs a workload: --workload FILE, --hf-config FILE, --megatron-args FILE or --workload-set KEY=VALUE"};
+    throw util::Fatal{"explain needs a workload: --workload FILE, --hf-config FILE, --megatron-args FILE, --te-log FILE or --workload-set KEY=VALUE"};
   model::Facts facts = load_facts(options);
   rules::RuleSet rules = load_rules(options);
   report::TextOptions text{options.color ? report::Color::yes : report::Color::no, options.verbosity > 0};
@@ -188,9 +189,13 @@ int run_explain(const Options& options) {
         settings.push_back(sweeps[i].key + "=" + sweeps[i].values[index[i]]);
         values.push_back(sweeps[i].values[index[i]]);
       }
-      for (auto& w : load_workloads(options, settings)) {
+      std::vector<std::shared_ptr<const model::ObservedSelection>> observed;
+      auto workloads = load_workloads(options, settings, &observed);
+      for (std::size_t i = 0; i < workloads.size(); ++i) {
+        const model::Workload& w = workloads[i];
         if (!by_workload.count(w.name)) names.push_back(w.name);
-        Cell cell{values, rules::explain(rules, facts, w)};
+        model::Facts scratch;
+        Cell cell{values, rules::explain(rules, facts_for(facts, observed[i].get(), scratch), w)};
         cells.push_back(cell);
         by_workload[w.name].push_back(std::move(cell));
       }
@@ -211,9 +216,14 @@ int run_explain(const Options& options) {
 
   std::vector<model::Explanation> explanations;
   rules::SearchOptions search = fix_search_options();
-  for (const auto& w : load_workloads(options)) {
-    explanations.push_back(rules::explain(rules, facts, w));
-    rules::verify_explanation(rules, facts, explanations.back(), search);
+  model::Facts scratch;
+  std::vector<std::shared_ptr<const model::ObservedSelection>> observed; // what a TE log says of each
+  auto workloads = load_workloads(options, {}, &observed);
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    const model::Workload& w = workloads[i];
+    const model::Facts& workload_facts = facts_for(facts, observed[i].get(), scratch); // a TE log's versions
+    explanations.push_back(rules::explain(rules, workload_facts, w));
+    rules::verify_explanation(rules, workload_facts, explanations.back(), search);
   }
   int code = 0;
   for (const auto& e : explanations) {
@@ -232,6 +242,7 @@ int run_explain(const Options& options) {
     for (std::size_t i = 0; i < explanations.size(); ++i) {
       if (i) out += "\n";
       out += report::render_explain_text(explanations[i], text);
+      if (observed[i]) out += report::render_te_log_text(explanations[i], *observed[i], text);
     }
     write_output(options, out);
   }

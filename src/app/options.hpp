@@ -21,6 +21,7 @@ struct Options {
   std::vector<std::string> workload_sets;          // --workload-set KEY=VALUE
   std::vector<std::filesystem::path> hf_configs;   // --hf-config FILE
   std::vector<std::filesystem::path> megatron_args; // --megatron-args FILE: a launch script, argument file or YAML recipe
+  std::vector<std::filesystem::path> te_logs;      // --te-log FILE|-: TE's own debug log (NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2)
   std::vector<std::string> sweeps;                 // explain --sweep KEY=V1,V2,...
   bool fixes_only = false;                         // explain --fix: only the ranked verified fixes
   std::filesystem::path root = "/";                // probe --root DIR: a node tree to examine

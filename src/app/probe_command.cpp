@@ -1,5 +1,5 @@
 #include "app/app.hpp"
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "report/render.hpp"
 
 namespace app {

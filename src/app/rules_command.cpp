@@ -1,6 +1,6 @@
 // `rules list | show ID | lint [DIR...]`.
 #include "app/app.hpp"
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "app/rules_loading.hpp"
 #include "app/rules_update.hpp"
 #include "util/json_text.hpp"

@@ -1,6 +1,6 @@
 #include "app/rules_loading.hpp"
 
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "probe/relink.hpp"
 #include "util/error.hpp"
 

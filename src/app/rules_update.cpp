@@ -9,9 +9,9 @@
 //   <state_dir>/rules/current -> bundles/<digest>
 // The previous bundle is kept (one step of rollback by hand); older ones are removed.
 #include "app/app.hpp"
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "app/rules_update.hpp"
-#include "rules/bundle.hpp"
+#include "service/bundle.hpp"
 #include "rules/rules.hpp"
 #include "service/push.hpp"
 #include "util/defer.hpp"
@@ -76,12 +76,12 @@ std::vector<std::string> trusted_keys(const Options& options) {
   for (const auto& file : options.public_keys) {
     auto text = util::read_file(file, 1u << 16);
     if (!text) throw util::Fatal{text.error().message};
-    auto key = rules::decode_key(*text, 32, file.string());
+    auto key = service::decode_key(*text, 32, file.string());
     if (!key) throw util::Fatal{key.error().message};
     keys.push_back(std::move(*key));
   }
   if (!keys.empty()) return keys;
-  auto configured = rules::load_trusted_keys(options.config_file.value_or("/etc/nvte-doctor/config.yaml"));
+  auto configured = service::load_trusted_keys(options.config_file.value_or("/etc/nvte-doctor/config.yaml"));
   if (!configured) throw util::Fatal{configured.error().message};
   if (configured->empty())
     throw util::Fatal{"no trusted public key: pass --public-key FILE or set rules_update.public_keys in " + options.config_file.value_or("/etc/nvte-doctor/config.yaml").string()};
@@ -92,7 +92,7 @@ int run_rules_update(const Options& options) {
   auto keys = trusted_keys(options);
   auto body = fetch_url(options.update_url, std::chrono::seconds(120));
   if (!body) throw util::Fatal{body.error().message};
-  auto bundle = rules::unpack_bundle(*body, keys, options.update_url);
+  auto bundle = service::unpack_bundle(*body, keys, options.update_url);
   if (!bundle) throw util::Fatal{bundle.error().message};
 
   fs::path root = updated_rules_root(options);
@@ -162,7 +162,7 @@ int run_rules_update(const Options& options) {
 }
 
 int run_rules_sign(const Options& options) {
-  auto files = rules::read_rules_tree(options.sign_dir);
+  auto files = service::read_rules_tree(options.sign_dir);
   if (!files) throw util::Fatal{files.error().message};
   auto problems = rules::lint({options.sign_dir});
   if (!problems.empty()) {
@@ -171,28 +171,30 @@ int run_rules_sign(const Options& options) {
   }
   auto key_text = util::read_file(options.secret_key, 1u << 16);
   if (!key_text) throw util::Fatal{key_text.error().message};
-  auto key = rules::decode_key(*key_text, 64, options.secret_key.string());
+  auto key = service::decode_key(*key_text, 64, options.secret_key.string());
   if (!key) throw util::Fatal{key.error().message};
-  auto bundle = rules::pack_bundle(*files, *key);
+  auto bundle = service::pack_bundle(*files, *key);
   if (!bundle) throw util::Fatal{bundle.error().message};
   write_output(options, *bundle);
-  if (options.output) std::fprintf(stderr, "rules sign: %zu files signed by key %s\n", files->size(), rules::key_id(key->substr(32)).c_str());
+  if (options.output)
+    std::fprintf(stderr, "rules sign: %zu files signed by key %s\n", files->size(), service::key_id(key->substr(32)).c_str());
   return 0;
 }
 
 int run_rules_keygen(const Options& options) {
-  auto pair = rules::generate_key_pair();
+  auto pair = service::generate_key_pair();
   if (!pair) throw util::Fatal{pair.error().message};
   fs::path secret = options.keygen_prefix.string() + ".key";
   fs::path public_key = options.keygen_prefix.string() + ".pub";
-  auto written = util::write_file_atomic(secret, "# nvte-doctor rules signing key (Ed25519 secret): keep private\n" +
-                                                     rules::encode_key(pair->secret_key) + "\n", 0600);
+  auto written = util::write_file_atomic(
+      secret, "# nvte-doctor rules signing key (Ed25519 secret): keep private\n" + service::encode_key(pair->secret_key) + "\n", 0600);
   if (!written) throw util::Fatal{written.error().message};
-  written = util::write_file_atomic(public_key, "# nvte-doctor rules public key " + rules::key_id(pair->public_key) + "\n" +
-                                                    rules::encode_key(pair->public_key) + "\n", 0644);
+  written = util::write_file_atomic(
+      public_key,
+      "# nvte-doctor rules public key " + service::key_id(pair->public_key) + "\n" + service::encode_key(pair->public_key) + "\n", 0644);
   if (!written) throw util::Fatal{written.error().message};
-  std::printf("rules keygen: key %s: %s (secret, mode 0600), %s (public)\n", rules::key_id(pair->public_key).c_str(),
-              secret.c_str(), public_key.c_str());
+  std::printf("rules keygen: key %s: %s (secret, mode 0600), %s (public)\n", service::key_id(pair->public_key).c_str(), secret.c_str(),
+              public_key.c_str());
   return 0;
 }
 

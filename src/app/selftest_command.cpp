@@ -1,7 +1,7 @@
 // `selftest`: real kernels and TE's real selector on this node (src/selftest), their results
 // as facts, the rules over them, and a report of each check.
 #include "app/app.hpp"
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "app/rules_loading.hpp"
 #include "app/selftest_command.hpp"
 #include "app/workloads.hpp"
@@ -83,6 +83,44 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
   return lines;
 }
 
+// The Python tier's own account: TE's choice per workload (its selector, and what
+// DotProductAttention really ran), then each backend's numerics against the fp32 reference.
+std::string render_python_tier(const selftest::Json& r, bool verbose) {
+  std::string out;
+  auto str = [](const selftest::Json& j, const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string(); };
+  if (r.contains("te_version") && r["te_version"].is_string())
+    out += "           TransformerEngine " + str(r, "te_version") + " at " + str(r, "te_path") + "\n";
+  if (r.contains("selections") && r["selections"].is_array()) {
+    for (const auto& s : r["selections"]) {
+      std::string selector = s.contains("selector") && s["selector"].is_object()
+                                 ? (s["selector"].contains("error") ? "error: " + str(s["selector"], "error") : str(s["selector"], "backend"))
+                                 : "";
+      out += "           [" + str(s, "label") + "] TE ran " + str(s, "chosen") + " (get_attention_backend: " + selector + ")\n";
+    }
+  }
+  if (!r.contains("cases") || !r["cases"].is_array()) return out;
+  for (const auto& c : r["cases"]) {
+    std::string status = str(c, "status");
+    if (status == "skipped" && !verbose) continue;
+    char line[256];
+    std::snprintf(line, sizeof line, "           %-7s %-26s", status.c_str(), str(c, "backend").c_str());
+    out += line;
+    if (c.contains("ran") && c["ran"].is_string()) out += " ran " + str(c, "ran");
+    if (c.contains("fwd_max_abs_err") && c["fwd_max_abs_err"].is_number() && c.contains("bwd_max_abs_err") && c["bwd_max_abs_err"].is_number()) {
+      std::snprintf(line, sizeof line, "  fwd %.3g bwd %.3g", c["fwd_max_abs_err"].get<double>(), c["bwd_max_abs_err"].get<double>());
+      out += line;
+    }
+    if (c.contains("ms") && c["ms"].is_number()) {
+      std::snprintf(line, sizeof line, "  %.1f ms", c["ms"].get<double>());
+      out += line;
+    }
+    if (verbose && c.contains("label") && c["label"].is_string()) out += "  [" + str(c, "label") + "]";
+    out += "\n";
+    if (!str(c, "error").empty() && (status != "skipped" || verbose)) out += "             " + str(c, "error") + "\n";
+  }
+  return out;
+}
+
 std::string render_text(const selftest::Results& results, const std::vector<model::Finding>& findings, bool verbose) {
   std::string out = "Self-test\n";
   for (const auto& o : results.outcomes) {
@@ -100,6 +138,7 @@ std::string render_text(const selftest::Results& results, const std::vector<mode
     if (!o.error.empty() && (o.status != "skipped" || verbose)) {
       for (auto line : util::split(o.error, '\n')) out += "           " + std::string(line) + "\n";
     }
+    if (o.check == "python" && r.is_object()) out += render_python_tier(r, verbose);
     if (r.contains("scaled") && r["scaled"].is_string()) out += "           " + r["scaled"].get<std::string>() + "\n";
     if (r.contains("note") && r["note"].is_string() && (verbose || r.contains("reference"))) out += "           " + r["note"].get<std::string>() + "\n";
     if (verbose && r.contains("runtime_compilation_seconds") && r.contains("engine") && r["engine"].is_object()) {
@@ -135,6 +174,30 @@ std::string render_text(const selftest::Results& results, const std::vector<mode
   return out;
 }
 
+// explain's choice for what the Python tier really runs: only the keys sdpa_args() hands it
+// (dtype, layout, shape, head dims, causal or not, window); a model's other settings (logit
+// softcapping, dropout, a bias) are not part of the tier's run, so they must not be part of the
+// prediction it is held against. "" when the tier does not run this workload.
+std::string python_tier_prediction(const rules::RuleSet& rules, const model::Facts& facts, const model::Workload& w) {
+  auto args = selftest::sdpa_args(w);
+  if (!args) return {};
+  const auto& a = *args;
+  auto number = [&](const char* key) { return std::to_string(a[key].get<long long>()); };
+  std::vector<std::string> settings = {
+      "qkv_dtype=" + a["dtype"].get<std::string>(), "qkv_layout=" + a["layout"].get<std::string>(),
+      "batch_size=" + number("batch"), "num_heads=" + number("heads"), "num_gqa_groups=" + number("kv_heads"),
+      "max_seqlen_q=" + number("seq_q"), "max_seqlen_kv=" + number("seq_kv"), "head_dim_qk=" + number("dim_qk"),
+      "head_dim_v=" + number("dim_v"), std::string("attn_mask_type=") + (a["causal"].get<bool>() ? "causal" : "no_mask")};
+  if (a.contains("window_left") && a["window_left"].get<long long>() >= 0)
+    settings.push_back("window_size=" + number("window_left") + "," + (a.contains("window_right") ? number("window_right") : "-1"));
+  try {
+    auto shaped = load_workloads(Options{}, settings);
+    return shaped.empty() ? std::string() : rules::explain(rules, facts, shaped.front()).selected.value_or("none");
+  } catch (const util::Fatal&) {
+    return {};
+  }
+}
+
 selftest::Results run_plan(const Options& options, const model::Facts& facts, const rules::RuleSet& rules,
                            const std::vector<model::Workload>& workloads) {
   selftest::Plan plan;
@@ -149,6 +212,7 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
     auto fused = e.backends.find("fused_attention");
     plan.predicted.push_back(fused != e.backends.end() && fused->second.available && fused->second.sub_backend
                                  ? *fused->second.sub_backend : "none");
+    plan.predicted_selected.push_back(python_tier_prediction(rules, facts, w));
   }
   plan.python_executable = options.python ? options.python->string() : facts.get_string("python.executable").value_or("python3");
   plan.python_script = find_python_script();
@@ -157,13 +221,13 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
 
 } // namespace
 
-std::string run_selftest_step(const Options& options, model::Facts& facts, const rules::RuleSet& rules,
-                              const std::vector<model::Workload>& workloads) {
+model::SelftestSummary run_selftest_step(const Options& options, model::Facts& facts, const rules::RuleSet& rules,
+                                         const std::vector<model::Workload>& workloads) {
   std::vector<model::Workload> shapes = workloads;
   if (shapes.empty()) shapes = selftest_workloads(options);
   auto results = run_plan(options, facts, rules, shapes);
   selftest::add_facts(results, facts);
-  return util::json_text(selftest::to_json(results));
+  return selftest::summarize(results);
 }
 
 int run_selftest(const Options& options) {

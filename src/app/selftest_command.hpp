@@ -4,6 +4,7 @@
 
 #include "app/options.hpp"
 #include "model/facts.hpp"
+#include "model/selftest_summary.hpp"
 #include "model/workload.hpp"
 #include "rules/rules.hpp"
 
@@ -12,9 +13,9 @@
 
 namespace app {
 
-// Runs every check for the workloads, adds selftest.* facts to facts and returns the result
-// object for the report ("selftest" in JSON).
-std::string run_selftest_step(const Options& options, model::Facts& facts, const rules::RuleSet& rules,
-                              const std::vector<model::Workload>& workloads);
+// Runs every check for the workloads, adds selftest.* facts to facts and returns the result for
+// the report.
+model::SelftestSummary run_selftest_step(const Options& options, model::Facts& facts, const rules::RuleSet& rules,
+                                         const std::vector<model::Workload>& workloads);
 
 } // namespace app

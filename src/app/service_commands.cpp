@@ -6,8 +6,8 @@
 // like) and push. `daemon` calls the same step on an interval and on changes; `fleet` reads
 // reports.
 #include "app/app.hpp"
-#include "app/context.hpp"
-#include "app/service_glue.hpp"
+#include "app/command_io.hpp"
+#include "app/check_core.hpp"
 #include "service/daemon.hpp"
 #include "service/fleet.hpp"
 #include "service/push.hpp"

@@ -2,14 +2,17 @@
 
 #include "util/error.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include "workload/hf_config.hpp"
 #include "workload/megatron.hpp"
+#include "workload/te_log.hpp"
 #include "workload/workload_io.hpp"
 
 namespace app {
 
-std::vector<model::Workload> load_workloads(const Options& options, const std::vector<std::string>& extra_settings) {
+std::vector<model::Workload> load_workloads(const Options& options, const std::vector<std::string>& extra_settings,
+                                            std::vector<std::shared_ptr<const model::ObservedSelection>>* observed) {
   std::vector<model::Workload> workloads;
   for (const auto& file : options.workload_files) {
     auto loaded = workload::load_workload_file(file);
@@ -24,7 +27,7 @@ std::vector<model::Workload> load_workloads(const Options& options, const std::v
   // A launch script reads the variables it does not set from the environment it runs in: the
   // doctor's own, so `SEQ_LEN=8192 nvte-doctor explain --megatron-args train.sh` works as the
   // script would.
-  util::ScriptEnvironment environment = [](std::string_view name) -> std::optional<std::string> {
+  workload::ScriptEnvironment environment = [](std::string_view name) -> std::optional<std::string> {
     if (const char* value = std::getenv(std::string(name).c_str())) return std::string(value);
     return std::nullopt;
   };
@@ -32,6 +35,17 @@ std::vector<model::Workload> load_workloads(const Options& options, const std::v
     auto imported = workload::load_megatron_args(file, environment);
     if (!imported) throw util::Fatal{imported.error().message};
     for (auto& w : *imported) workloads.push_back(std::move(w));
+  }
+  // The TE logs' workloads come last: before them, none has a log.
+  std::size_t before_logs = workloads.size();
+  std::vector<std::shared_ptr<const model::ObservedSelection>> logged;
+  for (const auto& file : options.te_logs) {
+    auto imported = workload::load_te_log(file);
+    if (!imported) throw util::Fatal{imported.error().message};
+    for (auto& w : imported->workloads) {
+      workloads.push_back(std::move(w.workload));
+      logged.push_back(std::move(w.observed));
+    }
   }
   if (workloads.empty() && (!options.workload_sets.empty() || !extra_settings.empty())) {
     model::Workload w;
@@ -46,7 +60,26 @@ std::vector<model::Workload> load_workloads(const Options& options, const std::v
     auto finished = workload::finish_workload(w);
     if (!finished) throw util::Fatal{finished.error().message};
   }
+  if (observed) {
+    observed->assign(workloads.size(), nullptr);
+    std::copy(logged.begin(), logged.end(), observed->begin() + static_cast<std::ptrdiff_t>(before_logs));
+  }
   return workloads;
+}
+
+const model::Facts& facts_for(const model::Facts& node, const model::ObservedSelection* observed, model::Facts& scratch) {
+  if (!observed || observed->node_facts.empty()) return node;
+  scratch = node;
+  for (const auto& [name, value] : observed->node_facts) {
+    if (value.empty()) {
+      scratch.erase(name);
+      continue;
+    }
+    auto applied = scratch.apply_override(name + "=" + value);
+    if (!applied) throw util::Fatal{observed->source + ": " + applied.error().message};
+  }
+  scratch.derive();
+  return scratch;
 }
 
 } // namespace app

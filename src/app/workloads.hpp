@@ -1,17 +1,28 @@
-// The workloads a command was given: --workload files, --hf-config files, --megatron-args files
-// and --workload-set settings (applied on top of each file, or forming one workload on their
+// The workloads a command was given: --workload files, --hf-config files, --megatron-args files,
+// --te-log files and --workload-set settings (applied on top of each file, or forming one workload on their
 // own), completed.
 #pragma once
 
 #include "app/options.hpp"
+#include "model/facts.hpp"
+#include "model/observed_selection.hpp"
 #include "model/workload.hpp"
 
+#include <memory>
 #include <vector>
 
 namespace app {
 
 // Bad files or values are util::Fatal naming the file and key. extra_settings are applied after
 // --workload-set, before completion (explain --sweep uses them).
-std::vector<model::Workload> load_workloads(const Options& options, const std::vector<std::string>& extra_settings = {});
+// observed (optional) receives, for each returned workload in order, what TE logged about it
+// (--te-log) or null.
+std::vector<model::Workload> load_workloads(const Options& options, const std::vector<std::string>& extra_settings = {},
+                                            std::vector<std::shared_ptr<const model::ObservedSelection>>* observed = nullptr);
+
+// The facts to explain a workload with: the node's, with the node facts TE logged for it
+// applied over them as --set applies its; `node` itself for a workload without a TE log.
+// `scratch` holds the copy. A value the fact catalog refuses is util::Fatal naming the log line.
+const model::Facts& facts_for(const model::Facts& node, const model::ObservedSelection* observed, model::Facts& scratch);
 
 } // namespace app

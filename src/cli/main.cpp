@@ -3,14 +3,18 @@
 #include "app/app.hpp"
 #include "util/error.hpp"
 #include "util/logging.hpp"
+#include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string_view>
 #include <unistd.h>
+#include <vector>
 
 #ifndef NVTE_VERSION
 #define NVTE_VERSION "0.0.0"
@@ -29,6 +33,10 @@ nvte-doctor.conf(5).)";
 
 const std::map<std::string, app::Format> k_formats = {
     {"text", app::Format::text}, {"json", app::Format::json}, {"prometheus", app::Format::prometheus}, {"nfd", app::Format::nfd}};
+
+// The commands that accept each format; text and json, which every command takes, are not listed.
+// (run and daemon write Prometheus and NFD files from their config, not through --format.)
+const std::map<std::string, std::vector<std::string>> k_format_commands = {{"prometheus", {"check"}}, {"nfd", {"check"}}};
 
 void add_common(CLI::App& cmd, app::Options& o, std::string& format) {
   cmd.add_option("--format", format, "Output format: text or json (check also: prometheus, nfd)")
@@ -51,6 +59,9 @@ void add_workload_options(CLI::App& cmd, app::Options& o) {
   cmd.add_option("--hf-config", o.hf_configs, "Workloads from a Hugging Face config.json, one per attention variant (repeatable)");
   cmd.add_option("--megatron-args", o.megatron_args,
                  "Workloads from a Megatron-LM launch script or argument file, or a Megatron-Bridge / NeMo 2 YAML recipe (repeatable)");
+  cmd.add_option("--te-log", o.te_logs,
+                 "Workloads and versions from TE's own debug log (NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2), FILE or - for stdin; "
+                 "TE's verdict is compared with the doctor's (repeatable)");
 }
 
 void add_config_option(CLI::App& cmd, app::Options& o) {
@@ -185,9 +196,13 @@ int main(int argc, char** argv) {
   }
 
   options.format = k_formats.at(format);
-  bool is_check = !probe->parsed() && !explain->parsed() && !rules->parsed() && !run->parsed() && !daemon->parsed() && !fleet->parsed();
-  if ((options.format == app::Format::prometheus || options.format == app::Format::nfd) && !is_check) {
-    std::fprintf(stderr, "nvte-doctor: --format %s applies to check only\n", format.c_str());
+  std::string command = "check"; // the default command
+  for (const auto* sub : cli.get_subcommands())
+    if (sub->parsed()) command = sub->get_name();
+  if (auto accepting = k_format_commands.find(format);
+      accepting != k_format_commands.end() &&
+      std::find(accepting->second.begin(), accepting->second.end(), command) == accepting->second.end()) {
+    std::fprintf(stderr, "nvte-doctor: --format %s applies to %s only\n", format.c_str(), util::join(accepting->second, ", ").c_str());
     return 3;
   }
   options.color = want_color(no_color);

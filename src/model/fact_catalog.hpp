@@ -1,4 +1,4 @@
-// The catalog of canonical fact names (DESIGN.md "Canonical fact names"): each name's type and
+// The catalog of canonical fact names (ARCHITECTURE.md "Fact names"): each name's type and
 // meaning. Rules are type-checked against it at load time, `--set` converts text with it, and the
 // Facts JSON loader types its leaves by it. Indexed names are written with "[]" ("gpu[].sm");
 // '*' stands for one name segment ("env.*").

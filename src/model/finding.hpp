@@ -1,13 +1,11 @@
-// Finding, backend verdicts and Report: the neutral output model. Rules produce it, renderers
-// (text, JSON, Prometheus, NFD) consume it; neither side knows the other.
+// Finding and its fixes: one thing a rule found, in the neutral output model (model/report.hpp
+// holds the whole Report). Rules produce it, renderers consume it; neither side knows the other.
 #pragma once
 
-#include "model/facts.hpp"
-#include "model/workload.hpp"
-
-#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace model {
@@ -48,58 +46,6 @@ struct Finding {
   std::vector<std::string> tags;
   std::string area;     // grouping for the text report: gpu, driver, cuda, cudnn, nccl, python, attention, ...
   std::string workload; // the workload it is about, empty for node findings
-};
-
-// Why a backend (or a FusedAttention sub-backend) is out.
-struct Reason {
-  std::string rule;
-  std::string message;
-  std::vector<Fix> fixes;
-};
-
-struct BackendVerdict {
-  bool available = true;
-  // FusedAttention: F16_arbitrary_seqlen, F16_max512_seqlen, FP8; FlashAttention: the flash-attn
-  // generation TE runs (FlashAttention2, FlashAttention3, FlashAttention4), where modelled.
-  std::optional<std::string> sub_backend;
-  std::vector<Reason> reasons;
-  // Out only because TE prefers the next backend of its order (FlashAttention yields to
-  // FusedAttention on Hopper+): TE still lists it among the available backends.
-  bool deprioritized = false;
-};
-
-// explain's answer for one workload on one node.
-struct Explanation {
-  Workload workload;
-  std::string te_version;      // the TE version the selection was modelled for
-  bool te_version_assumed = false;
-  std::optional<std::string> selected; // FlashAttention, FusedAttention, UnfusedDotProductAttention; nullopt = none
-  std::map<std::string, BackendVerdict, std::less<>> backends; // flash_attention, fused_attention, unfused_attention
-  std::vector<Finding> findings;  // warnings beyond TE's own checks, for this workload
-};
-
-struct Summary {
-  int errors = 0;
-  int warnings = 0;
-  int infos = 0;
-  std::string status; // OK, WARNING, CRITICAL, UNKNOWN
-  int exit_code() const;
-};
-
-struct Report {
-  std::string tool_version;
-  std::string rules_digest;
-  std::string host;
-  std::string generated_at; // RFC 3339
-  std::string fingerprint;
-  Facts facts;
-  std::vector<Explanation> workloads;
-  std::vector<Finding> findings; // node findings, then each workload's
-  std::optional<std::string> selftest_json; // the self-test's result object, when it ran
-  Summary summary;
-
-  // Counts findings (workload findings included) into summary.
-  void summarize();
 };
 
 } // namespace model

@@ -1,4 +1,4 @@
-// Workload: one attention workload in TE's AttentionParams vocabulary (DESIGN.md "Workload
+// Workload: one attention workload in TE's AttentionParams vocabulary (ARCHITECTURE.md "Workload
 // keys"). Values are typed by the key table below; rules see them as facts "workload.<key>".
 #pragma once
 

@@ -39,12 +39,40 @@ util::Result<Distribution> parse_core_metadata(std::string_view text, std::strin
     auto value = std::string(util::trim(line.substr(colon + 1)));
     if (key == "name" && dist.name.empty()) dist.name = value;
     if (key == "version" && dist.version.empty()) dist.version = value;
+    if (key == "requires-dist" && !value.empty()) dist.requires_dist.push_back(value);
   }
   if (dist.name.empty() || dist.version.empty()) {
     return util::Error{util::ErrorKind::parse, std::string(origin) + ": no Name or Version header"};
   }
   dist.normalized = normalize_distribution_name(dist.name);
   return dist;
+}
+
+std::optional<Requirement> parse_requirement(std::string_view text) {
+  Requirement r;
+  auto semicolon = text.find(';');
+  if (semicolon != std::string_view::npos) {
+    r.marker = std::string(util::trim(text.substr(semicolon + 1)));
+    text = text.substr(0, semicolon);
+  }
+  text = util::trim(text);
+  std::size_t end = 0;
+  while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '-' || text[end] == '_' || text[end] == '.'))
+    ++end;
+  if (end == 0) return std::nullopt;
+  r.name = std::string(text.substr(0, end));
+  r.normalized = normalize_distribution_name(r.name);
+  std::string_view rest = util::trim(text.substr(end));
+  if (!rest.empty() && rest.front() == '[') {
+    auto close = rest.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    rest = util::trim(rest.substr(close + 1));
+  }
+  if (!rest.empty() && rest.front() == '@') return r; // a direct reference: no version to check
+  for (char c : rest) {
+    if (c != ' ' && c != '(' && c != ')') r.specifier += c;
+  }
+  return r;
 }
 
 SiteScan scan_site_packages(const std::filesystem::path& root, const std::string& site_packages, std::string_view name_prefix,

@@ -1,12 +1,14 @@
 // Installed Python distributions, read from their metadata directories without starting Python:
 // <name>-<ver>.dist-info/METADATA (and RECORD), <name>.egg-info/PKG-INFO, or a bare
-// <name>.egg-info file. Only the Name and Version headers are read (core metadata, RFC 822 style).
+// <name>.egg-info file. Only the Name, Version and Requires-Dist headers are read (core metadata,
+// RFC 822 style).
 #pragma once
 
 #include "util/result.hpp"
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,7 +22,19 @@ struct Distribution {
   std::string metadata_path; // node path of the .dist-info / .egg-info
   std::string site_packages; // node path of the directory that holds it
   bool egg_info = false;
+  std::vector<std::string> requires_dist; // Requires-Dist values as written ("pydantic", "pytest>=8; extra == \"test\"")
 };
+
+// One Requires-Dist value split up (PEP 508, the parts pip's resolver reads): name, extras
+// dropped, the version specifier without spaces or the old-style parentheses, the marker after ';'.
+struct Requirement {
+  std::string name;       // as written
+  std::string normalized; // normalize_distribution_name(name)
+  std::string specifier;  // ">=1.0", "" for any version (or a direct URL reference)
+  std::string marker;     // "extra == \"test\"", "" when none
+  std::string text() const { return name + specifier; }
+};
+std::optional<Requirement> parse_requirement(std::string_view text);
 
 // PEP 503 normalisation with '_' as the separator, so names are valid fact segments:
 // "Flash-Attn" -> "flash_attn", "nvidia.cudnn-cu12" -> "nvidia_cudnn_cu12".

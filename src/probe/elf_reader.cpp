@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <memory>
 
 namespace probe {
 
@@ -31,6 +32,26 @@ public:
 private:
   Elf* m_elf;
 };
+
+// libelf initialised and host_file open for reading: the descriptor, which must outlive the
+// handle (members go in reverse order), and the handle (null when libelf cannot read the file).
+struct OpenElf {
+  explicit OpenElf(util::Fd file) : fd(std::move(file)), elf(elf_begin(fd.get(), ELF_C_READ, nullptr)) {}
+  util::Fd fd;
+  ElfHandle elf;
+};
+
+util::Result<std::unique_ptr<OpenElf>> open_elf(const std::filesystem::path& host_file) {
+  if (elf_version(EV_CURRENT) == EV_NONE) {
+    return util::Error{util::ErrorKind::io, std::string("libelf: ") + elf_errmsg(-1)};
+  }
+  util::Fd fd(::open(host_file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    int err = errno;
+    return util::Error{util::errno_kind(err), "cannot open " + host_file.string() + ": " + util::errno_text(err)};
+  }
+  return std::make_unique<OpenElf>(std::move(fd));
+}
 
 void append_list(std::vector<std::string>& out, std::string_view value) {
   for (auto part : util::split(value, ':')) {
@@ -65,15 +86,8 @@ util::Result<ElfDynamic> read_elf_dynamic(const std::filesystem::path& host_file
 namespace {
 
 util::Result<ElfDynamic> read_elf_dynamic_uncached(const std::filesystem::path& host_file) {
-  if (elf_version(EV_CURRENT) == EV_NONE) {
-    return util::Error{util::ErrorKind::io, std::string("libelf: ") + elf_errmsg(-1)};
-  }
-  util::Fd fd(::open(host_file.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    int err = errno;
-    return util::Error{util::errno_kind(err), "cannot open " + host_file.string() + ": " + util::errno_text(err)};
-  }
-  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
+  auto opened = NVTE_TRY(open_elf(host_file));
+  const ElfHandle& elf = opened->elf;
   auto fail = [&](std::string_view what) {
     return util::Error{util::ErrorKind::parse, host_file.string() + ": " + std::string(what) + ": " + elf_errmsg(-1)};
   };
@@ -122,15 +136,8 @@ util::Result<ElfDynamic> read_elf_dynamic_uncached(const std::filesystem::path& 
 } // namespace
 
 util::Result<ElfSectionRange> read_elf_section_range(const std::filesystem::path& host_file, std::string_view name) {
-  if (elf_version(EV_CURRENT) == EV_NONE) {
-    return util::Error{util::ErrorKind::io, std::string("libelf: ") + elf_errmsg(-1)};
-  }
-  util::Fd fd(::open(host_file.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    int err = errno;
-    return util::Error{util::errno_kind(err), "cannot open " + host_file.string() + ": " + util::errno_text(err)};
-  }
-  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
+  auto opened = NVTE_TRY(open_elf(host_file));
+  const ElfHandle& elf = opened->elf;
   if (!elf.get() || elf_kind(elf.get()) != ELF_K_ELF) {
     return util::Error{util::ErrorKind::parse, host_file.string() + ": not an ELF file"};
   }

@@ -9,6 +9,7 @@
 #include "util/file.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace probe {
@@ -200,6 +201,13 @@ std::optional<std::string> pyenv_target(const Host& host, const std::string& shi
 
 } // namespace
 
+std::vector<std::string> Interpreter::package_dirs() const {
+  std::vector<std::string> dirs = python_path;
+  for (const auto& d : site_packages)
+    if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+  return dirs;
+}
+
 InterpreterScan find_interpreters(const Host& host) {
   InterpreterScan scan;
   std::vector<std::pair<std::string, std::string>> candidates; // path, origin
@@ -240,6 +248,14 @@ InterpreterScan find_interpreters(const Host& host) {
     it.path = path;
     it.origin = origin;
     describe(host, it);
+    // PYTHONPATH belongs to the job, so every interpreter it starts sees it; relative entries
+    // depend on the working directory and are left out.
+    if (auto pp = host.env.find("PYTHONPATH"); pp != host.env.end()) {
+      for (auto dir : util::split(pp->second, ':')) {
+        if (dir.empty() || dir.front() != '/') continue;
+        add_dir(host.root, it.python_path, normalize_node_path(std::string(dir)).string());
+      }
+    }
     // A venv is its prefix (its binary is usually a link to the system one); anything else is
     // its real binary (/bin/python3 and /usr/bin/python3.12 on a merged-/usr system are one).
     std::string key = it.prefix;

@@ -21,6 +21,11 @@ struct Interpreter {
   std::optional<model::Version> version;
   std::string version_source; // pyvenv.cfg, file_name, symlink, lib_dir
   std::vector<std::string> site_packages; // existing directories; the first is purelib
+  // PYTHONPATH's existing absolute directories, in order: on sys.path before site-packages, so
+  // a package installed with `pip install --target DIR` and DIR on PYTHONPATH is found there.
+  std::vector<std::string> python_path;
+  // python_path then site_packages: sys.path's order of the directories that hold packages.
+  std::vector<std::string> package_dirs() const;
   std::string purelib;  // sysconfig's purelib, even when it does not exist
 };
 

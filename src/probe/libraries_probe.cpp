@@ -8,6 +8,7 @@
 // PyTorch's collect_env reports whatever ldconfig lists first; this probe reports what the
 // process maps, with the reason it wins.
 #include "probe/dist_info.hpp"
+#include "probe/import_order.hpp"
 #include "probe/interpreters.hpp"
 #include "probe/library_copies.hpp"
 #include "probe/library_version.hpp"
@@ -37,7 +38,8 @@ std::map<std::string, WheelFile> wheel_files(const Host& host, const std::vector
                                              std::vector<std::string>& problems) {
   std::map<std::string, WheelFile> out;
   std::set<std::string> sites;
-  for (const auto& it : interpreters) sites.insert(it.site_packages.begin(), it.site_packages.end());
+  for (const auto& it : interpreters)
+    for (const auto& dir : it.package_dirs()) sites.insert(dir);
   for (const auto& site : sites) {
     // Only nvidia-* wheels own vendor libraries: skip reading every other METADATA.
     for (const auto& dist : scan_site_packages(host.root, site, "nvidia").distributions) {
@@ -164,7 +166,7 @@ void record_cuda_versions(const Host& host, model::Facts& facts) {
 }
 
 void run_libraries_probe(const Host& host, model::Facts& facts) {
-  // Where the probe's time goes, with -vv (bench/ and docs/performance.md use it).
+  // Where the probe's time goes, with -vv (bench/ and docs/records/performance.md use it).
   util::log::Laps laps("libraries probe");
   std::vector<std::string> problems;
   auto cache_result = read_ld_cache(host.root);
@@ -217,6 +219,7 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
       if (*torch_choice) ensure_copy(host, copies, **torch_choice, "site_packages");
     }
     std::optional<util::Result<ConsumerChoice>> te_choice;
+    bool te_by_needed = false; // TE's copy comes from its core library's NEEDED, not its own dlopen
     if (te_version && te_dir && spec.key != "libcuda") {
       util::Result<ConsumerChoice> searched = util::Error{util::ErrorKind::unsupported, ""};
       if (spec.key != "nccl") searched = te_search(te_ctx, *te_version, spec);
@@ -226,6 +229,7 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
       if (te_searches) {
         te_choice = std::move(searched);
       } else {
+        te_by_needed = true;
         // TE does not search for it: libtransformer_engine.so's NEEDED entry decides.
         std::string why = searched.error().message.empty() ? "TE does not search for " + key + " itself" : searched.error().message;
         std::optional<std::string> needed;
@@ -294,18 +298,24 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
     for (auto& c : copies) c.version = copy_version(host, spec, c, wheels, problems);
     laps.lap(key + ": versions");
 
-    // The subtlety of import order: torch first means its copy is mapped under the SONAME
-    // before TE asks for its own pick.
+    // Import order (import_order.hpp): with torch imported first, TE's own dlopen of another
+    // copy (a path, or the dev name) maps that copy beside torch's, while a NEEDED entry of
+    // libtransformer_engine.so binds to torch's; with TE first, torch's NEEDED of the same SONAME
+    // binds to TE's copy. The cuDNN facts say it per order; the reason names the other copy.
     if (te_choice && *te_choice && torch_choice && *torch_choice && (*te_choice)->real != (*torch_choice)->real) {
       const LibraryCopy* te_copy = copy_at(copies, (*te_choice)->real);
       const LibraryCopy* torch_copy = copy_at(copies, (*torch_choice)->real);
-      if (te_copy && torch_copy && !te_copy->soname.empty() && te_copy->soname == torch_copy->soname) {
-        (*te_choice)->reason += "; note: after `import torch` (TE imports it first) torch's " + torch_copy->real_path + " (" +
+      if (te_copy && torch_copy && !te_copy->soname.empty() && te_copy->soname == torch_copy->soname && te_by_needed) {
+        // A NEEDED entry is matched by SONAME against what is mapped: the first copy wins.
+        (*te_choice)->reason += "; note: after `import torch` torch's " + torch_copy->real_path + " (" +
                                 describe_version(copies, torch_copy->real_path) + ") is already mapped under SONAME " +
-                                te_copy->soname + ", and glibc hands that copy to TE's dlopen of " + te_copy->real_path +
-                                " (" + describe_version(copies, te_copy->real_path) +
-                                ") and to libtransformer_engine.so's NEEDED " + te_copy->soname +
-                                ": in that process TE runs on torch's copy";
+                                te_copy->soname + ", and libtransformer_engine.so's NEEDED " + te_copy->soname +
+                                " binds to it: in that process TE runs on torch's copy; imported first, TE's is the one torch binds to";
+      } else if (te_copy && torch_copy && !te_copy->soname.empty() && te_copy->soname == torch_copy->soname) {
+        (*te_choice)->reason += "; torch loads another copy under the same SONAME " + te_copy->soname + " (" +
+                                torch_copy->real_path + ", " + describe_version(copies, torch_copy->real_path) +
+                                "): imported after torch, TE maps this copy beside it and runs on it; imported "
+                                "before torch, this copy is the one torch binds to";
       }
     }
 
@@ -329,6 +339,7 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
     if (spec.key == "cudnn" || spec.key == "nccl" || spec.key == "nvrtc") facts.set(key + ".copies_disagree", versions.size() > 1);
     if (torch_choice) set_consumer(facts, "torch." + key, copies, *torch_choice);
     if (te_choice) set_consumer(facts, "te." + key, copies, *te_choice);
+    derive_import_orders(facts, key);
 
     const util::Result<ConsumerChoice>* winner = nullptr;
     std::string loaded_by;

@@ -31,7 +31,7 @@ std::vector<SearchDir> library_search_dirs(const Host& host, const std::vector<I
   std::vector<SearchDir> dirs;
   std::set<std::string> seen;
   for (const auto& it : interpreters) {
-    for (const auto& site : it.site_packages) {
+    for (const auto& site : it.package_dirs()) {
       std::string nvidia = site + "/nvidia";
       for (const auto& name : node_list_directory(host.root, nvidia)) {
         add(dirs, seen, nvidia + "/" + name + "/lib", "site_packages");

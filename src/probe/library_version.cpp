@@ -72,14 +72,6 @@ std::vector<std::string_view> headers_of(const LibrarySpec& spec) {
   return {};
 }
 
-std::string multiarch_triplet() {
-#if defined(__aarch64__)
-  return "aarch64-linux-gnu";
-#else
-  return "x86_64-linux-gnu";
-#endif
-}
-
 // A read-only mapping of a whole file.
 class MappedFile {
 public:

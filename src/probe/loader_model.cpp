@@ -12,14 +12,6 @@ namespace probe {
 
 namespace {
 
-std::string multiarch_triplet() {
-#if defined(__aarch64__)
-  return "aarch64-linux-gnu";
-#else
-  return "x86_64-linux-gnu";
-#endif
-}
-
 std::string file_name(std::string_view path) {
   auto slash = path.rfind('/');
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));

@@ -218,4 +218,12 @@ std::vector<std::string> node_list_directory(const std::filesystem::path& root, 
   return remembered(&Memo::listings, root, node_dir, list_uncached);
 }
 
+std::string multiarch_triplet() {
+#if defined(__aarch64__)
+  return "aarch64-linux-gnu";
+#else
+  return "x86_64-linux-gnu";
+#endif
+}
+
 } // namespace probe

@@ -13,6 +13,10 @@
 
 namespace probe {
 
+// Debian's multiarch directory name for the machine the doctor was built for
+// ("x86_64-linux-gnu", "aarch64-linux-gnu"): /usr/lib/<triplet> is where the node's libraries are.
+std::string multiarch_triplet();
+
 // The host path of a node path (root "/" returns the path unchanged).
 std::filesystem::path host_path(const std::filesystem::path& root, const std::filesystem::path& node_path);
 

@@ -2,16 +2,22 @@
 // only. The interpreter examined (python.*) is --python when given, else the one whose
 // site-packages hold TransformerEngine, else torch, else python3 on PATH. Package facts:
 //   package.<normalized>.version  for nvidia-*, torch, transformer-engine*, flash-attn*, ...
-//   torch.version / torch.cuda_version / torch.path
+//   torch.version / torch.cuda_version / torch.path / torch.cudnn.compiled_version
 //   te.version / te.distribution / te.path / te.cuda_major
+//   te.core_library.path, te.torch_extension.{path,present,reason}: TE's own search for its files
+//   te.requirements.missing_count / te.requirements.missing[].{requirement,name,required_by,found_version}:
+//     the Requires-Dist of every TE distribution (extras and other markers left out) that the
+//     interpreter's installed distributions do not meet — what --no-deps and --target skip
 //   flash_attn.version, flash_attn_3.version, megatron_core.version
 #include "probe/dist_info.hpp"
 #include "probe/interpreters.hpp"
 #include "probe/node_path.hpp"
 #include "probe/node_probes.hpp"
+#include "probe/te_load_order.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
 
+#include <map>
 #include <set>
 
 namespace probe {
@@ -160,6 +166,13 @@ void record_packages(const Host& host, const Packages& packages, model::Facts& f
       if (auto v = model::Version::parse(torch->version)) cuda = cuda_from_local(v->local());
     }
     if (cuda) facts.set("torch.cuda_version", *cuda);
+    // A CUDA wheel of torch pins the cuDNN wheel of its build (nvidia-cudnn-cu13==9.19.0.56):
+    // torch's cuDNN check compares the runtime with that build's major.minor.
+    for (const auto& text : torch->requires_dist) {
+      auto r = parse_requirement(text);
+      if (!r || !util::starts_with(r->normalized, "nvidia_cudnn_cu") || !util::starts_with(r->specifier, "==")) continue;
+      if (auto v = model::Version::parse(r->specifier.substr(2))) facts.set("torch.cudnn.compiled_version", *v);
+    }
   }
   record_te(host, packages, facts, problems);
   if (const Distribution* d = packages.find("flash_attn")) set_version(facts, "flash_attn.version", d->version, problems);
@@ -170,6 +183,79 @@ void record_packages(const Host& host, const Packages& packages, model::Facts& f
   if (fa3) set_version(facts, "flash_attn_3.version", fa3->version, problems);
   if (const Distribution* d = packages.find("flash_attn_4")) set_version(facts, "flash_attn_4.version", d->version, problems);
   if (const Distribution* d = packages.find("megatron_core")) set_version(facts, "megatron_core.version", d->version, problems);
+}
+
+// TE's files as its import finds them: the core library and, where PyTorch is there or the
+// transformer_engine_torch distribution is, the PyTorch extension.
+void record_te_files(const Host& host, const Interpreter& it, const Packages& packages, model::Facts& facts) {
+  auto te_dir = facts.get_string("te.path");
+  if (!te_dir) return;
+  if (auto core = te_core_library(host.root, *te_dir)) facts.set("te.core_library.path", *core);
+  if (!packages.find("torch") && !packages.find("transformer_engine_torch")) return;
+  // TE 2.0-2.3 search the same three directories (v2.3 transformer_engine/pytorch/__init__.py
+  // L31-70) and take the first file they find, where 2.4+ raise on several.
+  auto ext = te_shared_object(host.root, *te_dir, it.purelib, "transformer_engine_torch");
+  auto te_version = facts.get_version("te.version");
+  bool several_ok = !ext && ext.error().kind == util::ErrorKind::invalid && te_version && *te_version < model::Version{2, 4};
+  facts.set("te.torch_extension.present", ext.ok() || several_ok);
+  if (ext) facts.set("te.torch_extension.path", *ext);
+  else if (several_ok) facts.set("te.torch_extension.reason", ext.error().message + " (TE " + te_version->to_string() + " takes the first)");
+  else facts.set("te.torch_extension.reason", ext.error().message);
+}
+
+// Whether an installed version meets a simple specifier (">=1.0", "==2.*", ">=2.1,<3"); true
+// when the specifier is one VersionRange cannot read (~=, ===): presence is then what counts.
+bool meets(const std::string& installed, const std::string& specifier) {
+  if (specifier.empty()) return true;
+  auto range = model::VersionRange::parse(specifier);
+  auto version = model::Version::parse(installed);
+  if (!range || !version) return true;
+  return range->contains(*version);
+}
+
+void record_te_requirements(const Host& host, const Interpreter& it, const Packages& packages, model::Facts& facts,
+                            std::vector<std::string>& problems) {
+  struct Needed {
+    Requirement requirement;
+    std::string required_by;
+  };
+  std::vector<Needed> needed;
+  for (const auto& dist : packages.all) {
+    if (!util::starts_with(dist.normalized, "transformer_engine")) continue;
+    for (const auto& text : dist.requires_dist) {
+      auto r = parse_requirement(text);
+      if (!r) {
+        problems.push_back(dist.metadata_path + ": unreadable Requires-Dist '" + text + "'");
+        continue;
+      }
+      // Extras are optional by definition; other markers (python_version, platform) are not
+      // evaluated here, so such a requirement is not claimed missing.
+      if (!r->marker.empty()) continue;
+      needed.push_back({std::move(*r), dist.name});
+    }
+  }
+  if (needed.empty() && !facts.has("te.version")) return;
+  std::set<std::string> names;
+  for (const auto& n : needed) names.insert(n.requirement.normalized);
+  std::map<std::string, std::string> installed; // normalized name -> version, the first on sys.path
+  for (const auto& dir : it.package_dirs()) {
+    SiteScan scan = scan_site_packages(host.root, dir, {}, [&](const std::string& n) { return names.count(n) > 0; });
+    for (auto& d : scan.distributions) installed.emplace(d.normalized, d.version);
+  }
+  facts.erase_prefix("te.requirements.missing");
+  std::size_t missing = 0;
+  std::set<std::string> reported;
+  for (const auto& n : needed) {
+    auto found = installed.find(n.requirement.normalized);
+    if (found != installed.end() && meets(found->second, n.requirement.specifier)) continue;
+    if (!reported.insert(n.requirement.text()).second) continue; // pydantic in two TE distributions
+    std::string base = "te.requirements.missing[" + std::to_string(missing++) + "]";
+    facts.set(base + ".requirement", n.requirement.text());
+    facts.set(base + ".name", n.requirement.normalized);
+    facts.set(base + ".required_by", n.required_by);
+    if (found != installed.end()) facts.set(base + ".found_version", found->second);
+  }
+  facts.set("te.requirements.missing_count", static_cast<long>(missing));
 }
 
 } // namespace
@@ -185,7 +271,7 @@ void run_python_probe(const Host& host, model::Facts& facts) {
     if (it.version) facts.set(base + ".version", *it.version);
     if (!it.site_packages.empty()) facts.set(base + ".site_packages", it.site_packages.front());
     std::set<std::string> seen; // a distribution in two site dirs: the first on sys.path wins
-    for (const auto& site : it.site_packages) {
+    for (const auto& site : it.package_dirs()) {
       SiteScan site_scan = scan_site_packages(host.root, site, {}, interesting);
       for (auto& problem : site_scan.problems) problems.push_back(std::move(problem));
       for (auto& dist : site_scan.distributions) {
@@ -220,6 +306,8 @@ void run_python_probe(const Host& host, model::Facts& facts) {
   if (!it.purelib.empty()) facts.set("python.site_packages", it.site_packages.empty() ? it.purelib : it.site_packages.front());
   facts.set("python.env_kind", it.env_kind);
   record_packages(host, packages[*chosen], facts, problems);
+  record_te_files(host, it, packages[*chosen], facts);
+  record_te_requirements(host, it, packages[*chosen], facts, problems);
 
   facts.set("probe.python.status", "ok");
   if (!problems.empty()) facts.set("probe.python.reason", util::join(problems, "; "));

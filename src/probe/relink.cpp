@@ -1,5 +1,6 @@
 #include "probe/relink.hpp"
 
+#include "probe/import_order.hpp"
 #include "probe/te_load_order.hpp"
 #include "util/strings.hpp"
 
@@ -53,14 +54,16 @@ const Copy* te_pick(const model::Facts& facts, const std::vector<Copy>& copies, 
         if (under(c.path, site + "/" + std::string(step.dir))) found.push_back(&c);
       break;
     case TeStepKind::ldconfig:
+      // ldconfig caches the system directories: a copy found there by the directory scan
+      // ("system") is in `ldconfig -p` as well.
       for (const auto& c : copies)
-        if (c.source == "ld_cache") found.push_back(&c);
+        if (c.source == "ld_cache" || c.source == "system") found.push_back(&c);
       break;
     case TeStepKind::dlopen:
       for (const auto& c : copies)
         if (c.source == "ld_library_path") found.push_back(&c);
       for (const auto& c : copies)
-        if (c.source == "ld_cache") found.push_back(&c);
+        if (c.source == "ld_cache" || c.source == "system") found.push_back(&c);
       break;
     }
     if (!found.empty()) return found.front();
@@ -102,6 +105,7 @@ void relink_from_facts(model::Facts& facts, std::string_view library) {
     facts.set(lib + ".loaded_by", consumer == "te" ? "transformer_engine" : "torch");
     break;
   }
+  derive_import_orders(facts, library);
   facts.derive();
 }
 

@@ -14,8 +14,8 @@
 namespace probe {
 
 // Updates te.<library>.{path,version} (only when TE's choice was recorded by the probe),
-// torch.<library>.version, and <library>.version/path/loaded_by from them. No-op without
-// recorded copies.
+// torch.<library>.version, <library>.version/path/loaded_by from them, and the import-order facts
+// (import_order.hpp) that follow from the two picks. No-op without recorded copies.
 void relink_from_facts(model::Facts& facts, std::string_view library);
 
 } // namespace probe

@@ -341,4 +341,29 @@ std::optional<std::string> te_core_library(const std::filesystem::path& root, co
   return std::nullopt;
 }
 
+util::Result<std::string> te_shared_object(const std::filesystem::path& root, const std::string& te_dir,
+                                           const std::string& purelib, std::string_view prefix) {
+  // v2.15 transformer_engine/common/__init__.py L59-130 (_find_shared_object_in_te_dir,
+  // _get_shared_object_file): the imported package's parent first, then purelib.
+  std::vector<std::string> tops{std::filesystem::path(te_dir).parent_path().string()};
+  if (!purelib.empty() && purelib != tops.front()) tops.push_back(purelib);
+  for (const auto& top : tops) {
+    if (node_file_type(root, top + "/transformer_engine") != NodeFileType::directory) continue;
+    std::vector<std::string> files;
+    for (const auto& dir : {top, top + "/transformer_engine", top + "/transformer_engine/wheel_lib"}) {
+      for (const auto& name : node_list_directory(root, dir)) {
+        if (util::starts_with(name, prefix) && std::filesystem::path(name).extension() == ".so") files.push_back(dir + "/" + name);
+      }
+    }
+    if (files.size() == 1) return files.front();
+    if (files.size() > 1) {
+      return util::Error{util::ErrorKind::invalid, "TE finds " + std::to_string(files.size()) + " " + std::string(prefix) +
+                                                       "*.so files (" + util::join(files, ", ") + ") and raises \"Multiple files found\""};
+    }
+  }
+  return util::Error{util::ErrorKind::not_found, "no " + std::string(prefix) + "*.so in " + util::join(tops, " or ") +
+                                                     " (nor transformer_engine/, transformer_engine/wheel_lib/ there): TE raises "
+                                                     "FileNotFoundError \"Could not find shared object file\""};
+}
+
 } // namespace probe

@@ -71,4 +71,12 @@ util::Result<ConsumerChoice> te_search(const TeContext& ctx, const model::Versio
 // The file of TE's core library (libtransformer_engine.so) for a TE package directory.
 std::optional<std::string> te_core_library(const std::filesystem::path& root, const std::string& te_dir);
 
+// TE's own search for one of its shared objects (transformer_engine/common/__init__.py
+// _get_shared_object_file, v2.x): a file named <prefix>*.so in the directory above the imported
+// package, in the package, in its wheel_lib/; then the same under purelib. Fails with not_found
+// (TE raises FileNotFoundError "Could not find shared object file") or invalid (more than one
+// file in the first place that has any: TE raises "Multiple files found").
+util::Result<std::string> te_shared_object(const std::filesystem::path& root, const std::string& te_dir,
+                                           const std::string& purelib, std::string_view prefix);
+
 } // namespace probe

@@ -16,7 +16,7 @@ std::string render_check_json(const model::Report& report) {
            {"fingerprint", report.fingerprint},
            {"facts", facts_to_json(report.facts)},
            {"workloads", workloads}};
-  if (report.selftest_json) doc["selftest"] = Json::parse(*report.selftest_json, nullptr, false);
+  if (report.selftest) doc["selftest"] = model::to_json(*report.selftest);
   doc["findings"] = findings;
   doc["summary"] = Json{{"errors", report.summary.errors},
                         {"warnings", report.summary.warnings},

@@ -1,7 +1,7 @@
 // JSON forms of the output model's parts, shared by the check and explain renderers.
 #pragma once
 
-#include "model/finding.hpp"
+#include "model/explanation.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -8,8 +8,6 @@
 #include "report/render.hpp"
 #include "util/strings.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <set>
 
@@ -94,27 +92,13 @@ int status_value(const std::string& status) {
   return 3;
 }
 
-void add_selftest(const std::string& selftest_json, Family& passed, Family& seconds) {
-  auto doc = nlohmann::json::parse(selftest_json, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("checks")) return;
-  auto add_check = [&](const std::string& name, const nlohmann::json& check) {
-    if (!check.is_object() || name.empty()) return;
-    bool ok = false;
-    if (check.contains("passed") && check["passed"].is_boolean()) ok = check["passed"].get<bool>();
-    else if (check.contains("status") && check["status"].is_string()) {
-      auto s = check["status"].get<std::string>();
-      ok = s == "pass" || s == "passed" || s == "ok" || s == "OK";
-    } else return;
-    passed.add({{"check", name}}, ok ? 1 : 0);
-    if (check.contains("seconds") && check["seconds"].is_number()) seconds.add({{"check", name}}, check["seconds"].get<double>());
-  };
-  const auto& checks = doc["checks"];
-  if (checks.is_array()) {
-    for (const auto& check : checks) {
-      if (check.is_object() && check.contains("name") && check["name"].is_string()) add_check(check["name"].get<std::string>(), check);
-    }
-  } else if (checks.is_object()) {
-    for (const auto& [name, check] : checks.items()) add_check(name, check);
+// One series per check that ran (a skipped check did not: no series); a check run once per
+// workload is written once, with its first outcome.
+void add_selftest(const model::SelftestSummary& selftest, Family& passed, Family& seconds) {
+  for (const auto& check : selftest.checks) {
+    if (check.status == "skipped" || check.check.empty()) continue;
+    passed.add({{"check", check.check}}, check.status == "ok" ? 1 : 0);
+    seconds.add({{"check", check.check}}, check.seconds);
   }
 }
 
@@ -170,7 +154,7 @@ std::string render_prometheus(const model::Report& report, const RunTiming& timi
 
   Family selftest_passed("nvte_doctor_selftest_passed", "gauge", "1 when the self-test check passed, else 0.");
   Family selftest_seconds("nvte_doctor_selftest_duration_seconds", "gauge", "Wall time of the self-test check.");
-  if (report.selftest_json) add_selftest(*report.selftest_json, selftest_passed, selftest_seconds);
+  if (report.selftest) add_selftest(*report.selftest, selftest_passed, selftest_seconds);
 
   Family last_run(std::string(k_last_run_metric), "gauge",
                   "Unix time of the last `nvte-doctor run`, also when nothing had changed.");

@@ -3,7 +3,7 @@
 // document as a string so the caller can write it atomically.
 #pragma once
 
-#include "model/finding.hpp"
+#include "model/report.hpp"
 
 #include <string>
 
@@ -19,7 +19,7 @@ struct TextOptions {
 // `check`: the doctor-style text report (area lines with ✓ / ! / ✗, then findings with cause,
 // evidence, fixes and references, then the summary).
 std::string render_check_text(const model::Report& report, const TextOptions& options);
-// `check --format json`: the report JSON of DESIGN.md (schema_version 1).
+// `check --format json`: the report JSON of ARCHITECTURE.md (schema_version 1).
 std::string render_check_json(const model::Report& report);
 
 // `probe`: facts grouped by area, what was found and where.
@@ -27,7 +27,7 @@ std::string render_probe_text(const model::Facts& facts, const TextOptions& opti
 
 // `explain`: one workload's verdict per backend, then the selected backend.
 std::string render_explain_text(const model::Explanation& explanation, const TextOptions& options);
-// `explain --format json`: the explain contract of DESIGN.md for one workload; several
+// `explain --format json`: the explain contract of ARCHITECTURE.md for one workload; several
 // workloads are wrapped as {"schema_version": 1, "workloads": [...]}.
 std::string render_explain_json(const std::vector<model::Explanation>& explanations);
 

@@ -89,7 +89,14 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
       auto assumed = facts.get_string("doctor.assumed_te_version");
       return "not installed" + (assumed ? "; explain assumes TE " + *assumed : std::string());
     }
-    return *v + (facts.has("te.distribution") ? " (" + fact(facts, "te.distribution") + ")" : "");
+    std::string line = *v + (facts.has("te.distribution") ? " (" + fact(facts, "te.distribution") + ")" : "");
+    // What keeps it from importing is part of its line (the mark comes from the findings).
+    std::vector<std::string> missing;
+    for (std::size_t i = 0, n = facts.count("te.requirements.missing"); i < n; ++i)
+      missing.push_back(fact(facts, "te.requirements.missing[" + std::to_string(i) + "].requirement"));
+    if (!missing.empty()) line += ", requires " + util::join(missing, ", ") + " (not installed)";
+    if (facts.get_bool("te.torch_extension.present") == false) line += ", no PyTorch extension";
+    return line;
   }
   if (area == "env") {
     int nvte = 0;

@@ -55,7 +55,7 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
       const model::Value* v = e.workload.get(key);
       assumed.push_back(key + "=" + (v ? v->to_string() : "?"));
     }
-    out += style.dim("  assumed: " + wrap_text(util::join(assumed, ", "), 11)) + "\n";
+    if (!assumed.empty()) out += style.dim("  assumed: " + wrap_text(util::join(assumed, ", "), 11)) + "\n";
   }
   for (const auto& note : e.workload.notes) out += style.dim("  note: " + wrap_text(note, 8)) + "\n";
   out += "  TransformerEngine " + e.te_version +

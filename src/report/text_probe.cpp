@@ -86,6 +86,17 @@ void render_library(std::string& out, const model::Facts& facts, const Style& st
            get(facts, base + ".path") + "\n";
     if (facts.has(base + ".reason")) out += "  " + std::string(13, ' ') + style.dim(wrap_text(get(facts, base + ".reason"), 15)) + "\n";
   }
+  // What a process that imports both maps, per import order (probe/import_order.hpp).
+  if (facts.has(key + ".mapped_copies.torch_first")) {
+    std::string line = "torch first: " + get(facts, key + ".mapped_copies.torch_first") + " mapped";
+    if (facts.has("te." + key + ".torch_first.version")) line += ", TE on " + get(facts, "te." + key + ".torch_first.version");
+    if (facts.has("torch." + key + ".te_first.version")) {
+      line += "; TE first: " + get(facts, key + ".mapped_copies.te_first", "?") + " mapped, torch on " +
+              get(facts, "torch." + key + ".te_first.version");
+      if (facts.get_bool("torch." + key + ".te_first.fails").value_or(false)) line += ", which torch's cuDNN check rejects";
+    }
+    out += "  " + padded("import order", 13) + wrap_text(line, 15) + "\n";
+  }
   out += "\n";
 }
 

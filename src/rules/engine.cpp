@@ -429,6 +429,10 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
   if (ex.backends["fused_attention"].sub_backend) overlay.set("explain.fused_sub_backend", *ex.backends["fused_attention"].sub_backend);
   if (ex.backends["flash_attention"].sub_backend) overlay.set("explain.flash_sub_backend", *ex.backends["flash_attention"].sub_backend);
   for (const auto& [key, verdict] : ex.backends) overlay.set("explain." + key + ".available", verdict.available);
+  std::string reasons;
+  for (const auto& [key, verdict] : ex.backends)
+    for (const auto& reason : verdict.reasons) reasons += "\n" + key + ": " + reason.message;
+  overlay.set("explain.reasons", reasons);
 
   Frame frame(view, impl);
   std::vector<Element> elements;

@@ -5,7 +5,9 @@
 // be re-evaluated like the search's own candidates.
 #pragma once
 
+#include "model/facts.hpp"
 #include "model/finding.hpp"
+#include "model/workload.hpp"
 #include "rules/catalog.hpp"
 
 #include <map>

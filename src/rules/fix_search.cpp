@@ -514,8 +514,7 @@ std::vector<model::Fix> search_fixes_in(Session& session, const model::Finding& 
   const RuleSet& rules = session.rules();
   const model::Facts& facts = session.facts();
   const model::Workload* workload = session.workload();
-  Goal goal{target.id, target.severity, target.id == "attention-no-backend" || target.id == "workload-no-attention-backend",
-            workload != nullptr};
+  Goal goal{target.id, target.severity, target.id == "attention-no-backend", workload != nullptr};
   std::vector<model::Fix> verified;
 
   // The rule's own fixes first: they carry the explanation; each is checked as it is written.

@@ -7,7 +7,7 @@
 
 #include "model/facts.hpp"
 #include "rules/catalog.hpp"
-#include "model/finding.hpp"
+#include "model/explanation.hpp"
 #include "model/workload.hpp"
 
 #include <filesystem>

@@ -188,6 +188,20 @@ std::string render_template(const Template& t, const SlotTable& table, const Sco
     switch (s.kind) {
     case Segment::Kind::text: out += s.text; break;
     case Segment::Kind::fact: {
+      if (command && s.collection >= 0 && element.collection != s.collection) {
+        // A whole collection in a command is a list of arguments: each value its own word
+        // (`pip install {{te.requirements.missing.requirement}}`).
+        std::string joined = value_text(s, table, scope, element, nullptr);
+        std::vector<std::string> words;
+        const std::string& prefix = table.collections()[static_cast<std::size_t>(s.collection)];
+        for (std::size_t i = 0, n = scope.count(prefix); i < n; ++i) {
+          const model::Value* v = scope.get(prefix + "[" + std::to_string(i) + "]." + s.field);
+          if (v && std::find(words.begin(), words.end(), util::shell_quote(v->to_string())) == words.end())
+            words.push_back(util::shell_quote(v->to_string()));
+        }
+        out += words.empty() ? util::shell_quote(joined) : util::join(words, " ");
+        break;
+      }
       std::string v = value_text(s, table, scope, element, nullptr);
       out += command ? util::shell_quote(v) : v;
       break;
@@ -265,9 +279,19 @@ std::string cudnn_path_fix(const Scope& scope) {
     for (const auto& home : cuda_homes) {
       if (!home.empty() && te_path->starts_with(home + "/")) earlier = true;
     }
+    // TE 2.11+ dlopens "libcudnn.so" (the loader's cache, LD_LIBRARY_PATH, the system
+    // directories) before the wheels: a system copy found that way also wins over the wheel
+    // (the reference node: TE 2.15 on /usr/lib/x86_64-linux-gnu's 9.14, torch on the 9.19 wheel).
+    bool loader_before_wheel = false;
+    if (auto te_version = text_of(scope, "te.version")) {
+      if (auto v = model::Version::parse(*te_version)) loader_before_wheel = *v >= model::Version{2, 11};
+    }
     for (std::size_t i = 0, n = scope.count("cudnn.copies"); i < n; ++i) {
       std::string base = "cudnn.copies[" + std::to_string(i) + "]";
-      if (text_of(scope, base + ".path") == te_path && text_of(scope, base + ".source") == "cuda_home") earlier = true;
+      if (text_of(scope, base + ".path") != te_path) continue;
+      auto source = text_of(scope, base + ".source").value_or("");
+      if (source == "cuda_home") earlier = true;
+      if (loader_before_wheel && (source == "system" || source == "ld_cache" || source == "ld_library_path")) earlier = true;
     }
   }
   if (!earlier) return "";

@@ -3,7 +3,7 @@
 // chunk of heads and query rows at a time), the shape that fits when the whole one does not
 // (batch halved first, then the sequence lengths), and the time the child may take.
 //
-// The time budget of a cuDNN child (docs/validation.md, "Time budget"): the default per-check
+// The time budget of a cuDNN child (docs/records/validation.md, "Time budget"): the default per-check
 // timeout (120 s: starting CUDA, loading cuDNN, cuDNN's runtime compilation on a cold node) plus
 // the reference's floating-point work at 1 TFLOP/s and cuDNN's six forward and six backward
 // executions at 10 TFLOP/s, both far below what any GPU TE supports does, so that only a hang

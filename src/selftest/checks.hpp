@@ -22,6 +22,17 @@ Json driver_check(const Json& args, const SessionResult& session, Progress& prog
 Json nvrtc_check(const Json& args, const SessionResult& session, Progress& progress);
 Json nccl_check(const Json& args, const SessionResult& session, Progress& progress);
 
+// TE's core library loaded as TE's Python loads it: cuDNN, NVRTC and cuRAND first with
+// RTLD_GLOBAL (cuRAND beside NVRTC, else by SONAME), then libtransformer_engine.so. `keep` holds
+// the preloaded libraries for as long as TE is used; `preloaded` names what was mapped. A failure
+// names what was preloaded and what could not be.
+struct LoadedTe {
+  std::vector<util::DlLibrary> keep; // declared first: closed after the core library
+  util::DlLibrary core;
+  std::vector<std::string> preloaded;
+};
+util::Result<LoadedTe> load_te_core(const std::string& library, const std::string& cudnn_path, const std::string& nvrtc_path);
+
 // NVRTC compile of the test kernel for archs without touching a GPU (the no-GPU half of nvrtc).
 util::Result<Json> nvrtc_compile_only(const std::vector<std::string>& candidates, const std::vector<std::string>& archs);
 

@@ -118,6 +118,19 @@ private:
   void compile_reference_for(int sm);
   const char* reference_kernel_name() const { return m_reference_kernel == ReferenceKernel::tiled ? "tiled" : "simple"; }
   Json forward_and_backward();
+  // The backward's plan, built on its own thread (own cuDNN handle) while the forward runs.
+  std::future<BackwardPlan> plan_backward(SdpaGraph& bwd);
+  // The forward pass: plan, buffers, inputs, execution, numerics; a result when it stops there.
+  std::optional<Json> forward(SdpaGraph& fwd, Handle& handle);
+  std::optional<Json> forward_numerics();
+  // The backward pass on the forward's tensors: buffers, execution, numerics; the final result.
+  Json backward(SdpaGraph& bwd, const SdpaGradLayout& grads, BackwardPlan plan);
+  Json backward_numerics(const SdpaGradLayout& grads, const std::vector<std::unique_ptr<DeviceBuffer>>& grad);
+  // Where a tensor of the forward's layout starts on the device.
+  void* tensor(const TensorView& v) const;
+  static DeviceView view(const std::vector<std::unique_ptr<DeviceBuffer>>& buffers, const TensorView& v) {
+    return DeviceView{buffers[static_cast<std::size_t>(v.buffer)]->get(), v};
+  }
 
   const Json& m_args;
   Progress& m_progress;
@@ -135,6 +148,14 @@ private:
   ReferenceKernel m_reference_kernel = ReferenceKernel::tiled;
   std::unique_ptr<DeviceReference> m_reference;
   std::string m_reference_error; // why the GPU reference is not there
+  // The forward's tensors and scalars, which the backward reads too (declared last: freed before
+  // the session's context goes).
+  std::vector<std::unique_ptr<DeviceBuffer>> m_device; // one buffer per layout.buffer_elements
+  std::unique_ptr<DeviceBuffer> m_stats;
+  std::unique_ptr<DeviceBuffer> m_workspace;
+  float m_scale = 0;
+  MaskScalars m_scalars;
+  double m_flops = 0; // of one forward
 };
 
 std::string SdpaCheck::alloc(std::unique_ptr<DeviceBuffer>& buffer, std::int64_t bytes) {
@@ -255,48 +276,24 @@ Json SdpaCheck::run() {
   return forward_and_backward();
 }
 
+// The two graphs, the backward's plan beside the forward, then each pass in turn.
 Json SdpaCheck::forward_and_backward() {
-  const SdpaShape& s = m_shape;
-  const SdpaLayout& layout = *m_layout;
-  const auto& api = m_cudnn->api();
-  const auto& cu = m_session->api();
-  std::string error;
-
   SdpaGraph fwd(*m_cudnn), bwd(*m_cudnn);
-  SdpaGradLayout grads = make_grad_layout(s, layout);
+  SdpaGradLayout grads = make_grad_layout(m_shape, *m_layout);
   std::optional<std::string> backward_graph_error;
   {
     auto building = m_progress.phase(phase::graph, "forward");
-    if (auto built = fwd.build_operations(s, layout); !built) return failed(built.error().message, "graph");
+    if (auto built = fwd.build_operations(m_shape, *m_layout); !built) return failed(built.error().message, "graph");
     m_info["operations"] = fwd.operation_count();
   }
   if (m_backward) {
     auto building = m_progress.phase(phase::graph, "backward");
-    if (auto built = bwd.build_backward_operations(s, layout, grads); !built) backward_graph_error = built.error().message;
+    if (auto built = bwd.build_backward_operations(m_shape, *m_layout, grads); !built) backward_graph_error = built.error().message;
   }
 
   // The backward's plan on its own thread: handles are per thread, the context is the process's.
   std::future<BackwardPlan> backward_plan;
-  if (m_backward && !backward_graph_error) {
-    backward_plan = std::async(std::launch::async, [&] {
-      BackwardPlan plan;
-      std::string e;
-      if (!m_session->make_current(m_session->gpus().front(), e)) {
-        plan.workspace = util::make_error(util::ErrorKind::driver_error, e);
-        return plan;
-      }
-      plan.handle = std::make_unique<Handle>(*m_cudnn);
-      if (e = plan.handle->create(); !e.empty()) {
-        plan.workspace = util::make_error(util::ErrorKind::driver_error, e);
-        return plan;
-      }
-      auto planning = m_progress.phase(phase::plan, "backward");
-      auto start = std::chrono::steady_clock::now();
-      plan.workspace = bwd.build_plan(plan.handle->get());
-      plan.seconds = since(start);
-      return plan;
-    });
-  }
+  if (m_backward && !backward_graph_error) backward_plan = plan_backward(bwd);
   // Whatever happens to the forward, the backward's thread is joined before its graph goes.
   struct Join {
     std::future<BackwardPlan>& f;
@@ -306,6 +303,53 @@ Json SdpaCheck::forward_and_backward() {
   } join{backward_plan};
 
   Handle handle(*m_cudnn);
+  if (auto stop = forward(fwd, handle)) return *stop;
+  if (!m_backward) return done(ok_result());
+
+  // The forward's answer is complete: streamed now, and kept whole in the final result.
+  Json forward_result = done(ok_result());
+  m_progress.part("forward", forward_result);
+  m_info = Json{{"forward", forward_result}};
+  for (const char* key : {"path", "nvrtc_path", "version", "label", "gpu", "sm", "workload_label", "scaled", "gpu_free_mib", "memory_mib"})
+    if (forward_result.contains(key)) m_info[key] = forward_result[key];
+  m_info["forward_max_abs_err"] = forward_result.value("max_abs_err", 0.0);
+  m_info["forward_execute_ms"] = forward_result["execute_ms"];
+
+  if (backward_graph_error) return failed(*backward_graph_error, "graph");
+  return backward(bwd, grads, backward_plan.get());
+}
+
+std::future<BackwardPlan> SdpaCheck::plan_backward(SdpaGraph& bwd) {
+  return std::async(std::launch::async, [this, &bwd] {
+    BackwardPlan plan;
+    std::string e;
+    if (!m_session->make_current(m_session->gpus().front(), e)) {
+      plan.workspace = util::make_error(util::ErrorKind::driver_error, e);
+      return plan;
+    }
+    plan.handle = std::make_unique<Handle>(*m_cudnn);
+    if (e = plan.handle->create(); !e.empty()) {
+      plan.workspace = util::make_error(util::ErrorKind::driver_error, e);
+      return plan;
+    }
+    auto planning = m_progress.phase(phase::plan, "backward");
+    auto start = std::chrono::steady_clock::now();
+    plan.workspace = bwd.build_plan(plan.handle->get());
+    plan.seconds = since(start);
+    return plan;
+  });
+}
+
+void* SdpaCheck::tensor(const TensorView& v) const {
+  return static_cast<void*>(static_cast<char*>(m_device[static_cast<std::size_t>(v.buffer)]->pointer()) + v.offset * 2);
+}
+
+std::optional<Json> SdpaCheck::forward(SdpaGraph& fwd, Handle& handle) {
+  const SdpaShape& s = m_shape;
+  const SdpaLayout& layout = *m_layout;
+  const auto& api = m_cudnn->api();
+  const auto& cu = m_session->api();
+  std::string error;
   {
     auto creating = m_progress.phase(phase::init, "cuDNN handle");
     if (error = handle.create(); !error.empty()) return failed(error, "init");
@@ -325,50 +369,42 @@ Json SdpaCheck::forward_and_backward() {
   }
 
   // Buffers; the inputs are filled on the GPU by the reference's kernel, else from the host.
-  std::vector<std::unique_ptr<DeviceBuffer>> device(layout.buffer_elements.size());
-  std::unique_ptr<DeviceBuffer> stats, workspace;
+  m_device.resize(layout.buffer_elements.size());
   {
     auto allocating = m_progress.phase(phase::init, "allocate");
-    for (std::size_t i = 0; i < device.size() && error.empty(); ++i) error = alloc(device[i], layout.buffer_elements[i] * 2);
-    if (error.empty()) error = alloc(stats, s.batch * s.heads * s.seq_q * 4);
-    if (error.empty()) error = alloc(workspace, fwd_workspace);
+    for (std::size_t i = 0; i < m_device.size() && error.empty(); ++i) error = alloc(m_device[i], layout.buffer_elements[i] * 2);
+    if (error.empty()) error = alloc(m_stats, s.batch * s.heads * s.seq_q * 4);
+    if (error.empty()) error = alloc(m_workspace, fwd_workspace);
     if (!error.empty()) return failed(error, "init");
   }
   prepare_reference();
   {
     auto filling = m_progress.phase(phase::init, "inputs");
     auto host_inputs = m_reference ? std::vector<std::vector<std::uint16_t>>() : make_inputs(s, layout);
-    for (std::size_t i = 0; i + 1 < device.size(); ++i) {
+    for (std::size_t i = 0; i + 1 < m_device.size(); ++i) {
       if (m_reference) {
-        if (auto filled = m_reference->fill(device[i]->get(), layout.buffer_elements[i], k_seed_inputs + i, s.bf16); !filled)
+        if (auto filled = m_reference->fill(m_device[i]->get(), layout.buffer_elements[i], k_seed_inputs + i, s.bf16); !filled)
           return failed(filled.error().message, "init");
-      } else if (error = copy_up(*device[i], host_inputs[i]); !error.empty()) {
+      } else if (error = copy_up(*m_device[i], host_inputs[i]); !error.empty()) {
         return failed(error, "init");
       }
     }
   }
 
-  float scale = s.scale();
+  m_scale = s.scale();
   // The masked score: -inf, except that cuDNN before 9.10 wants the lowest finite float there
   // (cudnn-frontend's attn_score_modifiers.h, get_negative_inf_value).
   std::size_t version = api.cudnnGetVersion ? api.cudnnGetVersion() : 0;
-  MaskScalars scalars;
-  scalars.neg_inf = version < 91000 ? std::numeric_limits<float>::lowest() : -std::numeric_limits<float>::infinity();
-  scalars.left_bound = static_cast<float>(s.window_left + 1);
-  scalars.right_shift = static_cast<std::int32_t>(std::max<std::int64_t>(s.window_right, 0));
-  auto at = [&](const TensorView& v) {
-    return static_cast<void*>(static_cast<char*>(device[static_cast<std::size_t>(v.buffer)]->pointer()) + v.offset * 2);
-  };
-  auto view = [&](const std::vector<std::unique_ptr<DeviceBuffer>>& buffers, const TensorView& v) {
-    return DeviceView{buffers[static_cast<std::size_t>(v.buffer)]->get(), v};
-  };
+  m_scalars.neg_inf = version < 91000 ? std::numeric_limits<float>::lowest() : -std::numeric_limits<float>::infinity();
+  m_scalars.left_bound = static_cast<float>(s.window_left + 1);
+  m_scalars.right_shift = static_cast<std::int32_t>(std::max<std::int64_t>(s.window_right, 0));
   std::vector<std::int64_t> uids = {k_uid_q, k_uid_k, k_uid_v, k_uid_o, k_uid_stats, k_uid_scale};
-  std::vector<void*> pointers = {at(layout.q), at(layout.k), at(layout.v), at(layout.o), stats->pointer(), &scale};
-  fwd.bind_scalars(scalars, uids, pointers);
+  std::vector<void*> pointers = {tensor(layout.q), tensor(layout.k), tensor(layout.v), tensor(layout.o), m_stats->pointer(), &m_scale};
+  fwd.bind_scalars(m_scalars, uids, pointers);
   VariantPack pack(*m_cudnn);
-  if (error = pack.make(uids, pointers, workspace->pointer()); !error.empty()) return failed(error, "execute");
+  if (error = pack.make(uids, pointers, m_workspace->pointer()); !error.empty()) return failed(error, "execute");
 
-  const double flops = cudnn_forward_flops(s);
+  m_flops = cudnn_forward_flops(s);
   {
     auto executing = m_progress.phase(phase::execute, "forward");
     auto start = std::chrono::steady_clock::now();
@@ -381,18 +417,28 @@ Json SdpaCheck::forward_and_backward() {
     if (error = m_session->check(cu.cuCtxSynchronize(), "cuCtxSynchronize after cudnnBackendExecute"); !error.empty()) return failed(error, "execute");
     double per_run = since(timed) / k_repeats;
     m_info["execute_ms"] = per_run * 1e3;
-    m_info["tflops"] = per_run > 0 ? flops / per_run / 1e12 : 0.0;
+    m_info["tflops"] = per_run > 0 ? m_flops / per_run / 1e12 : 0.0;
     m_info["kernel_seconds"] = since(start);
   }
 
-  // The forward's numerics: the whole O against the GPU's reference.
+  return forward_numerics();
+}
+
+// The forward's numerics: the whole O against the GPU's reference, else sampled heads on the
+// host, else said not checked.
+std::optional<Json> SdpaCheck::forward_numerics() {
+  const SdpaShape& s = m_shape;
+  const SdpaLayout& layout = *m_layout;
+  const auto& cu = m_session->api();
+  std::string error;
   const double atol = forward_tolerance(s);
   m_info["tolerance"] = atol;
   std::string numerics_error;
   if (m_reference) {
     auto referencing = m_progress.phase(phase::reference, "forward");
     auto start = std::chrono::steady_clock::now();
-    auto ran = m_reference->forward(s, view(device, layout.q), view(device, layout.k), view(device, layout.v), scratch_budget(m_free));
+    auto ran =
+        m_reference->forward(s, view(m_device, layout.q), view(m_device, layout.k), view(m_device, layout.v), scratch_budget(m_free));
     if (!ran) {
       // A failure of the doctor's own kernels says nothing about cuDNN.
       m_reference_error = ran.error().message;
@@ -402,7 +448,7 @@ Json SdpaCheck::forward_and_backward() {
   }
   if (m_reference) {
     auto comparing = m_progress.phase(phase::compare, "forward");
-    auto o = m_reference->compare("O", view(device, layout.o), atol, atol);
+    auto o = m_reference->compare("O", view(m_device, layout.o), atol, atol);
     if (!o) return failed(o.error().message, "numerics");
     m_info["max_abs_err"] = o->max_abs_err;
     m_info["max_rel_err"] = o->max_rel_err;
@@ -417,7 +463,7 @@ Json SdpaCheck::forward_and_backward() {
   } else if (host_reference_affordable(s)) {
     auto comparing = m_progress.phase(phase::compare, "forward");
     std::vector<std::uint16_t> o(static_cast<std::size_t>(layout.buffer_elements.back()));
-    if (error = m_session->check(cu.cuMemcpyDtoH_v2(o.data(), device.back()->get(), o.size() * 2), "cuMemcpyDtoH"); !error.empty())
+    if (error = m_session->check(cu.cuMemcpyDtoH_v2(o.data(), m_device.back()->get(), o.size() * 2), "cuMemcpyDtoH"); !error.empty())
       return failed(error, "execute");
     Comparison cmp = compare_output(s, layout, make_inputs(s, layout), o);
     m_info["max_abs_err"] = cmp.max_abs_err;
@@ -430,20 +476,16 @@ Json SdpaCheck::forward_and_backward() {
     m_info["note"] = "numerics not checked: " + m_reference_error;
   }
   if (!numerics_error.empty()) return failed(numerics_error, "numerics");
-  if (!m_backward) return done(ok_result());
+  return std::nullopt;
+}
 
-  // The forward's answer is complete: streamed now, and kept whole in the final result.
-  Json forward = done(ok_result());
-  m_progress.part("forward", forward);
-  m_info = Json{{"forward", forward}};
-  for (const char* key : {"path", "nvrtc_path", "version", "label", "gpu", "sm", "workload_label", "scaled", "gpu_free_mib", "memory_mib"})
-    if (forward.contains(key)) m_info[key] = forward[key];
-  m_info["forward_max_abs_err"] = forward.value("max_abs_err", 0.0);
-  m_info["forward_execute_ms"] = forward["execute_ms"];
-
-  if (backward_graph_error) return failed(*backward_graph_error, "graph");
+Json SdpaCheck::backward(SdpaGraph& bwd, const SdpaGradLayout& grads, BackwardPlan plan) {
+  const SdpaShape& s = m_shape;
+  const SdpaLayout& layout = *m_layout;
+  const auto& api = m_cudnn->api();
+  const auto& cu = m_session->api();
+  std::string error;
   m_info["operations"] = bwd.operation_count();
-  BackwardPlan plan = backward_plan.get();
   m_info["plan_seconds"] = plan.seconds;
   m_info["engine_configs_tried"] = bwd.engine_configs_tried();
   if (!plan.workspace) return failed(plan.workspace.error().message, "plan");
@@ -472,10 +514,10 @@ Json SdpaCheck::forward_and_backward() {
   float one = 1.0f;
   std::vector<std::int64_t> bwd_uids = {k_uid_q, k_uid_k, k_uid_v, k_uid_o, k_uid_stats, k_uid_scale, k_uid_one,
                                         k_uid_do, k_uid_dq, k_uid_dk, k_uid_dv, k_uid_softmax_sum, k_uid_dq_accum};
-  std::vector<void*> bwd_pointers = {at(layout.q), at(layout.k), at(layout.v), at(layout.o), stats->pointer(), &scale, &one,
-                                     grad[0]->pointer(), grad[1]->pointer(), grad[2]->pointer(),
-                                     grad[3]->pointer(), softmax_sum->pointer(), dq_accum->pointer()};
-  bwd.bind_scalars(scalars, bwd_uids, bwd_pointers);
+  std::vector<void*> bwd_pointers = {
+      tensor(layout.q),   tensor(layout.k),   tensor(layout.v),   tensor(layout.o),   m_stats->pointer(),     &m_scale,           &one,
+      grad[0]->pointer(), grad[1]->pointer(), grad[2]->pointer(), grad[3]->pointer(), softmax_sum->pointer(), dq_accum->pointer()};
+  bwd.bind_scalars(m_scalars, bwd_uids, bwd_pointers);
   VariantPack bwd_pack(*m_cudnn);
   if (error = bwd_pack.make(bwd_uids, bwd_pointers, bwd_workspace->pointer()); !error.empty()) return failed(error, "execute");
   {
@@ -497,10 +539,20 @@ Json SdpaCheck::forward_and_backward() {
     if (!error.empty()) return failed(error, "execute");
     double per_run = since(timed) / k_repeats;
     m_info["execute_ms"] = per_run * 1e3;
-    m_info["tflops"] = per_run > 0 ? 2.5 * flops / per_run / 1e12 : 0.0;
+    m_info["tflops"] = per_run > 0 ? 2.5 * m_flops / per_run / 1e12 : 0.0;
     m_info["kernel_seconds"] = since(start);
   }
 
+  return backward_numerics(grads, grad);
+}
+
+// The gradients' numerics: dQ, dK, dV against the GPU's reference, else sampled heads on the
+// host, else said not checked.
+Json SdpaCheck::backward_numerics(const SdpaGradLayout& grads, const std::vector<std::unique_ptr<DeviceBuffer>>& grad) {
+  const SdpaShape& s = m_shape;
+  const SdpaLayout& layout = *m_layout;
+  const auto& cu = m_session->api();
+  std::string error;
   const double tolerance = gradient_tolerance(s);
   m_info["tolerance"] = tolerance;
   if (m_reference) {

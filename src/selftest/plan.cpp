@@ -105,15 +105,45 @@ util::Result<Json> sdpa_args(const model::Workload& w) {
   return args;
 }
 
+namespace {
+
+// TE's DotProductAttention choice per shape (the Python tier's "selections") against explain's
+// prediction for the same workload: a disagreement fails the tier, as the te_selector check
+// fails on the FusedAttention sub-backend.
+void compare_te_choices(Json& result, const std::vector<std::string>& predicted, CheckOutcome& outcome) {
+  if (!result.contains("selections") || !result["selections"].is_array()) return;
+  auto& selections = result["selections"];
+  for (std::size_t i = 0; i < selections.size() && i < predicted.size(); ++i) {
+    auto& s = selections[i];
+    if (predicted[i].empty() || !s.is_object() || !s.contains("chosen") || !s["chosen"].is_string()) continue;
+    std::string chosen = s["chosen"].get<std::string>();
+    if (chosen == "unknown") continue;
+    std::string ran = chosen.substr(0, chosen.find(" ("));
+    s["predicted"] = predicted[i];
+    s["agrees"] = ran == predicted[i];
+    if (ran != predicted[i] && outcome.status != "error") {
+      outcome.status = "failed";
+      outcome.error = "TE ran " + chosen + " for [" + (s.contains("label") && s["label"].is_string() ? s["label"].get<std::string>() : "") +
+                      "] where explain predicted " + predicted[i];
+    }
+  }
+}
+
+} // namespace
+
 CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script,
-                             const std::vector<model::Workload>& workloads, std::chrono::milliseconds timeout) {
+                             const std::vector<model::Workload>& workloads, const std::vector<std::string>& predicted,
+                             std::chrono::milliseconds timeout) {
   CheckOutcome outcome;
   outcome.check = "python";
   outcome.label = interpreter;
   Json shapes = Json::array();
-  for (const auto& w : workloads) {
-    auto args = sdpa_args(w);
-    if (args) shapes.push_back(*args);
+  std::vector<std::string> shape_predictions;
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    auto args = sdpa_args(workloads[i]);
+    if (!args) continue;
+    shapes.push_back(*args);
+    shape_predictions.push_back(i < predicted.size() ? predicted[i] : "");
   }
   util::CommandOptions options;
   options.timeout = timeout;
@@ -136,6 +166,7 @@ CheckOutcome run_python_tier(const std::string& interpreter, const std::string& 
   }
   outcome.status = result["status"].get<std::string>();
   if (result.contains("error") && result["error"].is_string()) outcome.error = result["error"].get<std::string>();
+  compare_te_choices(result, shape_predictions, outcome);
   outcome.result = std::move(result);
   return outcome;
 }
@@ -273,7 +304,8 @@ Results run_all(const Plan& input) {
   for (auto& outcome : kernel_checks) out.push_back(std::move(outcome));
   out.push_back(std::move(basics[2]));
   if (!plan.python_executable.empty() && !plan.python_script.empty())
-    out.push_back(run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.runner.timeout * 4));
+    out.push_back(run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.predicted_selected,
+                                  plan.runner.timeout * 4));
   return results;
 }
 
@@ -328,31 +360,16 @@ void add_facts(const Results& results, model::Facts& facts) {
   }
 }
 
-Json to_json(const Results& results) {
-  Json checks = Json::array();
-  int ok = 0, failed = 0, skipped = 0;
+model::SelftestSummary summarize(const Results& results) {
+  model::SelftestSummary summary;
   for (const auto& o : results.outcomes) {
-    Json entry{{"check", o.check}, {"label", o.label}, {"status", o.status}, {"seconds", o.seconds}, {"started", o.started}};
-    if (!o.error.empty()) entry["error"] = o.error;
-    if (o.status == "error") {
-      entry["timed_out"] = o.timed_out;
-      if (!o.phase.empty()) entry["phase"] = o.phase;
-    }
-    if (!o.phases.empty()) {
-      Json phases = Json::array();
-      for (const auto& p : o.phases) {
-        Json span{{"phase", p.phase}, {"start", p.start}, {"seconds", p.seconds}};
-        if (!p.what.empty()) span["what"] = p.what;
-        if (p.open) span["open"] = true;
-        phases.push_back(std::move(span));
-      }
-      entry["phases"] = std::move(phases);
-    }
-    if (!o.result.is_null()) entry["result"] = o.result;
-    checks.push_back(std::move(entry));
-    (o.status == "ok" ? ok : o.status == "skipped" ? skipped : failed)++;
+    model::SelftestCheck check{o.check, o.label, o.status, o.error, o.seconds, o.started, o.timed_out, o.phase, {}, o.result};
+    for (const auto& p : o.phases) check.phases.push_back({p.phase, p.what, p.start, p.seconds, p.open});
+    summary.checks.push_back(std::move(check));
   }
-  return Json{{"checks", checks}, {"summary", Json{{"ok", ok}, {"failed", failed}, {"skipped", skipped}}}};
+  return summary;
 }
+
+Json to_json(const Results& results) { return model::to_json(summarize(results)); }
 
 } // namespace selftest

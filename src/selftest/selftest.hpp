@@ -16,6 +16,7 @@
 #pragma once
 
 #include "model/facts.hpp"
+#include "model/selftest_summary.hpp"
 #include "selftest/phases.hpp"
 #include "model/workload.hpp"
 #include "util/result.hpp"
@@ -102,6 +103,7 @@ struct Plan {
   model::Facts facts;                        // the node's facts: library paths, te.*, python.*
   std::vector<model::Workload> workloads;    // shapes for cudnn_sdpa, te_selector and the Python tier
   std::vector<std::string> predicted;        // explain's FusedAttention sub-backend per workload ("none")
+  std::vector<std::string> predicted_selected; // explain's selected backend per workload ("none")
   std::string python_executable;             // empty: no Python tier
   std::string python_script;                 // share/nvte-doctor/selftest.py
 };
@@ -114,14 +116,18 @@ struct Results {
 Results run_all(const Plan& plan);
 
 // The Python tier: runs script with interpreter for the workloads, bounded by the timeout.
+// predicted: explain's selected backend per workload; TE's own choice is held against it.
 CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script,
-                             const std::vector<model::Workload>& workloads, std::chrono::milliseconds timeout);
+                             const std::vector<model::Workload>& workloads, const std::vector<std::string>& predicted,
+                             std::chrono::milliseconds timeout);
 
 // Facts selftest.<check>.{status,ok,error,seconds,...}; checks run once per workload are folded
 // (ok when all ok, the first failure's error and case label, the largest errors).
 void add_facts(const Results& results, model::Facts& facts);
 
-// The whole result as the report's "selftest" object.
+// The outcomes as the report carries them.
+model::SelftestSummary summarize(const Results& results);
+// The whole result as the report's "selftest" object (model::to_json of the summary).
 Json to_json(const Results& results);
 
 } // namespace selftest

@@ -10,11 +10,18 @@ It prints exactly one JSON object as its last line of stdout:
      "cases": [{"label", "backend", "status", "error", "fwd_max_abs_err", "bwd_max_abs_err", "ms"}]}
 
 With TransformerEngine: for each workload, TE's own get_attention_backend with AttentionParams
-built from the fields this TE version has, then DotProductAttention forward and backward with
-each backend forced through NVTE_FLASH_ATTN / NVTE_FUSED_ATTN / NVTE_UNFUSED_ATTN (set before
-TE picks, reset between runs), outputs and gradients compared with the unfused run.
+built from the fields this TE version has ("selections": what it answers), then DotProductAttention
+forward and backward, first as TE chooses under the node's NVTE_* settings ("default"), then with
+each backend forced through NVTE_FLASH_ATTN / NVTE_FUSED_ATTN / NVTE_UNFUSED_ATTN. TE caches its
+selection while the attention parameters are unchanged, so the cache is reset before each run and
+read after it: "ran" is the backend TE really ran, and a forced backend TE did not run is skipped,
+never counted. Outputs and gradients are compared with torch's math SDPA in fp32.
+TE installed but not importable (a missing requirement such as pydantic, a cuDNN clash) is a
+failure with Python's own message; torch's SDPA backends run instead.
 Without TE: torch.nn.functional.scaled_dot_product_attention with each SDPA backend (cuDNN,
 flash, efficient) against the math backend in fp32, forward and backward.
+"mapped": the cuDNN / NVRTC / cuBLAS files this process has mapped once torch and TE are imported
+(/proc/self/maps), the truth the doctor's load-order model predicts.
 """
 import json
 import os
@@ -42,6 +49,17 @@ def make_inputs(torch, w, device):
     v = rand(w["kv_heads"], w["seq_kv"], w["dim_v"])
     grad = rand(w["heads"], w["seq_q"], w["dim_v"])
     return q, k, v, grad
+
+
+def mapped_libraries():
+    """The cuDNN, NVRTC and cuBLAS files mapped into this process."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "/" in line}
+    except OSError:
+        return []
+    keys = ("libcudnn", "libnvrtc", "libcublas", "libtransformer_engine")
+    return sorted(p for p in paths if any(os.path.basename(p).startswith(k) for k in keys))
 
 
 def label_of(w):
@@ -99,76 +117,192 @@ def run_torch(torch, workloads):
     return cases
 
 
-def run_te(torch, te, workloads):
-    import inspect
-    from transformer_engine.pytorch import DotProductAttention
-    utils = None
+# get_attention_backend's answer, by its length: TE >= 2.3 returns (use_flash_attention,
+# flash_attention_backend, use_fused_attention, fused_attention_backend, use_unfused_attention,
+# available_backends); TE 1.x-2.2 the same without flash_attention_backend (utils.py / attention.py
+# at each tag).
+SELECTOR_FIELDS = {
+    6: ("use_flash_attention", "flash_attention_backend", "use_fused_attention", "fused_attention_backend",
+        "use_unfused_attention", "available_backends"),
+    5: ("use_flash_attention", "use_fused_attention", "fused_attention_backend", "use_unfused_attention",
+        "available_backends"),
+}
+
+FORCED = (("FusedAttention", {"NVTE_FLASH_ATTN": "0", "NVTE_FUSED_ATTN": "1", "NVTE_UNFUSED_ATTN": "0"}),
+          ("FlashAttention", {"NVTE_FLASH_ATTN": "1", "NVTE_FUSED_ATTN": "0", "NVTE_UNFUSED_ATTN": "0"}),
+          ("UnfusedDotProductAttention", {"NVTE_FLASH_ATTN": "0", "NVTE_FUSED_ATTN": "0", "NVTE_UNFUSED_ATTN": "1"}))
+
+
+def first_line(e):
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def backend_name(answer):
+    """The backend a selector answer (a dict of SELECTOR_FIELDS) names, as TE's debug log does."""
+    if answer.get("use_flash_attention"):
+        return "FlashAttention"
+    if answer.get("use_fused_attention"):
+        sub = answer.get("fused_attention_backend")
+        return "FusedAttention" + (" (%s)" % str(sub).split(".")[-1] if sub is not None else "")
+    if answer.get("use_unfused_attention"):
+        return "UnfusedDotProductAttention"
+    return "none"
+
+
+def find_selector(torch):
     for mod in ("transformer_engine.pytorch.attention.dot_product_attention.utils",
                 "transformer_engine.pytorch.dot_product_attention.utils", "transformer_engine.pytorch.attention"):
         try:
             utils = __import__(mod, fromlist=["get_attention_backend"])
-            if hasattr(utils, "get_attention_backend"):
-                break
         except ImportError:
             continue
-    cases = []
+        if hasattr(utils, "get_attention_backend") and hasattr(utils, "AttentionParams"):
+            return utils
+    return None
+
+
+def find_backend_cache(dpa_class):
+    """TE keeps its last selection in a module dict (_attention_backends) and reuses it while the
+    attention parameters are unchanged, whatever NVTE_* says meanwhile: forcing a backend needs the
+    cache reset, and reading it after a forward tells which backend really ran."""
+    module = sys.modules.get(dpa_class.__module__)
+    for mod in (module, sys.modules.get("transformer_engine.pytorch.attention")):
+        cache = getattr(mod, "_attention_backends", None) if mod is not None else None
+        if isinstance(cache, dict) and "attention_params" in cache:
+            return cache
+    return None
+
+
+def te_selector(torch, utils, w, mask, fmt, window):
+    fields = getattr(utils.AttentionParams, "__dataclass_fields__", {})
+    wanted = dict(qkv_type=torch.Tensor, qkv_dtype=torch.bfloat16 if w["dtype"] == "bf16" else torch.float16,
+                  qkv_layout=w["layout"], qkv_format=fmt, batch_size=w["batch"], num_heads=w["heads"],
+                  num_gqa_groups=w["kv_heads"], max_seqlen_q=w["seq_q"], max_seqlen_kv=w["seq_kv"],
+                  head_dim_qk=w["dim_qk"], head_dim_v=w["dim_v"], attn_mask_type=mask,
+                  window_size=window or ((-1, 0) if w["causal"] else (-1, -1)), is_training=True)
+    try:
+        params = utils.AttentionParams(**{k: v for k, v in wanted.items() if k in fields})
+        answer = utils.get_attention_backend(params)
+    except Exception as e:
+        return {"error": first_line(e)}
+    names = SELECTOR_FIELDS.get(len(answer))
+    if names is None:
+        return {"error": "get_attention_backend returned %d values; this self-test reads 5 or 6" % len(answer)}
+    got = dict(zip(names, answer))
+    out = {k: (v if isinstance(v, bool) or v is None else str(v)) for k, v in got.items() if k != "available_backends"}
+    out["backend"] = backend_name(got)
+    return out
+
+
+def run_te(torch, te, workloads):
+    from transformer_engine.pytorch import DotProductAttention
+    import torch.nn.functional as F
+    utils = find_selector(torch)
+    cache = find_backend_cache(DotProductAttention)
+    saved = {k: os.environ.get(k) for k in ("NVTE_FLASH_ATTN", "NVTE_FUSED_ATTN", "NVTE_UNFUSED_ATTN")}
+
+    def restore():
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+    cases, selections = [], []
     for w in workloads:
-        case_base = {"label": label_of(w)}
-        fmt = w["layout"].split("_")[0][:4] if w["layout"] else "bshd"
-        if fmt not in ("bshd", "sbhd"):
-            fmt = "sbhd" if w["layout"].startswith("sb") else "bshd"
+        fmt = "sbhd" if w["layout"].startswith("sb") else "bshd"
         mask = "causal" if w["causal"] else "no_mask"
-        selected = None
-        if utils is not None and hasattr(utils, "AttentionParams"):
-            fields = getattr(utils.AttentionParams, "__dataclass_fields__", {})
-            wanted = dict(qkv_type=torch.Tensor, qkv_dtype=torch.bfloat16 if w["dtype"] == "bf16" else torch.float16,
-                          qkv_layout=w["layout"], batch_size=w["batch"], num_heads=w["heads"],
-                          num_gqa_groups=w["kv_heads"], max_seqlen_q=w["seq_q"], max_seqlen_kv=w["seq_kv"],
-                          head_dim_qk=w["dim_qk"], head_dim_v=w["dim_v"], attn_mask_type=mask,
-                          window_size=(-1, 0) if w["causal"] else (-1, -1), is_training=True)
-            try:
-                params = utils.AttentionParams(**{k: v for k, v in wanted.items() if k in fields})
-                answer = utils.get_attention_backend(params)
-                names = ["use_flash_attention", "use_fused_attention", "fused_attention_backend", "use_unfused_attention"]
-                selected = {n: str(answer[i]) for i, n in enumerate(names) if i < len(answer)}
-            except Exception as e:
-                selected = {"error": str(e).splitlines()[0] if str(e) else type(e).__name__}
-        outputs = {}
-        for backend, env in (("UnfusedDotProductAttention", {"NVTE_FLASH_ATTN": "0", "NVTE_FUSED_ATTN": "0", "NVTE_UNFUSED_ATTN": "1"}),
-                             ("FusedAttention", {"NVTE_FLASH_ATTN": "0", "NVTE_FUSED_ATTN": "1", "NVTE_UNFUSED_ATTN": "0"}),
-                             ("FlashAttention", {"NVTE_FLASH_ATTN": "1", "NVTE_FUSED_ATTN": "0", "NVTE_UNFUSED_ATTN": "0"})):
-            case = dict(case_base, backend=backend, selector=selected)
+        window = None
+        if w.get("window_left", -1) >= 0 or w.get("window_right", -1) > 0:
+            window = (int(w.get("window_left", -1)), 0 if w["causal"] else int(w.get("window_right", -1)))
+        q, k, v, grad = make_inputs(torch, w, "cuda")
+        # The reference: torch's math SDPA in fp32 on the same inputs ([batch, heads, seq, dim]);
+        # a sliding window as an explicit mask (query i sees keys i-left .. i+right).
+        ref_in = [t.detach().float().requires_grad_() for t in (q, k, v)]
+        gqa = w["heads"] != w["kv_heads"]
+        if window is None:
+            ref = F.scaled_dot_product_attention(*ref_in, is_causal=w["causal"], enable_gqa=gqa)
+        else:
+            i = torch.arange(w["seq_q"], device="cuda").unsqueeze(1)
+            j = torch.arange(w["seq_kv"], device="cuda").unsqueeze(0)
+            allowed = torch.ones(w["seq_q"], w["seq_kv"], dtype=torch.bool, device="cuda")
+            if window[0] >= 0:
+                allowed &= j >= i - window[0]
+            if window[1] >= 0:
+                allowed &= j <= i + window[1]
+            ref = F.scaled_dot_product_attention(*ref_in, attn_mask=allowed, enable_gqa=gqa)
+        ref.backward(grad.float())
+        if fmt == "bshd":
+            to_fmt = lambda t: t.permute(0, 2, 1, 3).contiguous()  # noqa: E731
+        else:
+            to_fmt = lambda t: t.permute(2, 0, 1, 3).contiguous()  # noqa: E731
+        ref_out = to_fmt(ref.detach())
+        ref_grads = [to_fmt(t.grad) for t in ref_in]
+        selection = {"label": label_of(w), "selector": te_selector(torch, utils, w, mask, fmt, window) if utils else
+                     {"error": "this TE has no get_attention_backend the self-test knows"}}
+        tol = TOLERANCE[w["dtype"]]
+        scale = max(ref_out.abs().max().item(), 1.0)
+        grad_scale = max(max(g.abs().max().item() for g in ref_grads), 1.0)
+
+        def attend(forced, env):
+            case = {"label": label_of(w), "backend": forced}
+            restore()
             os.environ.update(env)
+            if cache is not None:
+                cache["attention_params"] = None
+                cache["backend_selection_requires_update"] = True
             try:
-                q, k, v, grad = make_inputs(torch, w, "cuda")
-                to_fmt = (lambda t: t.permute(0, 2, 1, 3).contiguous()) if fmt == "bshd" else (lambda t: t.permute(2, 0, 1, 3).contiguous())
-                qq, kk, vv = [to_fmt(t).requires_grad_() for t in (q, k, v)]
+                qq, kk, vv = [to_fmt(t).detach().requires_grad_() for t in (q, k, v)]
+                extra = {"window_size": window} if window is not None else {}
                 dpa = DotProductAttention(w["heads"], (w["dim_qk"], w["dim_v"]) if w["dim_qk"] != w["dim_v"] else w["dim_qk"],
-                                          num_gqa_groups=w["kv_heads"], attn_mask_type=mask, qkv_format=fmt)
+                                          num_gqa_groups=w["kv_heads"], attn_mask_type=mask, qkv_format=fmt, **extra)
                 torch.cuda.synchronize()
                 start = time.perf_counter()
                 out = dpa(qq, kk, vv)
                 out.backward(to_fmt(grad).reshape(out.shape))
                 torch.cuda.synchronize()
                 case["ms"] = (time.perf_counter() - start) * 1e3
-                outputs[backend] = (out.detach().float(), [t.grad.float() for t in (qq, kk, vv)])
-                case["status"] = "ok"
             except Exception as e:
-                case.update(status="skipped", error=str(e).splitlines()[0] if str(e) else type(e).__name__)
-            cases.append(case)
-        ref = outputs.get("UnfusedDotProductAttention")
-        for case in cases[-3:]:
-            got = outputs.get(case["backend"])
-            if ref is None or got is None or case["backend"] == "UnfusedDotProductAttention":
+                # TE refusing the forced backend for this shape ("No dot product attention
+                # backend is available") is data: skipped. A backend TE selected and then failed
+                # to run (a cuDNN error, say) is a failure, whichever run it was.
+                selected = backend_name(cache) if cache is not None and cache.get("attention_params") is not None else "none"
+                if selected != "none":
+                    case.update(status="failed", ran=selected, error="%s failed: %s" % (selected, first_line(e)))
+                else:
+                    case.update(status="skipped", error=first_line(e))
+                return case
+            finally:
+                restore()
+            ran = backend_name(cache) if cache is not None else None
+            if ran is not None:
+                case["ran"] = ran
+            if forced != "default" and ran is not None and not ran.startswith(forced):
+                case.update(status="skipped", error="TE ran %s when %s was forced" % (ran, forced))
+                return case
+            fwd = (out.detach().float().reshape(ref_out.shape) - ref_out).abs().max().item()
+            bwd = max((t.grad.float() - g).abs().max().item() for t, g in zip((qq, kk, vv), ref_grads))
+            case.update(fwd_max_abs_err=fwd, bwd_max_abs_err=bwd,
+                        status="ok" if fwd <= tol * 2 * scale and bwd <= tol * 4 * grad_scale else "failed")
+            if case["status"] == "failed":
+                case["error"] = "%s differs from the fp32 math reference: forward %.4g, backward %.4g" % (
+                    ran or forced, fwd, bwd)
+            return case
+
+        # TE's own choice under the node's NVTE_* settings, then each backend forced in turn.
+        default = attend("default", {})
+        selection["chosen"] = default.get("ran", "none" if default.get("status") == "skipped" else "unknown")
+        if "error" in default:
+            selection["error"] = default["error"]
+        selections.append(selection)
+        cases.append(default)
+        for forced, env in FORCED:
+            if cache is None:
+                cases.append({"label": label_of(w), "backend": forced, "status": "skipped",
+                              "error": "this TE keeps no backend cache the self-test can reset, so a forced backend cannot be told apart"})
                 continue
-            tol = TOLERANCE[w["dtype"]]
-            case["fwd_max_abs_err"] = (got[0] - ref[0]).abs().max().item()
-            case["bwd_max_abs_err"] = max((a - b).abs().max().item() for a, b in zip(got[1], ref[1]))
-            if case["fwd_max_abs_err"] > tol * 2 or case["bwd_max_abs_err"] > tol * 8:
-                case["status"] = "failed"
-                case["error"] = "%s and UnfusedDotProductAttention disagree: forward %.4g, backward %.4g" % (
-                    case["backend"], case["fwd_max_abs_err"], case["bwd_max_abs_err"])
-    return cases
+            cases.append(attend(forced, env))
+    return cases, selections
 
 
 def main():
@@ -186,15 +320,23 @@ def main():
         return
     result["gpu"] = torch.cuda.get_device_name(0)
     result["cudnn"] = torch.backends.cudnn.version()
+    import importlib.util
+    te_spec = importlib.util.find_spec("transformer_engine")
     try:
         import transformer_engine as te
         import transformer_engine.pytorch  # noqa: F401
         result["te_present"] = True
         result["te_version"] = getattr(te, "__version__", "")
-        cases = run_te(torch, te, workloads)
-    except ImportError as e:
-        result["te_present"] = False
-        result["note"] = "TransformerEngine is not importable here (%s): ran torch's SDPA backends instead" % e
+        result["te_path"] = os.path.dirname(te.__file__)
+        result["mapped"] = mapped_libraries()
+        cases, result["selections"] = run_te(torch, te, workloads)
+    except Exception as e:  # ImportError, or a RuntimeError from a library clash at import
+        result["te_present"] = te_spec is not None
+        result["mapped"] = mapped_libraries()
+        if te_spec is not None:
+            result["te_import_error"] = "%s: %s" % (type(e).__name__, first_line(e))
+            result["te_path"] = os.path.dirname(te_spec.origin or "") or None
+        result["note"] = "TransformerEngine is not importable here (%s): ran torch's SDPA backends instead" % first_line(e)
         cases = run_torch(torch, workloads)
     result["cases"] = cases
     bad = [c for c in cases if c.get("status") == "failed"]
@@ -204,6 +346,10 @@ def main():
     result["status"] = "failed" if bad else "ok" if any(c.get("status") == "ok" for c in cases) else "skipped"
     if bad:
         result["error"] = bad[0]["label"] + ": " + bad[0]["error"]
+    if "te_import_error" in result:
+        result["status"] = "failed"
+        result["error"] = "transformer_engine is installed (%s) but does not import: %s" % (
+            result.get("te_path") or "?", result["te_import_error"])
     emit(result)
 
 

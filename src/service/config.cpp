@@ -27,34 +27,42 @@ std::string_view to_string(SelftestPolicy policy) {
   return "never";
 }
 
-std::optional<milliseconds> parse_duration(std::string_view text) {
+namespace {
+
+// The number that text (trimmed) starts with and the unit after it; nullopt without digits.
+std::optional<std::pair<long long, std::string_view>> number_and_unit(std::string_view text) {
   text = util::trim(text);
   std::size_t digits = 0;
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
   if (digits == 0) return std::nullopt;
   auto value = util::parse_int(text.substr(0, digits));
   if (!value) return std::nullopt;
-  std::string_view unit = text.substr(digits);
+  return std::pair{*value, text.substr(digits)};
+}
+
+} // namespace
+
+std::optional<milliseconds> parse_duration(std::string_view text) {
+  auto number = number_and_unit(text);
+  if (!number) return std::nullopt;
+  auto [value, unit] = *number;
   static const std::map<std::string_view, long long> k_units = {
       {"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
   auto it = k_units.find(unit);
-  if (it == k_units.end() || *value > (1ll << 40)) return std::nullopt;
-  return milliseconds(*value * it->second);
+  if (it == k_units.end() || value > (1ll << 40)) return std::nullopt;
+  return milliseconds(value * it->second);
 }
 
 std::optional<std::uint64_t> parse_size(std::string_view text) {
-  text = util::trim(text);
-  std::size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0) return std::nullopt;
-  auto value = util::parse_int(text.substr(0, digits));
-  if (!value) return std::nullopt;
-  std::string unit = util::to_lower(text.substr(digits));
+  auto number = number_and_unit(text);
+  if (!number) return std::nullopt;
+  long long value = number->first;
+  std::string unit = util::to_lower(number->second);
   static const std::map<std::string, int, std::less<>> k_shift = {
       {"", 0}, {"b", 0}, {"k", 10}, {"kib", 10}, {"m", 20}, {"mib", 20}, {"g", 30}, {"gib", 30}};
   auto it = k_shift.find(unit);
-  if (it == k_shift.end() || *value > (1ll << 40)) return std::nullopt;
-  return static_cast<std::uint64_t>(*value) << it->second;
+  if (it == k_shift.end() || value > (1ll << 40)) return std::nullopt;
+  return static_cast<std::uint64_t>(value) << it->second;
 }
 
 namespace {
@@ -196,7 +204,7 @@ util::Result<Config> parse_document(const YAML::Node& root, const Parser& p) {
          return {};
        }},
   };
-  // `rules update` reads its keys itself (rules/bundle.cpp); here the section only has to be known.
+  // `rules update` reads its keys itself (service/bundle.cpp); here the section only has to be known.
   std::map<std::string, Parser::Setter, std::less<>> rules_update = {
       {"public_keys", [&](const YAML::Node& n) -> util::Result<void> {
          if (!n.IsSequence()) return p.error(n, "rules_update.public_keys must be a list of base64 public keys");

@@ -39,8 +39,9 @@ DlLibrary::~DlLibrary() {
 
 Result<DlLibrary> DlLibrary::open(const std::string& name_or_path, LinkNamespace ns) {
   ::dlerror();
-  void* handle = ns == LinkNamespace::fresh ? ::dlmopen(LM_ID_NEWLM, name_or_path.c_str(), RTLD_NOW | RTLD_LOCAL)
-                                            : ::dlopen(name_or_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = ns == LinkNamespace::fresh    ? ::dlmopen(LM_ID_NEWLM, name_or_path.c_str(), RTLD_NOW | RTLD_LOCAL)
+                 : ns == LinkNamespace::global ? ::dlopen(name_or_path.c_str(), RTLD_NOW | RTLD_GLOBAL)
+                                               : ::dlopen(name_or_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = ::dlerror();
     std::string text = why ? why : "unknown dlopen error";

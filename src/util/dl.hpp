@@ -11,6 +11,8 @@ namespace util {
 enum class LinkNamespace {
   shared, // the process's default namespace: a second copy with the same SONAME is not loaded
   fresh,  // a new link-map namespace (dlmopen LM_ID_NEWLM): this exact file is loaded, isolated
+  global, // the default namespace with RTLD_GLOBAL: its symbols resolve later loads' undefined
+          // ones, as ctypes.CDLL(..., RTLD_GLOBAL) makes them for TE's core library
 };
 
 class DlLibrary {

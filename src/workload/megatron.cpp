@@ -2,7 +2,7 @@
 //
 // Two front ends fill one table of settings, keyed by the argument's name (--num-query-groups;
 // a recipe's num_query_groups is the same TransformerConfig field): the launch-script reader
-// (util::script_words, then argparse's rules: "--name value", "--name=value", flags, nargs+
+// (workload::script_words, then argparse's rules: "--name value", "--name=value", flags, nargs+
 // lists, the last occurrence winning) and the YAML recipe reader. One back end turns the table
 // into workloads the way Megatron-Core builds TEDotProductAttention: heads and query groups,
 // kv_channels or hidden_size / heads, MLA's qk_head_dim + qk_pos_emb_head_dim, sbhd tensors, the
@@ -274,7 +274,7 @@ struct ArgToken {
 // Words that hold several arguments (a string variable, a heredoc's command) split on blanks;
 // each piece keeps the reason its value is unknown, and an unknown that expanded to nothing
 // stays as an empty token where it was.
-std::vector<ArgToken> arg_tokens(const std::vector<util::ScriptWord>& words) {
+std::vector<ArgToken> arg_tokens(const std::vector<workload::ScriptWord>& words) {
   std::vector<ArgToken> out;
   for (const auto& w : words) {
     // The pieces between blanks.
@@ -310,8 +310,8 @@ bool is_option(const ArgToken& t) {
   return s.size() >= 2 && s[0] == '-' && (std::isalpha(static_cast<unsigned char>(s[1])) || s[1] == '-');
 }
 
-util::Result<Run> read_script(std::string_view text, std::string_view source, const util::ScriptEnvironment& environment) {
-  auto words = NVTE_TRY(util::script_words(text, source, environment));
+util::Result<Run> read_script(std::string_view text, std::string_view source, const workload::ScriptEnvironment& environment) {
+  auto words = NVTE_TRY(workload::script_words(text, source, environment));
   auto tokens = arg_tokens(words);
   Run run;
   run.source = std::string(source);
@@ -501,10 +501,9 @@ util::Result<void> set(model::Workload& w, std::string_view key, const std::stri
   return {};
 }
 
-util::Result<std::vector<model::Workload>> build(const Run& run, const std::string& name) {
-  const std::string& src = run.source;
-  if (run.settings.empty())
-    return invalid(src + ": no Megatron-LM arguments found (--num-attention-heads, --seq-length, ...)");
+// The TE attention backend Megatron asks for (--attention-backend, default auto); an error when
+// the run does not use TransformerEngine's attention at all.
+util::Result<std::string> te_attention_backend(const Run& run) {
   if (const Setting* impl = get(run, "transformer-impl")) {
     std::string v = NVTE_TRY(choice(*impl, *find_arg("transformer-impl")));
     if (v != "transformer_engine")
@@ -517,9 +516,13 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
       return invalid(at(*b) + " local runs Megatron-Core's own PyTorch attention, not TransformerEngine's: there is no TE attention to "
                               "explain (flash, fused, unfused or auto use TE)");
   }
+  return backend;
+}
 
-  model::Workload base;
-  std::vector<std::string> notes;
+// Heads, query groups and head dimensions (multi-latent attention, GQA, --kv-channels or
+// --hidden-size / heads) into base.
+util::Result<void> attention_shape(const Run& run, model::Workload& base, std::vector<std::string>& notes) {
+  const std::string& src = run.source;
   const Setting* heads_s = get(run, "num-attention-heads");
   if (!heads_s) return invalid(src + ": no " + label(run, "num-attention-heads") + "; the attention shape is unknown");
   const std::int64_t heads = NVTE_TRY(positive(*heads_s));
@@ -572,7 +575,12 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
     NVTE_TRY_VOID(set(base, "head_dim_qk", std::to_string(dim)));
     NVTE_TRY_VOID(set(base, "head_dim_v", std::to_string(dim)));
   }
+  return {};
+}
 
+// Sequence lengths and the micro-batch into base; returns the sequence length.
+util::Result<std::int64_t> lengths(const Run& run, model::Workload& base) {
+  const std::string& src = run.source;
   // Lengths: GPT's --seq-length; T5's encoder / decoder lengths.
   std::int64_t seq = 0;
   if (const Setting* s = get(run, "seq-length")) seq = NVTE_TRY(positive(*s));
@@ -585,7 +593,11 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
     std::int64_t batch = NVTE_TRY(positive(*b));
     NVTE_TRY_VOID(set(base, "batch_size", std::to_string(batch)));
   }
+  return seq;
+}
 
+// The attention dtype and FP8 settings into base.
+util::Result<void> precision(const Run& run, model::Workload& base, std::vector<std::string>& notes) {
   // Precision: Megatron trains in fp32 unless --bf16 or --fp16.
   const Setting* bf16 = get(run, "bf16");
   const Setting* fp16 = get(run, "fp16");
@@ -611,7 +623,11 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
                     (dpa ? ": attention runs in FP8 (fp8_dot_product_attention)" : ": the linear layers run in FP8; attention stays in " +
                                                                                        base.get("qkv_dtype")->as_string()));
   }
+  return {};
+}
 
+// Dropout, softmax, determinism, the backend switches and Megatron-Core's fixed layout into base.
+util::Result<void> attention_settings(const Run& run, const std::string& backend, model::Workload& base, std::vector<std::string>& notes) {
   double dropout = 0.1;
   if (const Setting* d = get(run, "attention-dropout")) {
     dropout = NVTE_TRY(number(*d));
@@ -636,7 +652,16 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
   NVTE_TRY_VOID(set(base, "qkv_format", "sbhd"));
   NVTE_TRY_VOID(set(base, "is_training", "true"));
   notes.push_back("Megatron-Core passes [s, b, h, d] tensors: qkv_format sbhd");
+  return {};
+}
 
+struct ContextParallel {
+  std::int64_t size = 1;
+  std::vector<std::string> types; // one, or one per layer
+};
+
+// --context-parallel-size and its communication types; checked as Megatron-LM checks them.
+util::Result<ContextParallel> context_parallel(const Run& run, std::int64_t seq, model::Workload& base, std::vector<std::string>& notes) {
   // Context parallelism.
   std::int64_t cp = 1;
   if (const Setting* c = get(run, "context-parallel-size")) cp = NVTE_TRY(positive(*c));
@@ -669,7 +694,28 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
                     std::to_string(seq / cp) + " tokens in two chunks of " + std::to_string(seq / (2 * cp)) +
                     "; TE models the whole sequence (max_seqlen " + std::to_string(seq) + ")");
   }
+  return ContextParallel{cp, cp_types};
+}
 
+// One kind of attention layer: windowed or not, its CP type, and the layers that have it.
+struct Variant {
+  bool windowed = false;
+  std::string cp_type;
+  std::vector<std::int64_t> layers;
+};
+
+// Which layers attend how: the distinct variants, and the layers that are not TE attention.
+struct LayerPlan {
+  std::int64_t layers = 0;
+  bool per_layer = false;
+  std::optional<std::pair<std::int64_t, std::int64_t>> window;
+  std::vector<Variant> variants;
+  std::int64_t without = 0;
+  std::string without_is;
+};
+
+util::Result<LayerPlan> layer_plan(const Run& run, const std::vector<std::string>& cp_types) {
+  const std::string& src = run.source;
   // Which layers attend how.
   std::int64_t layers = 0;
   if (const Setting* l = get(run, "num-layers")) {
@@ -721,11 +767,6 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
                    " layers (one, or one per layer)");
 
   // Layer i (1-based, as Megatron counts) -> (attends?, windowed?, cp type).
-  struct Variant {
-    bool windowed = false;
-    std::string cp_type;
-    std::vector<std::int64_t> layers;
-  };
   std::vector<Variant> variants;
   std::int64_t without = 0;
   std::string without_is;
@@ -768,6 +809,21 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
     return invalid(at(*get(run, "window-attn-skip-freq")) + ": a pattern of " + std::to_string(skip->list.size()) + " entries for " +
                    std::to_string(layers) + " layers");
 
+  return LayerPlan{layers, per_layer, window, variants, without, without_is};
+}
+
+// One workload per attention role of the model kind (T5 has three) and per layer variant.
+util::Result<std::vector<model::Workload>> expand(const Run& run, const std::string& name, const model::Workload& base,
+                                                  const std::vector<std::string>& notes, const LayerPlan& plan, std::int64_t seq,
+                                                  const ContextParallel& context) {
+  const std::vector<Variant>& variants = plan.variants;
+  const std::vector<std::string>& cp_types = context.types;
+  const std::int64_t cp = context.size;
+  const std::int64_t layers = plan.layers;
+  const bool per_layer = plan.per_layer;
+  const auto& window = plan.window;
+  const std::int64_t without = plan.without;
+  const std::string& without_is = plan.without_is;
   bool windows_differ = std::any_of(variants.begin(), variants.end(), [](const Variant& v) { return v.windowed; }) &&
                         std::any_of(variants.begin(), variants.end(), [](const Variant& v) { return !v.windowed; });
   bool types_differ = cp_types.size() > 1 &&
@@ -828,10 +884,24 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
   return out;
 }
 
+util::Result<std::vector<model::Workload>> build(const Run& run, const std::string& name) {
+  if (run.settings.empty()) return invalid(run.source + ": no Megatron-LM arguments found (--num-attention-heads, --seq-length, ...)");
+  std::string backend = NVTE_TRY(te_attention_backend(run));
+  model::Workload base;
+  std::vector<std::string> notes;
+  NVTE_TRY_VOID(attention_shape(run, base, notes));
+  std::int64_t seq = NVTE_TRY(lengths(run, base));
+  NVTE_TRY_VOID(precision(run, base, notes));
+  NVTE_TRY_VOID(attention_settings(run, backend, base, notes));
+  ContextParallel cp = NVTE_TRY(context_parallel(run, seq, base, notes));
+  LayerPlan plan = NVTE_TRY(layer_plan(run, cp.types));
+  return expand(run, name, base, notes, plan, seq, cp);
+}
+
 } // namespace
 
 util::Result<std::vector<model::Workload>> parse_megatron_script(std::string_view text, std::string_view source,
-                                                                 const util::ScriptEnvironment& environment, const std::string& name) {
+                                                                 const workload::ScriptEnvironment& environment, const std::string& name) {
   auto run = NVTE_TRY(read_script(text, source, environment));
   return build(run, name);
 }
@@ -841,7 +911,8 @@ util::Result<std::vector<model::Workload>> parse_megatron_yaml(std::string_view 
   return build(run, name);
 }
 
-util::Result<std::vector<model::Workload>> load_megatron_args(const std::filesystem::path& path, const util::ScriptEnvironment& environment) {
+util::Result<std::vector<model::Workload>> load_megatron_args(const std::filesystem::path& path,
+                                                              const workload::ScriptEnvironment& environment) {
   auto text = NVTE_TRY(util::read_file(path, 4u << 20));
   std::string ext = util::to_lower(path.extension().string());
   std::string name = path.stem().string();

@@ -11,7 +11,7 @@
 
 #include "model/workload.hpp"
 #include "util/result.hpp"
-#include "util/shell_script.hpp"
+#include "workload/shell_words.hpp"
 
 #include <filesystem>
 #include <string>
@@ -20,18 +20,19 @@
 
 namespace workload {
 
-// The workloads of a launch script or argument file's text (see util::script_words for what of
+// The workloads of a launch script or argument file's text (see script_words for what of
 // the shell is read; `environment` gives the variables the script reads but does not set), not
 // completed, named after `name`. Fails with "source:line: --argument: reason" on a malformed
 // value, a value the script leaves unknown, or a combination Megatron-LM itself refuses.
 util::Result<std::vector<model::Workload>> parse_megatron_script(std::string_view text, std::string_view source,
-                                                                 const util::ScriptEnvironment& environment, const std::string& name);
+                                                                 const workload::ScriptEnvironment& environment, const std::string& name);
 
 // The same from a Megatron-Bridge ConfigContainer or NeMo 2 recipe in YAML (model:, mixed_precision:,
 // dataset:, train: sections; NeMo 2's model.config, trainer.strategy, trainer.plugins, data).
 util::Result<std::vector<model::Workload>> parse_megatron_yaml(std::string_view text, std::string_view source, const std::string& name);
 
 // One of the two by the file's extension (.yaml / .yml: a recipe), named after the file stem.
-util::Result<std::vector<model::Workload>> load_megatron_args(const std::filesystem::path& path, const util::ScriptEnvironment& environment);
+util::Result<std::vector<model::Workload>> load_megatron_args(const std::filesystem::path& path,
+                                                              const workload::ScriptEnvironment& environment);
 
 } // namespace workload

@@ -9,7 +9,7 @@
 //
 // prints the agreement table, then up to N disagreements per tag (default 10) with TE's debug
 // lines and the doctor's reasons, which is what one needs to fix a rule.
-#include "app/context.hpp"
+#include "app/command_io.hpp"
 #include "app/options.hpp"
 #include "app/workloads.hpp"
 #include "model/version.hpp"

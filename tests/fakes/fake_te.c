@@ -36,3 +36,14 @@ int nvte_get_fused_attn_backend(bool training, int q, int kv, int layout, int bi
              : 0;
 }
 #endif
+
+#if defined(FAKE_TE_NEEDS_NVRTC)
+/* Like the real libtransformer_engine.so, this one uses an NVRTC symbol without a DT_NEEDED
+ * entry for libnvrtc: it loads only after something put nvrtcGetCUBINSize in the global scope
+ * (TE's Python does, with ctypes RTLD_GLOBAL). */
+extern int nvrtcGetCUBINSize(void* program, size_t* size);
+int fake_te_uses_nvrtc(void) {
+  size_t size = 0;
+  return nvrtcGetCUBINSize(0, &size);
+}
+#endif

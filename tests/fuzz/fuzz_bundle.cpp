@@ -1,8 +1,8 @@
-// Fuzz target: signed rules bundles (rules::unpack_bundle). The input is tried twice: as a whole
+// Fuzz target: signed rules bundles (service::unpack_bundle). The input is tried twice: as a whole
 // bundle (header parser, length check, signature rejection), and as a payload that this target
 // signs with a fixed key, so the payload parser behind the signature check is reached as well.
 #include "fuzz_common.hpp"
-#include "rules/bundle.hpp"
+#include "service/bundle.hpp"
 
 #include <sodium.h>
 
@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return std::pair<std::vector<std::string>, std::string>{{pk}, sk};
   }();
   std::string_view input = fuzz::as_text(data, size);
-  (void)rules::unpack_bundle(input, keys.first, "fuzz");
+  (void)service::unpack_bundle(input, keys.first, "fuzz");
 
   std::string signature(crypto_sign_BYTES, '\0');
   ::crypto_sign_detached(reinterpret_cast<unsigned char*>(signature.data()), nullptr, data, size,
@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   hex.pop_back();
   std::string bundle = "nvte-doctor-rules-bundle 1\nkey-id 0000000000000000\nsignature " + hex + "\nlength " +
                        std::to_string(size) + "\n\n" + std::string(input);
-  auto unpacked = rules::unpack_bundle(bundle, keys.first, "fuzz");
+  auto unpacked = service::unpack_bundle(bundle, keys.first, "fuzz");
   if (unpacked.ok() && unpacked->files.empty()) std::abort();
   return 0;
 }

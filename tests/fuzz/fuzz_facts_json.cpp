@@ -1,5 +1,5 @@
 // Fuzz target: Facts::from_json (the --facts snapshot loader). Property: what loads writes back
-// to JSON that loads again to the same facts (the round trip DESIGN.md promises).
+// to JSON that loads again to the same facts (the round trip ARCHITECTURE.md promises).
 #include "fuzz_common.hpp"
 
 #include <cstdlib>

@@ -3,7 +3,7 @@
 // written to an in-memory file and read back through its /proc/self/fd path, so each run touches
 // no disk. Property: both readers return (keys or an error; cases or diagnostics) and never throw.
 #include "fuzz_common.hpp"
-#include "rules/bundle.hpp"
+#include "service/bundle.hpp"
 #include "rules/explain_cases.hpp"
 #include "util/fd.hpp"
 
@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!file) return 0;
   if (::ftruncate(file.get(), 0) != 0 || ::pwrite(file.get(), data, size, 0) != static_cast<ssize_t>(size)) return 0;
   std::string path = "/proc/self/fd/" + std::to_string(file.get());
-  (void)rules::load_trusted_keys(path);
+  (void)service::load_trusted_keys(path);
   std::vector<rules::Diagnostic> diagnostics;
   (void)rules::load_explain_cases(path, diagnostics);
   return 0;

@@ -4,7 +4,7 @@
 // file, a connection that closes mid-body, a 500, and a well-signed bundle whose rules do not
 // lint. After each failure the previously active set must still be active and working.
 #include "doctor_runner.hpp"
-#include "rules/bundle.hpp"
+#include "service/bundle.hpp"
 #include "util/file.hpp"
 
 #include <gtest/gtest.h>
@@ -136,10 +136,11 @@ TEST_F(RulesUpdate, EveryBadDownloadLeavesTheOldSetActive) {
   tampered.replace(at, 17, "severity: error  "); // same length: only the signature can tell
 
   // Well signed, but its rules do not lint (a rule without references or tests).
-  auto secret = rules::decode_key(*util::read_file(m_dir / "signer.key"), 64, "signer.key");
+  auto secret = service::decode_key(*util::read_file(m_dir / "signer.key"), 64, "signer.key");
   ASSERT_TRUE(secret.ok());
-  std::vector<rules::BundleFile> files = {{"bad.yaml", "rules:\n  - id: lonely\n    title: t\n    severity: info\n    when: has(driver.version)\n    message: m\n"}};
-  auto unlinted = rules::pack_bundle(files, *secret);
+  std::vector<service::BundleFile> files = {
+      {"bad.yaml", "rules:\n  - id: lonely\n    title: t\n    severity: info\n    when: has(driver.version)\n    message: m\n"}};
+  auto unlinted = service::pack_bundle(files, *secret);
   ASSERT_TRUE(unlinted.ok());
 
   LoopbackServer server({{"/good.bundle", {200, m_good, 0}},
@@ -214,27 +215,28 @@ TEST_F(RulesUpdate, KeysFromTheConfigFile) {
 }
 
 TEST(Bundle, RoundTripAndRejections) {
-  auto pair = rules::generate_key_pair();
+  auto pair = service::generate_key_pair();
   ASSERT_TRUE(pair.ok());
-  std::vector<rules::BundleFile> files = {{"a.yaml", "rules: []\n"}, {"sub/b.yaml", "x\n\n"}};
-  auto bundle = rules::pack_bundle(files, pair->secret_key);
+  std::vector<service::BundleFile> files = {{"a.yaml", "rules: []\n"}, {"sub/b.yaml", "x\n\n"}};
+  auto bundle = service::pack_bundle(files, pair->secret_key);
   ASSERT_TRUE(bundle.ok());
   std::vector<std::string> keys = {pair->public_key};
-  auto unpacked = rules::unpack_bundle(*bundle, keys, "test");
+  auto unpacked = service::unpack_bundle(*bundle, keys, "test");
   ASSERT_TRUE(unpacked.ok()) << unpacked.error().message;
   ASSERT_EQ(unpacked->files.size(), 2u);
   EXPECT_EQ(unpacked->files[1].path, "sub/b.yaml");
   EXPECT_EQ(unpacked->files[1].content, "x\n\n");
-  EXPECT_EQ(unpacked->key_id, rules::key_id(pair->public_key));
+  EXPECT_EQ(unpacked->key_id, service::key_id(pair->public_key));
   for (const char* bad : {"../x.yaml", "/abs.yaml", "a/./b.yaml", "a b.yaml", "x.sh"}) {
-    std::vector<rules::BundleFile> evil = {{bad, "x"}};
-    EXPECT_FALSE(rules::pack_bundle(evil, pair->secret_key).ok()) << bad;
+    std::vector<service::BundleFile> evil = {{bad, "x"}};
+    EXPECT_FALSE(service::pack_bundle(evil, pair->secret_key).ok()) << bad;
   }
-  EXPECT_EQ(rules::unpack_bundle(*bundle, {}, "test").error().kind, util::ErrorKind::permission);
-  EXPECT_EQ(rules::unpack_bundle(bundle->substr(0, bundle->size() - 1), keys, "test").error().kind, util::ErrorKind::parse);
-  EXPECT_FALSE(rules::unpack_bundle("", keys, "test").ok());
-  EXPECT_EQ(rules::encode_key(*rules::decode_key(rules::encode_key(pair->public_key), 32, "k")), rules::encode_key(pair->public_key));
-  EXPECT_FALSE(rules::decode_key("bm90IGEga2V5", 32, "k").ok());
+  EXPECT_EQ(service::unpack_bundle(*bundle, {}, "test").error().kind, util::ErrorKind::permission);
+  EXPECT_EQ(service::unpack_bundle(bundle->substr(0, bundle->size() - 1), keys, "test").error().kind, util::ErrorKind::parse);
+  EXPECT_FALSE(service::unpack_bundle("", keys, "test").ok());
+  EXPECT_EQ(service::encode_key(*service::decode_key(service::encode_key(pair->public_key), 32, "k")),
+            service::encode_key(pair->public_key));
+  EXPECT_FALSE(service::decode_key("bm90IGEga2V5", 32, "k").ok());
 }
 
 } // namespace

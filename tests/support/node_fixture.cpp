@@ -25,12 +25,26 @@ std::string slurp(const fs::path& p) {
 fs::path fixtures_dir() { return NVTE_FIXTURES_DIR; }
 fs::path fake_lib(const std::string& name) { return fs::path(NVTE_FAKE_LIBS_DIR) / (name + ".so"); }
 
-NodeFixture::NodeFixture(const std::string& name) {
+NodeFixture::NodeFixture(const std::string& name) : NodeFixture(name, {}) {}
+
+NodeFixture::NodeFixture(const std::string& name, const std::string& overlay) {
   std::string tmpl = (fs::temp_directory_path() / ("nvte-node-" + name + "-XXXXXX")).string();
   if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
   m_root = tmpl;
   fs::path source = fixtures_dir() / name;
   fs::copy(source, m_root, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  install_fake_libs();
+  if (!overlay.empty()) {
+    fs::copy(fixtures_dir() / overlay, m_root,
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks | fs::copy_options::overwrite_existing);
+    install_fake_libs();
+  }
+  if (fs::exists(m_root / "etc/ld.so.cache.txt")) {
+    write("/etc/ld.so.cache", build_ld_cache(parse_cache_listing(slurp(m_root / "etc/ld.so.cache.txt"))));
+  }
+}
+
+void NodeFixture::install_fake_libs() const {
   if (fs::exists(m_root / "fake-libs.txt")) {
     std::istringstream in(slurp(m_root / "fake-libs.txt"));
     std::string node_path, fake;
@@ -42,9 +56,6 @@ NodeFixture::NodeFixture(const std::string& name) {
       }
       install(node_path, fake);
     }
-  }
-  if (fs::exists(m_root / "etc/ld.so.cache.txt")) {
-    write("/etc/ld.so.cache", build_ld_cache(parse_cache_listing(slurp(m_root / "etc/ld.so.cache.txt"))));
   }
 }
 

@@ -17,6 +17,9 @@ std::filesystem::path fake_lib(const std::string& name); // build-tree file of a
 class NodeFixture {
 public:
   explicit NodeFixture(const std::string& name);
+  // name, then the fixture directory overlay copied over it (files replaced, its fake-libs.txt
+  // installed too): one node's layout with something added, e.g. h100-node + h100-node-te.
+  NodeFixture(const std::string& name, const std::string& overlay);
   NodeFixture(const NodeFixture&) = delete;
   NodeFixture& operator=(const NodeFixture&) = delete;
   ~NodeFixture();
@@ -31,6 +34,8 @@ public:
   probe::Host host() const;
 
 private:
+  void install_fake_libs() const; // the fake-libs.txt now at the root
+
   std::filesystem::path m_root;
 };
 

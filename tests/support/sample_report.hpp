@@ -2,7 +2,7 @@
 // (one runs on FusedAttention, one has no backend) and findings whose text needs escaping.
 #pragma once
 
-#include "model/finding.hpp"
+#include "model/report.hpp"
 #include "util/file.hpp"
 
 #include <cstdlib>

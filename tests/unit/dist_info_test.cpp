@@ -25,6 +25,41 @@ TEST(DistInfo, ReadsOnlyTheHeaders) {
   EXPECT_NE(bad.error().message.find("/site/x.dist-info/METADATA"), std::string::npos);
 }
 
+// Requires-Dist as TE 2.15's METADATA writes it, and the other PEP 508 shapes pip accepts.
+TEST(DistInfo, RequiresDistHeadersAndRequirements) {
+  auto d = parse_core_metadata("Name: transformer_engine\nVersion: 2.15.0\nRequires-Dist: pydantic\n"
+                               "Requires-Dist: importlib-metadata>=1.0\nRequires-Dist: pytest>=8.2.1; extra == \"test\"\n\n"
+                               "Requires-Dist: not-a-header\n",
+                               "m");
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->requires_dist.size(), 3u);
+  EXPECT_EQ(d->requires_dist[1], "importlib-metadata>=1.0");
+
+  auto plain = parse_requirement("pydantic");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->name, "pydantic");
+  EXPECT_EQ(plain->specifier, "");
+  EXPECT_EQ(plain->marker, "");
+  auto ranged = parse_requirement("importlib-metadata>=1.0");
+  ASSERT_TRUE(ranged);
+  EXPECT_EQ(ranged->normalized, "importlib_metadata");
+  EXPECT_EQ(ranged->specifier, ">=1.0");
+  EXPECT_EQ(ranged->text(), "importlib-metadata>=1.0");
+  auto extra = parse_requirement("pytest >= 8.2.1 ; extra == \"test\"");
+  ASSERT_TRUE(extra);
+  EXPECT_EQ(extra->specifier, ">=8.2.1");
+  EXPECT_EQ(extra->marker, "extra == \"test\"");
+  auto old_style = parse_requirement("torch[cuda] (>=2.1, <3)");
+  ASSERT_TRUE(old_style);
+  EXPECT_EQ(old_style->name, "torch");
+  EXPECT_EQ(old_style->specifier, ">=2.1,<3");
+  auto url = parse_requirement("flash-attn @ https://example.invalid/flash_attn.whl");
+  ASSERT_TRUE(url);
+  EXPECT_EQ(url->specifier, "");
+  EXPECT_FALSE(parse_requirement(">=1.0"));
+  EXPECT_FALSE(parse_requirement("name[unclosed"));
+}
+
 TEST(DistInfo, ScansSitePackagesAndRecord) {
   test_support::NodeFixture node("a100-node");
   std::string site = "/opt/venv/lib/python3.10/site-packages";

@@ -1,4 +1,4 @@
-// The fix search against the shipped rules and catalog: the five seed incidents of DESIGN.md at
+// The fix search against the shipped rules and catalog: the five seed incidents of ARCHITECTURE.md at
 // every TE release get a fix the model verifies (and that this test re-applies on its own), the
 // #2285-like Blackwell MLA case gets cuDNN >= 9.11 first, an environment switch that alone brings
 // a backend back ranks first, a wheel shadowed by a system cuDNN gets the load-order step, and

@@ -100,7 +100,8 @@ TEST(LibrariesProbe, TeOnTheReferenceNodeAndTheImportOrderSubtlety) {
   std::string reason = str(f, "te.cudnn.reason");
   EXPECT_NE(reason.find("v2.11 transformer_engine/common/__init__.py"), std::string::npos) << reason;
   EXPECT_NE(reason.find("dlopen(\"libcudnn.so\")"), std::string::npos) << reason;
-  EXPECT_NE(reason.find("already mapped under SONAME libcudnn.so.9"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("torch loads another copy under the same SONAME libcudnn.so.9"), std::string::npos) << reason;
+  EXPECT_EQ(reason.find("glibc hands that copy"), std::string::npos) << reason;
   EXPECT_EQ(str(f, "cudnn.loaded_by"), "transformer_engine");
   EXPECT_EQ(str(f, "cudnn.version"), "9.14.0");
   EXPECT_EQ(str(f, "torch.cudnn.version"), "9.19.0.56");
@@ -110,6 +111,78 @@ TEST(LibrariesProbe, TeOnTheReferenceNodeAndTheImportOrderSubtlety) {
   // NCCL: TE links none; the process has torch's.
   EXPECT_EQ(str(f, "te.nccl.path"), str(f, "torch.nccl.path"));
   EXPECT_NE(str(f, "te.nccl.reason").find("has no NEEDED libnccl.so*"), std::string::npos);
+}
+
+// The reference node as issue 25 met it: TE 2.15 built from source and installed with
+// `pip install --no-deps --target /opt/te`, /opt/te on PYTHONPATH (overlay h100-node-te), no
+// pydantic. /proc/self/maps there: torch first maps both cuDNN copies (torch on the venv's 9.19,
+// TE on the system 9.14); TE first makes torch's cuDNN check fail on 9.14; NVRTC two copies.
+TEST(LibrariesProbe, TeInATargetPrefixOnThePythonPath) {
+  NodeFixture node("h100-node", "h100-node-te");
+  model::Facts f = probe_all(node.host());
+  std::string wheel = k_h100_site + "/nvidia/cudnn/lib/libcudnn.so.9";
+  std::string system = "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0";
+  // Found through PYTHONPATH; the interpreter's purelib stays the venv's (TE's wheel search).
+  EXPECT_EQ(str(f, "python.executable"), "/opt/torch/.venv/bin/python3");
+  EXPECT_EQ(str(f, "python.site_packages"), k_h100_site);
+  EXPECT_EQ(str(f, "te.version"), "2.15.0");
+  EXPECT_EQ(str(f, "te.distribution"), "transformer_engine");
+  EXPECT_EQ(str(f, "te.path"), "/opt/te/transformer_engine");
+  EXPECT_EQ(str(f, "te.core_library.path"), "/opt/te/transformer_engine/libtransformer_engine.so");
+  EXPECT_EQ(f.get_bool("te.torch_extension.present"), true);
+  EXPECT_EQ(str(f, "te.torch_extension.path"), "/opt/te/transformer_engine_torch.cpython-312-x86_64-linux-gnu.so");
+  // Requires-Dist: only pydantic is unmet (the extra's pytest and numpy are not required).
+  EXPECT_EQ(f.get_int("te.requirements.missing_count"), 1);
+  EXPECT_EQ(str(f, "te.requirements.missing[0].requirement"), "pydantic");
+  EXPECT_EQ(str(f, "te.requirements.missing[0].required_by"), "transformer_engine");
+
+  EXPECT_EQ(str(f, "te.cudnn.path"), system);
+  EXPECT_EQ(str(f, "te.cudnn.version"), "9.14.0");
+  EXPECT_NE(str(f, "te.cudnn.reason").find("v2.11 transformer_engine/common/__init__.py"), std::string::npos);
+  EXPECT_EQ(str(f, "torch.cudnn.path"), wheel);
+  // torch first: both copies, TE on its own.
+  EXPECT_EQ(str(f, "te.cudnn.torch_first.path"), system);
+  EXPECT_EQ(str(f, "te.cudnn.torch_first.version"), "9.14.0");
+  EXPECT_EQ(f.get_int("cudnn.mapped_copies.torch_first"), 2);
+  // TE first: torch binds to TE's 9.14 and its check (compiled against 9.19) fails.
+  EXPECT_EQ(str(f, "te.cudnn.te_first.path"), system);
+  EXPECT_EQ(str(f, "torch.cudnn.te_first.path"), system);
+  EXPECT_EQ(str(f, "torch.cudnn.te_first.version"), "9.14.0");
+  EXPECT_EQ(f.get_bool("torch.cudnn.te_first.fails"), true);
+  EXPECT_EQ(f.get_int("cudnn.mapped_copies.te_first"), 1);
+  // NVRTC: TE takes the toolkit's, torch the wheel's: two copies, one version.
+  EXPECT_EQ(str(f, "te.nvrtc.path"), "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libnvrtc.so.13.0.88");
+  EXPECT_EQ(str(f, "torch.nvrtc.path"), k_h100_site + "/nvidia/cu13/lib/libnvrtc.so.13");
+  EXPECT_EQ(f.get_int("nvrtc.mapped_copies.torch_first"), 2);
+  EXPECT_EQ(str(f, "te.nvrtc.version"), str(f, "torch.nvrtc.version"));
+  auto back = model::Facts::from_json(f.to_json(), "probe");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+}
+
+// CUDNN_PATH=<venv>/nvidia/cudnn: TE's first step finds the wheel, so one copy in either order.
+TEST(LibrariesProbe, CudnnPathToTheWheelMakesOneCopyInEitherOrder) {
+  NodeFixture node("h100-node", "h100-node-te");
+  Host host = node.host();
+  host.env["CUDNN_PATH"] = k_h100_site + "/nvidia/cudnn";
+  model::Facts f = probe_all(host);
+  std::string wheel = k_h100_site + "/nvidia/cudnn/lib/libcudnn.so.9";
+  EXPECT_EQ(str(f, "te.cudnn.path"), wheel);
+  EXPECT_NE(str(f, "te.cudnn.reason").find("CUDNN_PATH="), std::string::npos) << str(f, "te.cudnn.reason");
+  EXPECT_EQ(str(f, "te.cudnn.torch_first.path"), wheel);
+  EXPECT_EQ(str(f, "torch.cudnn.te_first.path"), wheel);
+  EXPECT_EQ(f.get_int("cudnn.mapped_copies.torch_first"), 1);
+  EXPECT_EQ(f.get_int("cudnn.mapped_copies.te_first"), 1);
+  EXPECT_EQ(f.get_bool("torch.cudnn.te_first.fails"), false);
+}
+
+// Without PYTHONPATH the --target prefix is invisible: no TE.
+TEST(LibrariesProbe, TargetPrefixOffThePythonPathIsNotSeen) {
+  NodeFixture node("h100-node", "h100-node-te");
+  Host host = node.host();
+  host.env.erase("PYTHONPATH");
+  model::Facts f = probe_all(host);
+  EXPECT_FALSE(f.has("te.version"));
+  EXPECT_FALSE(f.has("te.cudnn.torch_first.path"));
 }
 
 // Incident #2's node: TE 2.3 takes the cuDNN 9.1 wheel; torch 2.3 (cuDNN 8 era) misses it in

@@ -18,7 +18,7 @@ std::filesystem::path megatron_fixture(const std::string& name) {
   return (dir ? std::filesystem::path(dir) : std::filesystem::path("tests/fixtures")) / "megatron" / name;
 }
 
-util::ScriptEnvironment env_of(std::map<std::string, std::string> values) {
+workload::ScriptEnvironment env_of(std::map<std::string, std::string> values) {
   return [values = std::move(values)](std::string_view name) -> std::optional<std::string> {
     auto it = values.find(std::string(name));
     if (it == values.end()) return std::nullopt;

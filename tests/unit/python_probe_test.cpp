@@ -27,6 +27,7 @@ TEST(PythonProbe, ReferenceNodeVenvWithTorch) {
   EXPECT_EQ(str(facts, "torch.version"), "2.11.0+cu130");
   EXPECT_EQ(str(facts, "torch.cuda_version"), "13.0");
   EXPECT_EQ(str(facts, "torch.path"), "/opt/torch/.venv/lib/python3.12/site-packages/torch");
+  EXPECT_EQ(str(facts, "torch.cudnn.compiled_version"), "9.19.0.56"); // the wheel torch's METADATA pins
   EXPECT_EQ(str(facts, "package.nvidia_cudnn_cu13.version"), "9.19.0.56");
   EXPECT_EQ(str(facts, "package.nvidia_cuda_nvrtc.version"), "13.0.88");
   EXPECT_FALSE(facts.has("package.numpy.version"));
@@ -161,8 +162,10 @@ TEST(PythonProbe, PyenvShimsResolveToTheSelectedVersion) {
 
 // Every fact the two probes write is a catalog name of the right type (so --facts replays it).
 TEST(PythonProbe, EveryFactIsInTheCatalog) {
-  for (const char* fixture : {"h100-node", "a100-node", "no-driver-node", "broken-node"}) {
-    NodeFixture node(fixture);
+  for (const char* fixture : {"h100-node", "a100-node", "no-driver-node", "broken-node", "h100-node-te"}) {
+    // h100-node-te is an overlay on h100-node (the reference node with TE on PYTHONPATH).
+    bool overlay = std::string_view(fixture) == "h100-node-te";
+    NodeFixture node(overlay ? "h100-node" : fixture, overlay ? fixture : "");
     model::Facts facts;
     run_python_probe(node.host(), facts);
     run_libraries_probe(node.host(), facts);
@@ -190,4 +193,57 @@ TEST(PythonProbe, CondaEnvironment) {
   EXPECT_EQ(str(facts, "python.version"), "3.11.5");
   EXPECT_EQ(str(facts, "te.version"), "1.13.0");
   EXPECT_FALSE(facts.has("te.path")); // no transformer_engine/ package directory
+}
+
+// TE in a `pip install --target` prefix on PYTHONPATH (the reference node, issue 25): found
+// there, its Requires-Dist checked against the venv, its files found the way TE finds them.
+TEST(PythonProbe, TeOnThePythonPathAndItsRequirements) {
+  NodeFixture node("h100-node", "h100-node-te");
+  const std::string site = "/opt/torch/.venv/lib/python3.12/site-packages";
+  // An installed version below the specifier is unmet; a marker other than extra is not judged.
+  node.write(site + "/importlib_metadata-8.7.0.dist-info/METADATA", "Name: importlib-metadata\nVersion: 0.9\n");
+  std::string metadata = "Name: transformer_engine\nVersion: 2.15.0\nRequires-Dist: pydantic\n"
+                         "Requires-Dist: importlib-metadata>=1.0\nRequires-Dist: torch>=2.1\n"
+                         "Requires-Dist: dataclasses; python_version < \"3.7\"\nRequires-Dist: pytest; extra == \"test\"\n";
+  node.write("/opt/te/transformer_engine-2.15.0.dist-info/METADATA", metadata);
+  model::Facts facts;
+  run_python_probe(node.host(), facts);
+  EXPECT_EQ(str(facts, "te.path"), "/opt/te/transformer_engine");
+  EXPECT_EQ(str(facts, "python.site_packages"), site);
+  EXPECT_EQ(facts.get_int("te.requirements.missing_count"), 2);
+  EXPECT_EQ(str(facts, "te.requirements.missing[0].requirement"), "pydantic");
+  EXPECT_FALSE(facts.has("te.requirements.missing[0].found_version"));
+  EXPECT_EQ(str(facts, "te.requirements.missing[1].requirement"), "importlib-metadata>=1.0");
+  EXPECT_EQ(str(facts, "te.requirements.missing[1].name"), "importlib_metadata");
+  EXPECT_EQ(str(facts, "te.requirements.missing[1].found_version"), "0.9");
+}
+
+TEST(PythonProbe, TePytorchExtensionMissingOrTwice) {
+  {
+    NodeFixture node("h100-node", "h100-node-te");
+    std::filesystem::remove(node.path("/opt/te/transformer_engine_torch.cpython-312-x86_64-linux-gnu.so"));
+    model::Facts facts;
+    run_python_probe(node.host(), facts);
+    EXPECT_EQ(facts.get_bool("te.torch_extension.present"), false);
+    EXPECT_FALSE(facts.has("te.torch_extension.path"));
+    EXPECT_NE(str(facts, "te.torch_extension.reason").find("Could not find shared object file"), std::string::npos);
+    EXPECT_EQ(str(facts, "te.core_library.path"), "/opt/te/transformer_engine/libtransformer_engine.so");
+  }
+  {
+    NodeFixture node("h100-node", "h100-node-te");
+    node.write("/opt/te/transformer_engine/transformer_engine_torch.cpython-311-x86_64-linux-gnu.so", "a second build");
+    model::Facts facts;
+    run_python_probe(node.host(), facts);
+    EXPECT_EQ(facts.get_bool("te.torch_extension.present"), false);
+    EXPECT_NE(str(facts, "te.torch_extension.reason").find("Multiple files found"), std::string::npos);
+  }
+  {
+    // Without PyTorch and without transformer_engine_torch there is no extension to look for.
+    NodeFixture node("h100-node", "h100-node-te");
+    std::filesystem::remove_all(node.path("/opt/torch/.venv/lib/python3.12/site-packages/torch-2.11.0+cu130.dist-info"));
+    model::Facts facts;
+    run_python_probe(node.host(), facts);
+    EXPECT_EQ(str(facts, "te.version"), "2.15.0");
+    EXPECT_FALSE(facts.has("te.torch_extension.present"));
+  }
 }

@@ -26,6 +26,14 @@ bool valid_nfd_label(const std::string& s) {
   return true;
 }
 
+model::SelftestCheck selftest_check(std::string check, std::string status, double seconds) {
+  model::SelftestCheck c;
+  c.check = std::move(check);
+  c.status = std::move(status);
+  c.seconds = seconds;
+  return c;
+}
+
 TEST(ReportJson, SampleReportMatchesSchema) {
   auto report = test_support::sample_report();
   ASSERT_FALSE(report.facts.empty()) << "fixture snapshot not loaded";
@@ -34,7 +42,7 @@ TEST(ReportJson, SampleReportMatchesSchema) {
 
 TEST(ReportJson, ReportWithSelftestMatchesSchema) {
   auto report = test_support::sample_report();
-  report.selftest_json = R"({"checks": [{"name": "cudnn_sdpa", "passed": true, "seconds": 1.5}]})";
+  report.selftest = model::SelftestSummary{{selftest_check("cudnn_sdpa", "ok", 1.5)}};
   EXPECT_VALID_REPORT_JSON(report::render_check_json(report));
 }
 
@@ -74,12 +82,37 @@ TEST(Prometheus, HasTheDocumentedFamiliesAndEscapes) {
 
 TEST(Prometheus, SelftestResults) {
   auto report = test_support::sample_report();
-  report.selftest_json = R"({"checks": [{"name": "cudnn_sdpa", "passed": false, "seconds": 2},
-                                        {"name": "nvrtc", "status": "pass"}]})";
+  // The summary as the self-test writes it: a check run per workload is written once (its first
+  // outcome); a skipped check did not run and has no series; an error (crash, timeout) is 0.
+  report.selftest = model::SelftestSummary{{selftest_check("cudnn_sdpa", "failed", 2), selftest_check("cudnn_sdpa", "ok", 3),
+                                            selftest_check("nvrtc", "ok", 0.25), selftest_check("nccl", "skipped", 0),
+                                            selftest_check("cuda_driver", "error", 30)}};
   std::string text = report::render_prometheus(report, {1, 1});
   EXPECT_THAT(text, HasSubstr("nvte_doctor_selftest_passed{check=\"cudnn_sdpa\"} 0\n"));
+  EXPECT_THAT(text, Not(HasSubstr("nvte_doctor_selftest_passed{check=\"cudnn_sdpa\"} 1\n")));
   EXPECT_THAT(text, HasSubstr("nvte_doctor_selftest_passed{check=\"nvrtc\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_selftest_passed{check=\"cuda_driver\"} 0\n"));
+  EXPECT_THAT(text, Not(HasSubstr("check=\"nccl\"")));
   EXPECT_THAT(text, HasSubstr("nvte_doctor_selftest_duration_seconds{check=\"cudnn_sdpa\"} 2\n"));
+}
+
+TEST(ReportJson, SelftestIsTheSelftestsOwnObject) {
+  // The report's "selftest" object is model::to_json of the summary, key for key.
+  auto report = test_support::sample_report();
+  model::SelftestCheck failed = selftest_check("cudnn_sdpa", "error", 30);
+  failed.error = "timed out";
+  failed.timed_out = true;
+  failed.phase = "plan";
+  failed.phases = {{"plan", "forward", 0.5, 29.5, true}};
+  model::SelftestCheck ok = selftest_check("nvrtc", "ok", 0.25);
+  ok.result = nlohmann::ordered_json{{"status", "ok"}, {"compile_seconds", 0.125}};
+  report.selftest = model::SelftestSummary{{failed, ok}};
+  auto doc = nlohmann::ordered_json::parse(report::render_check_json(report));
+  EXPECT_EQ(doc["selftest"].dump(),
+            R"({"checks":[{"check":"cudnn_sdpa","label":"","status":"error","seconds":30.0,"started":0.0,"error":"timed out",)"
+            R"("timed_out":true,"phase":"plan","phases":[{"phase":"plan","start":0.5,"seconds":29.5,"what":"forward","open":true}]},)"
+            R"({"check":"nvrtc","label":"","status":"ok","seconds":0.25,"started":0.0,"result":{"status":"ok","compile_seconds":0.125}}],)"
+            R"("summary":{"ok":1,"failed":1,"skipped":0}})");
 }
 
 TEST(Prometheus, DuplicateFindingsAreOneSeries) {
@@ -94,7 +127,7 @@ TEST(Prometheus, DuplicateFindingsAreOneSeries) {
 TEST(Prometheus, PassesPromtool) {
   if (::access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool (Debian package prometheus) is not installed";
   auto report = test_support::sample_report();
-  report.selftest_json = R"({"checks": [{"name": "cudnn_sdpa", "passed": true, "seconds": 1.5}]})";
+  report.selftest = model::SelftestSummary{{selftest_check("cudnn_sdpa", "ok", 1.5)}};
   auto file = std::filesystem::temp_directory_path() / ("nvte-prom-" + std::to_string(::getpid()) + ".prom");
   ASSERT_TRUE(util::write_file_atomic(file, report::render_prometheus(report, {1763784000.25, 0.5})));
   // promtool reads the metrics from stdin.

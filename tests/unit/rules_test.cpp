@@ -559,8 +559,26 @@ TEST(RulesTemplates, CudnnPathFix) {
   EXPECT_EQ(render_command("a && {{cudnn_path_fix}}", facts_of({"python.site_packages=/v/sp", "env.CUDNN_HOME=/opt/cudnn"})),
             "a && unset CUDNN_HOME && export CUDNN_PATH=/v/sp/nvidia/cudnn");
   EXPECT_EQ(render_command("a && {{cudnn_path_fix}}", facts_of({"python.site_packages=/v/sp"})), "a");
+  // A whole collection in a command is one word per value (pip install of several requirements).
   EXPECT_EQ(render_command("{{quote(gpu[0].name)}} {{gpu.name}}", facts_of({"gpu[0].name=NVIDIA H100", "gpu[1].name=NVIDIA A100"})),
-            "'NVIDIA H100' 'NVIDIA H100, NVIDIA A100'");
+            "'NVIDIA H100' 'NVIDIA H100' 'NVIDIA A100'");
+  EXPECT_EQ(render_command("pip install {{te.requirements.missing.requirement}}",
+                           facts_of({"te.requirements.missing[0].requirement=pydantic", "te.requirements.missing[1].requirement=importlib-metadata>=1.0"})),
+            "pip install pydantic 'importlib-metadata>=1.0'");
+  // TE 2.11+ dlopens libcudnn.so before the wheels: a system copy it finds that way wins over
+  // the wheel (the reference node: TE 2.15 on the system 9.14), so CUDNN_PATH is the step.
+  const std::string system = "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0";
+  std::vector<std::string> node = {"python.site_packages=/v/sp", "te.cudnn.path=" + system, "cudnn.copies[0].path=" + system,
+                                   "cudnn.copies[0].source=system"};
+  auto with = [&](const std::string& te) {
+    model::Facts f;
+    for (const auto& a : node) EXPECT_TRUE(f.apply_override(a).ok()) << a;
+    EXPECT_TRUE(f.apply_override("te.version=" + te).ok());
+    f.derive();
+    return f;
+  };
+  EXPECT_EQ(render_command("{{cudnn_path_fix}}", with("2.15.0")), "export CUDNN_PATH=/v/sp/nvidia/cudnn");
+  EXPECT_EQ(render_command("{{cudnn_path_fix}}", with("2.10.0")), ""); // the wheel comes before ldconfig there
 }
 
 TEST(RulesTemplates, Errors) {
@@ -672,7 +690,7 @@ TEST(RulesExplain, RuleTestCasesOfTheTestData) {
   }
 }
 
-// ---- speed (reported, not asserted: see DESIGN.md "How we test") ----
+// ---- speed (reported, not asserted: see ARCHITECTURE.md "How it is tested") ----
 
 // Explains per second over ~300 rules: once with a realistic mix (about one rule in ten fires),
 // once with rules that mostly fire (every finding rendered with evidence and fixes).

@@ -343,6 +343,24 @@ TEST(TeSelector, ArgumentsLandInTheRightPositionsForEachRelease) {
   EXPECT_EQ(refused.error().kind, util::ErrorKind::unsupported);
 }
 
+// The real libtransformer_engine.so uses NVRTC symbols without a DT_NEEDED entry: TE's Python
+// preloads NVRTC globally first. A bare dlopen fails as it did on the H100 with TE 2.15
+// ("undefined symbol: nvrtcGetCUBINSize"); load_te_core preloads like TE and succeeds. One test,
+// in this order: after a successful load the symbol could stay in the global scope.
+TEST(TeSelector, CoreLibraryLoadsOnlyAfterTePreloadsNvrtcGlobally) {
+  auto bare = selftest::load_te_core(FAKE_TE_NEEDS_NVRTC, "", "");
+  ASSERT_FALSE(bare);
+  EXPECT_NE(bare.error().message.find("nvrtcGetCUBINSize"), std::string::npos) << bare.error().message;
+
+  auto te = selftest::load_te_core(FAKE_TE_NEEDS_NVRTC, "", FAKE_NVRTC_SYMBOL);
+  ASSERT_TRUE(te) << te.error().message;
+  ASSERT_FALSE(te->preloaded.empty());
+  EXPECT_EQ(std::filesystem::path(te->preloaded.front()).filename(), std::filesystem::path(FAKE_NVRTC_SYMBOL).filename());
+  auto backend = gpuapi::te_get_fused_attn_backend(te->core, 2, 18, fake_te_query());
+  ASSERT_TRUE(backend) << backend.error().message;
+  EXPECT_EQ(*backend, 1);
+}
+
 } // namespace
 
 namespace {
@@ -387,7 +405,7 @@ TEST(Sdpa, GradientComparisonRejectsZeroGradients) {
 
 } // namespace
 
-// cuDNN 9.19's last-error text on the H100 for a backward graph at head dim 512 (docs/validation.md),
+// cuDNN 9.19's last-error text on the H100 for a backward graph at head dim 512 (docs/records/validation.md),
 // shortened: the distinct, specific reasons survive; the generic frames do not.
 TEST(CudnnReasons, KeepsTheDistinctSpecificReasons) {
   const std::string text =

@@ -1,5 +1,5 @@
 // The workload importers feeding the shipped rules: a Hugging Face config.json and a workload
-// YAML become the workloads of DESIGN.md's incident 1, and explain() gives TE's verdict on them.
+// YAML become the workloads of ARCHITECTURE.md's incident 1, and explain() gives TE's verdict on them.
 #include "rules/rules.hpp"
 #include "util/file.hpp"
 #include "workload/hf_config.hpp"

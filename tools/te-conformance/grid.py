@@ -10,7 +10,7 @@ Parts, in order:
   versions   every cuDNN release against the masks, layouts and head dims whose support
              changed with a cuDNN version, on every GPU class: both sides of each threshold
   random     seeded random combinations of every axis
-  incidents  the five seed incidents of DESIGN.md with variants
+  incidents  the five seed incidents of ARCHITECTURE.md with variants
   te-tests   the ModelConfigs of TE's own attention tests at the tag (model_configs.py)
 """
 

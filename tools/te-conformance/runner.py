@@ -47,6 +47,11 @@ class _Recipe:
         self.fp8_format = "HYBRID"
         self.__class__ = type(self.KINDS[kind], (_Recipe,), {})
 
+    def __repr__(self):
+        # The shape of TE's recipe repr (recipe_type=..., fp8_dpa=..., fp8_mha=...): what a log shows.
+        return (f"recipe_type={self.KINDS[self.kind]}, format={self.fp8_format}, "
+                f"fp8_dpa={self.fp8_dpa}, fp8_mha={self.fp8_mha}")
+
     def delayed(self):
         return self.kind == "delayed"
 
@@ -75,11 +80,14 @@ class _InferenceParams:
 
 
 class _DebugLog(logging.Handler):
-    def __init__(self):
+    def __init__(self, records=None):
         super().__init__(level=logging.DEBUG)
         self.lines = []
+        self.records = records  # te_logs.py keeps the records themselves, to format them as TE does
 
     def emit(self, record):
+        if self.records is not None:
+            self.records.append(record)
         try:
             self.lines.append(record.getMessage())
         except Exception:  # a TE format string that does not match its arguments
@@ -110,8 +118,9 @@ def fa_versions_for_import(case):
     return out
 
 
-def run_case(loaded, case):
-    """TE's verdict for the case: a dict, or raises Unrepresentable."""
+def run_case(loaded, case, records=None):
+    """TE's verdict for the case: a dict, or raises Unrepresentable. records (a list), when
+    given, receives TE's log records as its logger emitted them."""
     loaded.reset()
     # The case's environment, afresh: TE sets NVTE_FUSED_ATTN_BACKEND itself for some bias
     # shapes (a process-wide side effect a fresh job would not have seen yet).
@@ -208,7 +217,7 @@ def run_case(loaded, case):
                 raise Unrepresentable(f"{name}={value} before the tag had it")
     attention_params = module.AttentionParams(**params)
 
-    log = _DebugLog()
+    log = _DebugLog(records)
     root = logging.getLogger()
     root.addHandler(log)
     root.setLevel(logging.DEBUG)

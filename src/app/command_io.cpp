@@ -1,0 +1,105 @@
+#include "app/command_io.hpp"
+
+#include "app/rules_update.hpp"
+
+#include "probe/probe.hpp"
+#include "util/file.hpp"
+#include "util/input_guard.hpp"
+#include "util/logging.hpp"
+#include "util/strings.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <unistd.h>
+
+#ifndef NVTE_DATADIR
+#define NVTE_DATADIR "/usr/share/nvte-doctor"
+#endif
+#ifndef NVTE_BUILD_DIR
+#define NVTE_BUILD_DIR ""
+#endif
+#ifndef NVTE_SOURCE_DIR
+#define NVTE_SOURCE_DIR ""
+#endif
+
+namespace app {
+
+model::Facts load_facts(const Options& options, const std::function<void()>& overlap) {
+  model::Facts facts;
+  if (options.facts_file) {
+    auto text = util::read_input(*options.facts_file); // the size cap of the input layer
+    if (!text) throw util::Fatal{text.error().message};
+    auto loaded = model::Facts::from_json(*text, options.facts_file->string());
+    if (!loaded) throw util::Fatal{loaded.error().message};
+    facts = std::move(*loaded);
+  } else {
+    probe::Host host = probe::Host::current();
+    host.root = std::filesystem::absolute(options.root);
+    host.python = options.python;
+    host.deep = options.deep;
+    facts = probe::probe_node(host, {}, overlap);
+  }
+  for (const auto& assignment : options.sets) {
+    auto applied = facts.apply_override(assignment);
+    if (!applied) throw util::Fatal{applied.error().message};
+  }
+  facts.derive();
+  return facts;
+}
+
+void write_output(const Options& options, std::string_view document) {
+  if (!options.output || options.output->string() == "-") {
+    std::fwrite(document.data(), 1, document.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  auto written = util::write_file_atomic(*options.output, document);
+  if (!written) throw util::Fatal{written.error().message};
+}
+
+std::vector<std::filesystem::path> rules_directories(const Options& options) {
+  if (!options.rules_dirs.empty()) return options.rules_dirs;
+  if (const char* env = std::getenv("NVTE_DOCTOR_RULES"); env && *env) return {env};
+  if (auto updated = active_bundle(options)) return {*updated}; // `rules update` replaced the installed set
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::filesystem::path source = std::filesystem::path(NVTE_SOURCE_DIR) / "rules";
+  // A binary in its build tree uses the rules of its source tree, even where a package is installed.
+  if (!ec && exe.parent_path() == std::filesystem::path(NVTE_BUILD_DIR) && std::filesystem::is_directory(source, ec))
+    return {source};
+  // Then the places a relocated binary carries its rules (a tarball, a container, a module-file
+  // prefix): <prefix>/bin/nvte-doctor with <prefix>/share/nvte-doctor/rules, or rules/ beside
+  // the binary; then the configured install prefix. A binary copied out of its build tree is a
+  // relocated binary too: it does not fall back to the source tree behind the user's back.
+  std::vector<std::filesystem::path> candidates;
+  if (!ec) {
+    candidates.push_back(exe.parent_path().parent_path() / "share" / "nvte-doctor" / "rules");
+    candidates.push_back(exe.parent_path() / "rules");
+  }
+  candidates.push_back(std::filesystem::path(NVTE_DATADIR) / "rules");
+  std::vector<std::string> looked;
+  for (const auto& candidate : candidates) {
+    if (std::filesystem::is_directory(candidate, ec)) return {candidate};
+    looked.push_back(candidate.string());
+  }
+  throw util::Fatal{"no rules directory found (looked in " + util::join(looked, ", ") +
+                    "); pass --rules DIR or set NVTE_DOCTOR_RULES"};
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+std::string now_rfc3339() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+} // namespace app

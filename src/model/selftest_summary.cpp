@@ -1,0 +1,33 @@
+#include "model/selftest_summary.hpp"
+
+namespace model {
+
+nlohmann::ordered_json to_json(const SelftestSummary& summary) {
+  using Json = nlohmann::ordered_json;
+  Json checks = Json::array();
+  int ok = 0, failed = 0, skipped = 0;
+  for (const auto& c : summary.checks) {
+    Json entry{{"check", c.check}, {"label", c.label}, {"status", c.status}, {"seconds", c.seconds}, {"started", c.started}};
+    if (!c.error.empty()) entry["error"] = c.error;
+    if (c.status == "error") {
+      entry["timed_out"] = c.timed_out;
+      if (!c.phase.empty()) entry["phase"] = c.phase;
+    }
+    if (!c.phases.empty()) {
+      Json phases = Json::array();
+      for (const auto& p : c.phases) {
+        Json span{{"phase", p.phase}, {"start", p.start}, {"seconds", p.seconds}};
+        if (!p.what.empty()) span["what"] = p.what;
+        if (p.open) span["open"] = true;
+        phases.push_back(std::move(span));
+      }
+      entry["phases"] = std::move(phases);
+    }
+    if (!c.result.is_null()) entry["result"] = c.result;
+    checks.push_back(std::move(entry));
+    (c.status == "ok" ? ok : c.status == "skipped" ? skipped : failed)++;
+  }
+  return Json{{"checks", checks}, {"summary", Json{{"ok", ok}, {"failed", failed}, {"skipped", skipped}}}};
+}
+
+} // namespace model

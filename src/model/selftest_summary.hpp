@@ -1,0 +1,46 @@
+// The self-test's result as the report carries it: every check it ran, with its status, time and
+// phases, and the child's own result object (free-form: its keys differ per check, see
+// selftest/checks.hpp). The JSON renderer writes it as the report's "selftest" object and the
+// Prometheus renderer as the self-test families; neither parses text again.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace model {
+
+// One phase a check's child reported (phase names: selftest/phases.hpp).
+struct SelftestPhase {
+  std::string phase;
+  std::string what;   // "forward", "backward", or empty
+  double start = 0;   // seconds after the child started
+  double seconds = 0; // until its end, or the child's last event when still open
+  bool open = false;  // begun and never ended: the child was in it at the end
+};
+
+struct SelftestCheck {
+  std::string check;  // cuda_driver, nvrtc, cudnn_sdpa, cudnn_sdpa_bwd, nccl, te_selector, python
+  std::string label;  // what it ran on ("bf16 bshd_bshd_bshd b2 h16/4 s512 d128 causal")
+  std::string status; // ok, failed, skipped, error (crash, timeout, bad output)
+  std::string error;  // why, when not ok
+  double seconds = 0; // wall time of the child
+  double started = 0; // when the child started, seconds after the self-test did
+  // With status error: whether the timeout ended the child, and the phase it was in.
+  bool timed_out = false;
+  std::string phase;
+  std::vector<SelftestPhase> phases;
+  nlohmann::ordered_json result; // the child's result object; null when it gave none
+};
+
+struct SelftestSummary {
+  std::vector<SelftestCheck> checks; // in the order they ran
+};
+
+// The report's "selftest" object: {"checks": [...], "summary": {"ok", "failed", "skipped"}}, each
+// check with the keys above (error only when set; timed_out and phase only with status error;
+// phases and result only when present).
+nlohmann::ordered_json to_json(const SelftestSummary& summary);
+
+} // namespace model

@@ -1,0 +1,467 @@
+// TE debug log -> workloads. The config line is Python's repr of a dict: TE's node facts
+// (transformer_engine_version, compute_capability, cuda_version from 2.18, flash_attn_version,
+// flash_attn_3_version, flash_attn_4_version from 2.18, cudnn_version), then every field of the
+// tag's AttentionParams, then NVTE_* switches for FP8. Values are read as Python literals where
+// the doctor uses them (strings, booleans, numbers, tuples, torch.Size, dtypes); object reprs
+// (fp8_meta's recipe, InferenceParams) only for the words the doctor needs.
+#include "workload/te_log.hpp"
+
+#include "util/file.hpp"
+#include "util/strings.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+namespace workload {
+
+namespace {
+
+util::Error invalid(const std::string& message) { return util::Error{util::ErrorKind::invalid, message}; }
+
+constexpr std::string_view k_config = "Running with config=";
+constexpr std::string_view k_disabling = "Disabling ";
+constexpr std::string_view k_available = "Available backends = ";
+constexpr std::string_view k_selected = "Selected backend = ";
+constexpr std::string_view k_running = "Running with ";
+constexpr std::string_view k_no_backend = "No dot product attention backend is available";
+
+// One `'key': value` of the config dict; value is the raw repr text.
+struct Field {
+  std::string key;
+  std::string_view value;
+};
+
+// The repr's end of one value: the ',' or '}' at nesting depth 0, outside quotes. `<` opens a
+// level only before a letter (`<class 'torch.Tensor'>`, `<... object at 0x...>`).
+std::size_t value_end(std::string_view s, std::size_t i) {
+  int depth = 0;
+  char quote = 0;
+  for (; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == '\\') ++i;
+      else if (c == quote) quote = 0;
+      continue;
+    }
+    switch (c) {
+    case '\'': case '"': quote = c; break;
+    case '(': case '[': case '{': ++depth; break;
+    case '<':
+      if (i + 1 < s.size() && std::isalpha(static_cast<unsigned char>(s[i + 1]))) ++depth;
+      break;
+    case ')': case ']': case '}': case '>':
+      if (depth == 0) {
+        if (c == '}') return i;
+        break;
+      }
+      --depth;
+      break;
+    case ',':
+      if (depth == 0) return i;
+      break;
+    default: break;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The fields of "{'a': 1, 'b': 'x', ...}" (text starts at '{'); nullopt when it does not close.
+std::optional<std::vector<Field>> parse_dict(std::string_view text) {
+  std::vector<Field> fields;
+  std::size_t i = 1;
+  while (true) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
+    if (i >= text.size()) return std::nullopt;
+    if (text[i] == '}') return fields;
+    char quote = text[i];
+    if (quote != '\'' && quote != '"') return std::nullopt;
+    std::size_t close = text.find(quote, i + 1);
+    if (close == std::string_view::npos) return std::nullopt;
+    std::string key(text.substr(i + 1, close - i - 1));
+    std::size_t colon = text.find(':', close);
+    if (colon == std::string_view::npos) return std::nullopt;
+    std::size_t start = colon + 1;
+    while (start < text.size() && text[start] == ' ') ++start;
+    std::size_t end = value_end(text, start);
+    if (end == std::string_view::npos) return std::nullopt;
+    fields.push_back({std::move(key), util::trim(text.substr(start, end - start))});
+    i = end;
+  }
+}
+
+// A Python literal as the doctor's text: 'x' -> x, True -> true; nullopt for None.
+std::optional<std::string> scalar(std::string_view value) {
+  if (value == "None") return std::nullopt;
+  if (value == "True") return "true";
+  if (value == "False") return "false";
+  if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front())
+    return std::string(value.substr(1, value.size() - 2));
+  return std::string(value);
+}
+
+// The integers of "(-1, 0)", "[16]", "torch.Size([2, 16])".
+std::vector<std::string> integers_of(std::string_view value) {
+  std::vector<std::string> out;
+  std::string current;
+  for (char c : value) {
+    if ((c >= '0' && c <= '9') || (c == '-' && current.empty())) current += c;
+    else {
+      if (!current.empty() && current != "-") out.push_back(current);
+      current.clear();
+    }
+  }
+  if (!current.empty() && current != "-") out.push_back(current);
+  return out;
+}
+
+bool contains(std::string_view text, std::string_view word) { return text.find(word) != std::string_view::npos; }
+
+// The workload keys whose value TE logs as the doctor writes it (after scalar()).
+const std::vector<std::string_view> k_same_keys = {
+    "qkv_layout", "batch_size", "num_heads", "num_gqa_groups", "max_seqlen_q", "max_seqlen_kv", "head_dim_qk",
+    "head_dim_v", "attn_mask_type", "bottom_right_diagonal", "core_attention_bias_type", "core_attention_bias_shape",
+    "core_attention_bias_requires_grad", "pad_between_seqs", "attention_dropout", "context_parallel", "cp_comm_type",
+    "cp_size", "deterministic", "is_training", "fp8", "softmax_type", "return_max_logit", "cuda_graph", "num_splits",
+    "fp8_output", "checkpoint_core_attention", "has_score_mod"};
+
+// TE's node facts in the config, by the doctor's fact names.
+const std::map<std::string_view, std::vector<std::string_view>> k_fact_fields = {
+    {"cudnn_version", {"cudnn.version"}},
+    {"cuda_version", {"cuda.runtime_version", "torch.cuda_version"}},
+    {"flash_attn_version", {"flash_attn.version"}},
+    {"flash_attn_3_version", {"flash_attn_3.version"}},
+    {"flash_attn_4_version", {"flash_attn_4.version"}},
+};
+
+// One config block: what the workload and node facts become, keyed by their text.
+struct Config {
+  std::vector<std::pair<std::string, std::string>> settings;   // workload key -> text
+  std::vector<std::pair<std::string, std::string>> node_facts; // fact -> text ("" erases)
+  std::vector<std::string> parsed, ignored;
+  std::string te_version;
+  std::string key() const {
+    std::string out;
+    for (const auto& [k, v] : settings) out += k + "=" + v + ";";
+    for (const auto& [k, v] : node_facts) out += k + "=" + v + ";";
+    return out;
+  }
+};
+
+Config read_config(const std::vector<Field>& fields) {
+  Config c;
+  std::optional<std::string> dtype;
+  bool fp8_tensor = false;
+  auto set = [&](const Field& f, const std::string& key, const std::string& text) {
+    c.settings.emplace_back(key, text);
+    c.parsed.push_back(f.key + " = " + std::string(f.value) + " -> " + key + "=" + text);
+  };
+  auto fact = [&](const Field& f, std::string_view name, const std::string& text) {
+    c.node_facts.emplace_back(std::string(name), text);
+    c.parsed.push_back(f.key + " = " + std::string(f.value) + " -> " + std::string(name) + (text.empty() ? " (not installed)" : "=" + text));
+  };
+  auto none = [&](const Field& f) { c.parsed.push_back(f.key + " = None -> default"); };
+  for (const auto& f : fields) {
+    auto value = scalar(f.value);
+    if (f.key == "transformer_engine_version") {
+      if (!value) { none(f); continue; }
+      c.te_version = value->substr(0, value->find('+'));
+      fact(f, "te.version", c.te_version);
+    } else if (f.key == "compute_capability") {
+      if (!value || !value->starts_with("sm")) { c.ignored.push_back(f.key); continue; }
+      fact(f, "gpu.sm", value->substr(2));
+    } else if (auto facts = k_fact_fields.find(f.key); facts != k_fact_fields.end()) {
+      if (!value) { none(f); continue; }
+      std::string text = *value == "not installed" ? "" : *value;
+      for (auto name : facts->second) fact(f, name, text);
+      // TE (2.19+) lists flash-attn-4 only once it loaded it, which takes its CuTe DSL compiler:
+      // the DSL was there, at a version the log does not give; 4.6.2 is one TE accepts with
+      // every flash-attn-4.
+      if (f.key == "flash_attn_4_version" && !text.empty()) {
+        c.node_facts.emplace_back("package.nvidia_cutlass_dsl.version", "4.6.2");
+        c.parsed.push_back("flash_attn_4_version (TE loaded flash-attn-4, so its CuTe DSL too) -> package.nvidia_cutlass_dsl.version=4.6.2");
+      }
+    } else if (f.key.starts_with("NVTE_")) {
+      if (!value) { none(f); continue; }
+      fact(f, "env." + f.key, *value);
+    } else if (std::find(k_same_keys.begin(), k_same_keys.end(), f.key) != k_same_keys.end()) {
+      if (!value) { none(f); continue; }
+      set(f, f.key, *value);
+    } else if (f.key == "qkv_dtype") {
+      std::string_view v = f.value;
+      if (contains(v, "bfloat16")) dtype = "bf16";
+      else if (contains(v, "float16") || v == "torch.half") dtype = "fp16";
+      else if (contains(v, "float8")) dtype = "fp8";
+      else if (contains(v, "float32") || v == "torch.float") dtype = "fp32";
+      else { c.ignored.push_back(f.key); continue; }
+      c.parsed.push_back(f.key + " = " + std::string(v) + " -> qkv_dtype=" + *dtype);
+    } else if (f.key == "qkv_type") {
+      // Float8Tensor inputs are what the doctor calls qkv_dtype=fp8; torch.Tensor says nothing.
+      fp8_tensor = contains(f.value, "Float8");
+      c.parsed.push_back(f.key + " = " + std::string(f.value) + (fp8_tensor ? " -> qkv_dtype=fp8" : " -> (the dtype decides)"));
+    } else if (f.key == "window_size") {
+      auto numbers = integers_of(f.value);
+      if (!value || numbers.size() != 2) { none(f); continue; }
+      set(f, "window_size", numbers[0] + "," + numbers[1]);
+    } else if (f.key == "alibi_slopes_shape") {
+      auto numbers = integers_of(f.value);
+      if (!value || numbers.empty()) { none(f); continue; }
+      set(f, "alibi_slopes_shape", numbers.size() == 1 ? "nh" : "bnh");
+    } else if (f.key == "inference_params") {
+      set(f, "inference", value ? "true" : "false");
+      if (!value) set(f, "kv_cache_paged", "false"); // no KV cache, none paged
+      else if (contains(f.value, "is_paged=")) set(f, "kv_cache_paged", contains(f.value, "is_paged=True") ? "true" : "false");
+    } else if (f.key == "fp8_meta") {
+      if (!value) { none(f); continue; }
+      // The recipe's repr: "recipe_type=Float8CurrentScaling, ..., fp8_dpa=True, fp8_mha=False"
+      // (TE 1.x's DelayedScaling repr has no recipe_type: it was the only recipe).
+      std::string_view v = f.value;
+      std::string recipe = contains(v, "Float8CurrentScaling") ? "current"
+                           : contains(v, "MXFP8BlockScaling") ? "mxfp8"
+                           : contains(v, "NVFP4BlockScaling") ? "nvfp4"
+                           : contains(v, "Float8BlockScaling") ? "block"
+                                                              : "delayed";
+      set(f, "fp8_recipe", recipe);
+      if (contains(v, "fp8_dpa=")) set(f, "fp8_dpa", contains(v, "fp8_dpa=True") ? "true" : "false");
+      if (contains(v, "fp8_mha=")) set(f, "fp8_mha", contains(v, "fp8_mha=True") ? "true" : "false");
+    } else {
+      c.ignored.push_back(f.key); // core_attention_bias_shape before 1.x, has_score_mod_bprop, ...
+    }
+  }
+  if (fp8_tensor) dtype = "fp8";
+  if (dtype) c.settings.emplace_back("qkv_dtype", *dtype);
+  return c;
+}
+
+// Which process wrote a line, from its prefix: Ray's "(WorkerDict pid=123, ip=...)", torchrun's
+// "[rank3]:", "[default0]:"; "" when the prefix names none (one process).
+std::string stream_of(std::string_view prefix) {
+  for (std::string_view marker : {"pid=", "rank", "default"}) {
+    auto at = prefix.find(marker);
+    if (at == std::string_view::npos) continue;
+    std::size_t end = at + marker.size();
+    while (end < prefix.size() && prefix[end] >= '0' && prefix[end] <= '9') ++end;
+    if (end > at + marker.size()) return std::string(prefix.substr(at, end - at));
+  }
+  return {};
+}
+
+// "FlashAttention=True (2.7.4), FusedAttention=True (sub-backend 1), UnfusedDotProductAttention=False}"
+void read_available(std::string_view text, model::ObservedSelection& o) {
+  static const std::pair<std::string_view, std::string_view> k_names[] = {
+      {"FlashAttention=", "flash_attention"}, {"FusedAttention=", "fused_attention"}, {"UnfusedDotProductAttention=", "unfused_attention"}};
+  o.available.clear();
+  o.fused_sub_backend.reset();
+  o.flash_version.reset();
+  for (const auto& [marker, name] : k_names) {
+    std::size_t at = 0;
+    // "FusedAttention=" also ends "UnfusedDotProductAttention=": take the one after a separator.
+    while ((at = text.find(marker, at)) != std::string_view::npos && at > 0 && text[at - 1] != '{' && text[at - 1] != ' ') ++at;
+    if (at == std::string_view::npos) continue;
+    std::string_view rest = text.substr(at + marker.size());
+    bool yes = rest.starts_with("True");
+    o.available[std::string(name)] = yes;
+    std::size_t open = rest.find('(');
+    std::size_t comma = rest.find_first_of(",}");
+    if (!yes || open == std::string_view::npos || open > comma) continue;
+    std::string_view inside = rest.substr(open + 1, rest.find(')', open) - open - 1);
+    if (name == "fused_attention" && inside.starts_with("sub-backend ")) {
+      auto n = inside.substr(12);
+      o.fused_sub_backend = n == "0" ? "F16_max512_seqlen" : n == "1" ? "F16_arbitrary_seqlen" : n == "2" ? "FP8" : std::string(n);
+    }
+    if (name == "flash_attention") o.flash_version = std::string(inside);
+  }
+}
+
+// "FusedAttention (sub-backend 1)." / "FlashAttention (2.7.4)" / "NoBackend": the backend.
+void read_selected(std::string_view text, model::ObservedSelection& o) {
+  text = util::trim(text);
+  while (!text.empty() && text.back() == '.') text.remove_suffix(1);
+  o.selected_known = true;
+  o.selected.reset();
+  for (std::string_view name : {"FlashAttention", "FusedAttention", "UnfusedDotProductAttention"})
+    if (text.starts_with(name)) o.selected = std::string(name);
+}
+
+// Strips colour escapes and a trailing '\r' (logs saved from a terminal).
+std::string_view clean(std::string_view line, std::string& scratch) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.find('\x1b') == std::string_view::npos) return line;
+  scratch.clear();
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
+      i += 2;
+      while (i < line.size() && !std::isalpha(static_cast<unsigned char>(line[i]))) ++i;
+      continue;
+    }
+    scratch += line[i];
+  }
+  return scratch;
+}
+
+// A Disabling line that names the switch the user set ("... due to NVTE_FLASH_ATTN=0"): the
+// environment the run had, which the config line does not carry. Of "NVTE_FLASH_ATTN=0 or
+// NVTE_FLASH_ATTN_V2=0" the narrower (last) one: it has the same effect on the backend named.
+void env_from_disabling(std::string_view line, std::map<std::string, std::string>& env) {
+  auto due = line.find("due to NVTE_");
+  if (due == std::string_view::npos) return;
+  std::string_view rest = line.substr(line.rfind("NVTE_"));
+  auto eq = rest.find('=');
+  if (eq == std::string_view::npos) return;
+  std::size_t end = eq + 1;
+  while (end < rest.size() && rest[end] >= '0' && rest[end] <= '9') ++end;
+  if (end == eq + 1) return;
+  env["env." + std::string(rest.substr(0, eq))] = std::string(rest.substr(eq + 1, end - eq - 1));
+}
+
+struct Block {
+  Config config;
+  model::ObservedSelection observed;
+  std::optional<model::ObservedSelection> earlier; // the previous block of the same config
+};
+
+bool has_verdict(const model::ObservedSelection& o) {
+  return o.selected_known || !o.available.empty() || o.raised_no_backend || !o.disabling.empty();
+}
+
+} // namespace
+
+util::Result<TeLog> parse_te_log(std::string_view text, std::string_view source, const std::string& name) {
+  TeLog log;
+  std::vector<Block> blocks;
+  std::unordered_map<std::string, std::size_t> by_key;  // the config's meaning -> block
+  std::unordered_map<std::string, std::size_t> by_text; // the config's text -> block
+  std::unordered_map<std::string, std::size_t> current; // stream -> block
+  std::optional<std::size_t> last;                      // the latest block of any stream
+  std::string scratch;
+  std::size_t number = 0;
+  std::size_t pos = 0;
+  auto next_line = [&](std::string_view& line) {
+    if (pos >= text.size()) return false;
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++number;
+    return true;
+  };
+  std::string_view raw;
+  while (next_line(raw)) {
+    std::string_view line = clean(raw, scratch);
+    auto block_of = [&](std::string_view prefix) -> Block* {
+      auto found = current.find(stream_of(prefix));
+      if (found != current.end()) return &blocks[found->second];
+      return last ? &blocks[*last] : nullptr;
+    };
+    std::size_t at = 0;
+    if ((at = line.find(k_config)) != std::string_view::npos) {
+      ++log.config_lines;
+      std::size_t start_line = number;
+      std::string joined(line.substr(at + k_config.size()));
+      // A long run logs the same few configs thousands of times: their text finds their block
+      // without reading the fields again.
+      auto seen = by_text.find(joined);
+      if (seen == by_text.end()) {
+        std::optional<std::vector<Field>> fields = joined.starts_with("{") ? parse_dict(joined) : std::nullopt;
+        // A dict that a terminal or a paste broke over lines: join the next ones (a few dozen at most).
+        for (int more = 0; !fields && joined.starts_with("{") && more < 64; ++more) {
+          std::string_view next;
+          if (!next_line(next)) break;
+          joined += clean(next, scratch);
+          fields = parse_dict(joined);
+        }
+        if (!fields)
+          return invalid(std::string(source) + ":" + std::to_string(start_line) + ": the `Running with config=` dictionary does not close");
+        seen = by_text.find(joined);
+        if (seen == by_text.end()) {
+          Config config = read_config(*fields);
+          auto [found, inserted] = by_key.try_emplace(config.key(), blocks.size());
+          if (inserted) blocks.push_back(Block{std::move(config), {}, std::nullopt});
+          seen = by_text.emplace(std::move(joined), found->second).first;
+        }
+      }
+      std::size_t index = seen->second;
+      Block& block = blocks[index];
+      if (has_verdict(block.observed)) block.earlier = std::move(block.observed);
+      block.observed = {};
+      block.observed.source = std::string(source) + ":" + std::to_string(start_line);
+      current[stream_of(line.substr(0, at))] = index;
+      last = index;
+    } else if ((at = line.find(k_disabling)) != std::string_view::npos) {
+      if (Block* b = block_of(line.substr(0, at))) b->observed.disabling.emplace_back(util::trim(line.substr(at)));
+      else ++log.ignored_lines;
+    } else if ((at = line.find(k_available)) != std::string_view::npos) {
+      if (Block* b = block_of(line.substr(0, at))) read_available(line.substr(at + k_available.size()), b->observed);
+      else ++log.ignored_lines;
+    } else if ((at = line.find(k_selected)) != std::string_view::npos) {
+      if (Block* b = block_of(line.substr(0, at))) read_selected(line.substr(at + k_selected.size()), b->observed);
+      else ++log.ignored_lines;
+    } else if ((at = line.find(k_no_backend)) != std::string_view::npos) {
+      // The ValueError (its traceback's last line, or the message TE repeats in a warning).
+      if (Block* b = block_of(line.substr(0, at))) b->observed.raised_no_backend = true;
+      else ++log.ignored_lines;
+    } else if ((at = line.find(k_running)) != std::string_view::npos && contains(line.substr(at), " backend")) {
+      // DotProductAttention's INFO line, "Running with FusedAttention backend (sub-backend 1)":
+      // the backend that ran, where the debug level's "Selected backend" line is missing.
+      Block* b = block_of(line.substr(0, at));
+      if (b && !b->observed.selected_known) read_selected(line.substr(at + k_running.size()), b->observed);
+      if (b) b->observed.selected_known = true;
+      if (!b) ++log.ignored_lines;
+    } else if (!util::trim(line).empty()) {
+      ++log.ignored_lines;
+    }
+  }
+  if (blocks.empty())
+    return invalid(std::string(source) + ": no `Running with config=` line: not a TE debug log, or TE ran without "
+                   "NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2 (set both and run the job again)");
+
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    Block& block = blocks[i];
+    if (!has_verdict(block.observed) && block.earlier) block.observed = std::move(*block.earlier);
+    model::ObservedSelection& o = block.observed;
+    // A ValueError with no "Selected backend" line: TE found none.
+    if (o.raised_no_backend && !o.selected_known) {
+      o.selected_known = true;
+      o.selected.reset();
+    }
+    o.parsed_fields = block.config.parsed;
+    o.ignored_fields = block.config.ignored;
+    o.ignored_lines = log.ignored_lines;
+    model::Workload w;
+    w.name = blocks.size() == 1 ? name : name + "[" + std::to_string(i + 1) + "]";
+    for (const auto& [key, value] : block.config.settings) {
+      auto set = w.set_text(key, value);
+      if (!set) return invalid(o.source + ": " + set.error().message);
+    }
+    std::map<std::string, std::string> env;
+    for (const auto& line : o.disabling) env_from_disabling(line, env);
+    o.node_facts = block.config.node_facts;
+    for (auto& [fact, value] : env) {
+      o.parsed_fields.push_back("Disabling ... due to " + fact.substr(4) + "=" + value + " -> " + fact + "=" + value);
+      o.node_facts.emplace_back(fact, value);
+    }
+    w.notes.push_back("from TE " + (block.config.te_version.empty() ? std::string("?") : block.config.te_version) +
+                      "'s debug log, " + o.source + " (" + std::to_string(o.parsed_fields.size()) + " fields read; -v lists them)");
+    log.workloads.push_back({std::move(w), std::make_shared<const model::ObservedSelection>(std::move(o))});
+  }
+  return log;
+}
+
+util::Result<TeLog> load_te_log(const std::filesystem::path& path) {
+  if (path == "-") {
+    std::string text;
+    char buffer[1 << 16];
+    std::size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) text.append(buffer, n);
+    if (std::ferror(stdin)) return invalid("standard input: read error");
+    return parse_te_log(text, "standard input", "te-log");
+  }
+  auto text = NVTE_TRY(util::read_file(path, std::size_t{1} << 30));
+  return parse_te_log(text, path.string(), path.stem().string());
+}
+
+} // namespace workload

@@ -1,0 +1,2 @@
+// Stands for an app/ header.
+#pragma once

@@ -1,0 +1,3 @@
+// Half of an include cycle.
+#pragma once
+#include "model/second.hpp"

@@ -1,0 +1,3 @@
+// The other half of an include cycle.
+#pragma once
+#include "model/first.hpp"

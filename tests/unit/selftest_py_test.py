@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""The Python tier's TE logic without torch, TE or a GPU: reading get_attention_backend's answer
+in both of its shapes (5 values before TE 2.3, 6 since), naming the backend TE ran from its
+selection cache, finding and resetting that cache, and the script's own answer on a machine
+without torch. Run by ctest (selftest_py)."""
+import dataclasses
+import importlib.util
+import json
+import subprocess
+import sys
+import types
+import unittest
+
+SCRIPT = sys.argv.pop(1)
+spec = importlib.util.spec_from_file_location("selftest_script", SCRIPT)
+selftest = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(selftest)
+
+FAKE_TORCH = types.SimpleNamespace(Tensor=object, bfloat16="bf16", float16="fp16")
+WORKLOAD = {"dtype": "bf16", "layout": "bshd_bshd_bshd", "batch": 2, "heads": 16, "kv_heads": 4, "seq_q": 512,
+            "seq_kv": 512, "dim_qk": 128, "dim_v": 128, "causal": True}
+
+
+def fake_utils(answer, fields=("qkv_dtype", "qkv_layout", "num_heads", "head_dim_qk", "window_size")):
+    params = dataclasses.make_dataclass("AttentionParams", [(f, object, dataclasses.field(default=None)) for f in fields])
+    seen = []
+
+    def get_attention_backend(p):
+        seen.append(p)
+        return answer
+
+    return types.SimpleNamespace(AttentionParams=params, get_attention_backend=get_attention_backend, seen=seen)
+
+
+class SelectorAnswer(unittest.TestCase):
+    def test_six_values_since_te_2_3(self):
+        utils = fake_utils((False, None, True, "NVTE_Fused_Attn_Backend.NVTE_F16_arbitrary_seqlen", False, [True, True, True]))
+        got = selftest.te_selector(FAKE_TORCH, utils, WORKLOAD, "causal", "bshd", None)
+        self.assertEqual(got["backend"], "FusedAttention (NVTE_F16_arbitrary_seqlen)")
+        self.assertIs(got["use_fused_attention"], True)
+        self.assertEqual(got["fused_attention_backend"], "NVTE_Fused_Attn_Backend.NVTE_F16_arbitrary_seqlen")
+        self.assertIs(got["use_unfused_attention"], False)
+        # Only the fields this TE's AttentionParams has are passed; the window follows the mask.
+        self.assertEqual(utils.seen[0].window_size, (-1, 0))
+        self.assertEqual(utils.seen[0].head_dim_qk, 128)
+
+    def test_five_values_before_te_2_3(self):
+        utils = fake_utils((False, False, None, True, [False, False, True]))
+        got = selftest.te_selector(FAKE_TORCH, utils, WORKLOAD, "causal", "bshd", (128, 0))
+        self.assertEqual(got["backend"], "UnfusedDotProductAttention")
+        self.assertNotIn("flash_attention_backend", got)
+        self.assertEqual(utils.seen[0].window_size, (128, 0))
+
+    def test_unknown_shape_is_an_error_not_a_guess(self):
+        got = selftest.te_selector(FAKE_TORCH, fake_utils((True, False)), WORKLOAD, "causal", "bshd", None)
+        self.assertIn("returned 2 values", got["error"])
+
+    def test_no_backend(self):
+        got = selftest.te_selector(FAKE_TORCH, fake_utils((False, None, False, None, False, [False] * 3)), WORKLOAD,
+                                   "causal", "bshd", None)
+        self.assertEqual(got["backend"], "none")
+
+
+class BackendCache(unittest.TestCase):
+    def test_found_in_the_attention_module_and_named(self):
+        module = types.ModuleType("fake_te_dpa")
+        module._attention_backends = {"attention_params": None, "use_flash_attention": False,
+                                      "use_fused_attention": True, "fused_attention_backend": "X.NVTE_FP8",
+                                      "use_unfused_attention": False, "backend_selection_requires_update": False}
+        sys.modules["fake_te_dpa"] = module
+        cls = type("DotProductAttention", (), {"__module__": "fake_te_dpa"})
+        cache = selftest.find_backend_cache(cls)
+        self.assertIs(cache, module._attention_backends)
+        self.assertEqual(selftest.backend_name(cache), "FusedAttention (NVTE_FP8)")
+        cache["use_fused_attention"], cache["use_flash_attention"] = False, True
+        self.assertEqual(selftest.backend_name(cache), "FlashAttention")
+
+    def test_absent(self):
+        cls = type("DotProductAttention", (), {"__module__": "no_such_module_here"})
+        self.assertIsNone(selftest.find_backend_cache(cls))
+
+
+class WithoutTorch(unittest.TestCase):
+    def test_the_script_answers_skipped_in_one_json_line(self):
+        try:
+            import torch  # noqa: F401
+            self.skipTest("torch is importable here")
+        except ImportError:
+            pass
+        out = subprocess.run([sys.executable, SCRIPT, json.dumps({"workloads": [WORKLOAD]})], capture_output=True,
+                             text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        self.assertEqual(result["status"], "skipped")
+        self.assertIn("torch is not importable", result["error"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
