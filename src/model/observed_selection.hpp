@@ -3,6 +3,7 @@
 // A difference is a knowledge bug of the doctor (or a log from a build the rules do not know).
 #pragma once
 
+#include "model/explanation.hpp"
 #include "model/finding.hpp"
 
 #include <map>
