@@ -67,8 +67,8 @@ std::optional<std::string> bundle_description(const fs::path& bundle_dir) {
   auto doc = util::parse_json<nlohmann::json>(*text, "BUNDLE.json");
   if (!doc) return std::nullopt; // a damaged BUNDLE.json: the bundle is still listed by its directory
   if (!doc->is_object()) return std::nullopt;
-  return "bundle " + doc->value("digest", std::string("?")) + " from " + doc->value("source", std::string("?")) +
-         " (key " + doc->value("key_id", std::string("?")) + ", installed " + doc->value("installed_at", std::string("?")) + ")";
+  return "bundle " + doc->value("digest", std::string("?")) + " from " + doc->value("source", std::string("?")) + " (key " +
+         doc->value("key_id", std::string("?")) + ", installed " + doc->value("installed_at", std::string("?")) + ")";
 }
 
 std::vector<std::string> trusted_keys(const Options& options) {

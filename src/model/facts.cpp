@@ -269,9 +269,9 @@ util::Result<void> Facts::apply_override(std::string_view assignment) {
     auto index = util::parse_int(std::string_view(key).substr(open + 1, close == std::string::npos ? 0 : close - open - 1));
     std::size_t size = count(collection);
     if (!index || *index < 0 || static_cast<std::size_t>(*index) > size)
-      return util::Error{util::ErrorKind::invalid, "--set " + key + ": index out of range: " + collection + " has " +
-                                                       std::to_string(size) + (size == 1 ? " member" : " members") +
-                                                       " (limit: an index from 0 to " + std::to_string(size) + ")"};
+      return util::Error{util::ErrorKind::invalid, "--set " + key + ": index out of range: " + collection + " has " + std::to_string(size) +
+                                                       (size == 1 ? " member" : " members") + " (limit: an index from 0 to " +
+                                                       std::to_string(size) + ")"};
   }
   auto value = Value::parse_as(spec->type, text);
   if (!value) return util::Error{util::ErrorKind::invalid, "--set " + key + ": " + value.error().message};

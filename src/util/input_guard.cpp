@@ -51,13 +51,14 @@ Result<void> check_json(std::string_view text, std::string_view origin, const In
     case '[':
     case '{':
       if (++depth > limits.max_depth)
-        return limit_error(origin, line, "nested deeper than " + std::to_string(limits.max_depth) + " levels (limit " +
-                                             std::to_string(limits.max_depth) + ")");
+        return limit_error(origin, line,
+                           "nested deeper than " + std::to_string(limits.max_depth) + " levels (limit " + std::to_string(limits.max_depth) +
+                               ")");
       [[fallthrough]];
     case ',':
       if (++nodes > limits.max_nodes)
-        return limit_error(origin, line, "more than " + std::to_string(limits.max_nodes) + " values (limit " +
-                                             std::to_string(limits.max_nodes) + ")");
+        return limit_error(origin, line,
+                           "more than " + std::to_string(limits.max_nodes) + " values (limit " + std::to_string(limits.max_nodes) + ")");
       break;
     case ']':
     case '}':

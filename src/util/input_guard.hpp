@@ -20,9 +20,9 @@ namespace util {
 inline constexpr std::size_t k_max_input_depth = 64;
 
 struct InputLimits {
-  std::size_t max_bytes = 16u << 20;      // the file's size (read_input)
+  std::size_t max_bytes = 16u << 20;         // the file's size (read_input)
   std::size_t max_depth = k_max_input_depth; // open collections at once
-  std::size_t max_nodes = 1'000'000;      // values in the document; YAML aliases count as what they expand to
+  std::size_t max_nodes = 1'000'000;         // values in the document; YAML aliases count as what they expand to
 };
 
 // The file's content, at most limits.max_bytes ("PATH: larger than N bytes (limit N)").

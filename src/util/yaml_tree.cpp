@@ -93,8 +93,8 @@ std::optional<YamlDocument> YamlDocument::parse(std::string_view text, YamlError
     return nodes <= limits.max_nodes;
   };
   auto too_many = [&] {
-    return "more than " + std::to_string(limits.max_nodes) + " nodes with aliases expanded (limit " +
-           std::to_string(limits.max_nodes) + ")";
+    return "more than " + std::to_string(limits.max_nodes) + " nodes with aliases expanded (limit " + std::to_string(limits.max_nodes) +
+           ")";
   };
 
   // A finished node goes into the open collection, or becomes the root.
@@ -140,8 +140,7 @@ std::optional<YamlDocument> YamlDocument::parse(std::string_view text, YamlError
     case YAML_SEQUENCE_START_EVENT:
     case YAML_MAPPING_START_EVENT: {
       if (stack.size() >= limits.max_depth)
-        return refuse("nested deeper than " + std::to_string(limits.max_depth) + " levels (limit " +
-                          std::to_string(limits.max_depth) + ")",
+        return refuse("nested deeper than " + std::to_string(limits.max_depth) + " levels (limit " + std::to_string(limits.max_depth) + ")",
                       e.start_mark);
       if (nodes + 1 > limits.max_nodes) return refuse(too_many(), e.start_mark);
       ++nodes;
@@ -171,8 +170,7 @@ std::optional<YamlDocument> YamlDocument::parse(std::string_view text, YamlError
         error = YamlError{"unknown anchor '" + anchor_name(e.data.alias.anchor) + "'", mark_of(e.start_mark)};
         return std::nullopt;
       }
-      if (it->second.open)
-        return refuse("alias *" + it->first + " inside the node it names, a cycle (limit: none)", e.start_mark);
+      if (it->second.open) return refuse("alias *" + it->first + " inside the node it names, a cycle (limit: none)", e.start_mark);
       if (!count(it->second.weight)) return refuse(too_many(), e.start_mark);
       attach(it->second.data);
       break;

@@ -336,8 +336,8 @@ util::Result<Kind> kind_of(const std::string& name, std::string_view source, std
 // The plan holds one entry per layer: a count past k_max_layers is refused before it is built.
 util::Result<void> bound_layers(std::string_view source, const std::string& key, std::size_t count) {
   if (count <= static_cast<std::size_t>(k_max_layers)) return {};
-  return invalid(source, key + ": " + std::to_string(count) + " layers is more than any model has (limit " +
-                             std::to_string(k_max_layers) + ")");
+  return invalid(source,
+                 key + ": " + std::to_string(count) + " layers is more than any model has (limit " + std::to_string(k_max_layers) + ")");
 }
 
 util::Result<Plan> plan_from_list(const Json& list, const char* key, std::string_view source) {

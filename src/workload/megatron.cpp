@@ -722,8 +722,8 @@ util::Result<LayerPlan> layer_plan(const Run& run, const std::vector<std::string
     layers = NVTE_TRY(positive(*l));
     // The per-layer plan below holds one entry per layer.
     if (layers > k_max_layers)
-      return invalid(at(*l) + ": " + std::to_string(layers) + " layers is more than any model has (limit " +
-                     std::to_string(k_max_layers) + ")");
+      return invalid(at(*l) + ": " + std::to_string(layers) + " layers is more than any model has (limit " + std::to_string(k_max_layers) +
+                     ")");
   }
   std::optional<std::pair<std::int64_t, std::int64_t>> window;
   if (const Setting* w = get(run, "window-size")) {

@@ -35,8 +35,8 @@ const std::string k_rules = std::string(NVTE_SOURCE_DIR) + "/rules";
 class InputLimits : public testing::Test {
 protected:
   void SetUp() override {
-    m_dir = fs::temp_directory_path() / ("nvte-input-limits-" + std::to_string(::getpid()) + "-" +
-                                         testing::UnitTest::GetInstance()->current_test_info()->name());
+    m_dir = fs::temp_directory_path() /
+            ("nvte-input-limits-" + std::to_string(::getpid()) + "-" + testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(m_dir);
     fs::create_directories(m_dir);
   }
@@ -72,8 +72,8 @@ protected:
 
 TEST_F(InputLimits, DeepFactsJsonOfTheAuditIsExit3) {
   // F13: 30,000 levels, SIGSEGV in the facts loader's recursive walk.
-  std::string deep = write("deep.json", "{\"schema_version\":1,\"facts\":{\"x\":" + repeat("{\"a\":", 30000) + "1" +
-                                            std::string(30000, '}') + "}}\n");
+  std::string deep =
+      write("deep.json", "{\"schema_version\":1,\"facts\":{\"x\":" + repeat("{\"a\":", 30000) + "1" + std::string(30000, '}') + "}}\n");
   expect_refused(reliability::run_doctor({"check", "--facts", deep, "--rules", k_rules}),
                  {"deep.json:1: nested deeper than 64 levels (limit 64)"});
 }
@@ -89,8 +89,9 @@ TEST_F(InputLimits, DeepFleetReportOfTheAuditCostsOnlyItsFile) {
   write("fleet/b.json", good);
   auto run = reliability::run_doctor({"fleet", (m_dir / "fleet").string()});
   EXPECT_EQ(run.exit_code, 3) << run.err;
-  std::string line = "a.json:" + std::to_string(1 + std::count(bad.begin(), bad.begin() + static_cast<std::ptrdiff_t>(bad.find("[[[")), '\n')) +
-                     ": nested deeper than 64 levels (limit 64)";
+  std::string line =
+      "a.json:" + std::to_string(1 + std::count(bad.begin(), bad.begin() + static_cast<std::ptrdiff_t>(bad.find("[[[")), '\n')) +
+      ": nested deeper than 64 levels (limit 64)";
   EXPECT_NE(run.out.find(line), std::string::npos) << line << "\n" << run.out;
   EXPECT_NE(run.out.find("Nodes: 1"), std::string::npos) << run.out; // b.json is still summarised
 }
@@ -162,8 +163,8 @@ TEST_F(InputLimits, CheckWithFiveThousandFiringRulesTakesUnderFiveSeconds) {
     }
     write("many/f" + std::to_string(file) + ".yaml", text);
   }
-  auto run = reliability::run_doctor({"check", "--facts", k_snapshot, "--rules", (m_dir / "many").string(), "--format", "json"},
-                                     {}, std::chrono::seconds(120));
+  auto run = reliability::run_doctor({"check", "--facts", k_snapshot, "--rules", (m_dir / "many").string(), "--format", "json"}, {},
+                                     std::chrono::seconds(120));
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_NE(run.out.find("many-9-499"), std::string::npos);
   EXPECT_LT(run.seconds, 5 * k_slowdown) << "check with 5,000 firing rules took " << run.seconds << " s";

@@ -117,7 +117,8 @@ TEST(Facts, FromJsonRefusesTreesOfTheWrongShape) {
   EXPECT_EQ(leaf.error().message, "s.json: fact 'driver.version': expected a single value, got an object");
   // What to_json writes for a node without GPUs, and names outside the catalog, still load.
   EXPECT_TRUE(Facts::from_json(R"({"schema_version": 1, "facts": {"gpu": {"count": 0}, "future": [{"x": 1}]}})", "ok.json").ok());
-  EXPECT_TRUE(Facts::from_json(R"({"schema_version": 1, "facts": {"env": {"NVTE_X": "1"}, "selftest": {"cudnn": {"ok": true}}}})", "ok.json").ok());
+  EXPECT_TRUE(
+      Facts::from_json(R"({"schema_version": 1, "facts": {"env": {"NVTE_X": "1"}, "selftest": {"cudnn": {"ok": true}}}})", "ok.json").ok());
 }
 
 TEST(Facts, FromJsonRefusesNestingPastTheInputLimit) {
