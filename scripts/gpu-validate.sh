@@ -228,6 +228,7 @@ run_te() {
   # Without pydantic (TE's Requires-Dist, absent from the node): TE does not import.
   step te-truth-no-pydantic 120 env PYTHONPATH=$base_pp "$PY" -c "$TRUTH" torch,transformer_engine.pytorch
   step te-probe-no-pydantic 120 env PYTHONPATH=$base_pp "$BIN" probe -v
+  step te-probe-json-no-pydantic 120 env PYTHONPATH=$base_pp "$BIN" probe --format json
   step te-check-no-pydantic 180 env PYTHONPATH=$base_pp "$BIN" check "${COMMON[@]}" --no-color
   # The truth in each import order, with and without CUDNN_PATH.
   step te-truth-torch-first 120 env PYTHONPATH=$full_pp "$PY" -c "$TRUTH" torch,transformer_engine.pytorch
@@ -237,27 +238,36 @@ run_te() {
   # The doctor against it.
   step te-probe 120 env PYTHONPATH=$full_pp "$BIN" probe -v
   step te-probe-json 120 env PYTHONPATH=$full_pp "$BIN" probe --format json
+  step te-probe-json-cudnn-path 120 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" "$BIN" probe --format json
   step te-check 180 env PYTHONPATH=$full_pp "$BIN" check "${COMMON[@]}" --no-color -v
   step te-check-cudnn-path 180 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" "$BIN" check "${COMMON[@]}" --no-color -v
   step te-check-json 180 env PYTHONPATH=$full_pp "$BIN" check "${COMMON[@]}" --format json
   step te-selftest 600 env PYTHONPATH=$full_pp "$BIN" selftest "${COMMON[@]}" -v --python "$PY"
   step te-selftest-json 600 env PYTHONPATH=$full_pp "$BIN" selftest "${COMMON[@]}" --format json --python "$PY"
   step te-selftest-cudnn-path 600 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" "$BIN" selftest "${COMMON[@]}" -v --python "$PY"
+  step te-selftest-cudnn-path-json 600 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" "$BIN" selftest "${COMMON[@]}" --format json --python "$PY"
   # Live conformance with each cuDNN TE can be made to load.
   mkdir -p "$LOGS/live"
   step te-live-system-cudnn 300 env PYTHONPATH=$full_pp TE_COMMIT="$(tar xzOf .gpu-te/te-src-*.tar.gz te/COMMIT 2>/dev/null)" \
     "$PY" tools/te-conformance/live.py --label h100 --out "$LOGS/live"
   step te-live-venv-cudnn 300 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" TE_COMMIT="$(tar xzOf .gpu-te/te-src-*.tar.gz te/COMMIT 2>/dev/null)" \
     "$PY" tools/te-conformance/live.py --label h100 --out "$LOGS/live"
+  # Every claim above against the truth, one PASS/FAIL line each.
+  step te-verdicts 60 python3 scripts/gpu-te-verdicts.py "$LOGS"
+  cat "$LOGS/te-verdicts.log" >>"$SUMMARY"
 }
 
-# The self-test's TE path at the full shapes of the HF fixtures (seq 8192 where the model has it).
+# The self-test's TE path at the full shapes of the HF fixtures (seq 8192 where the model has it),
+# with TE pointed at torch's cuDNN (CUDNN_PATH, the doctor's verified fix: without it TE's
+# FusedAttention fails at every shape on the reference node, two cuDNN copies being mapped).
+# TE_MODELS (a glob of fixture names, default all) narrows the list.
 run_te_models() {
   install_te || return 0
   local full_pp=$TE_PREFIX:$PWD/.gpu-te/py f name
-  for f in tests/fixtures/hf/*/config.json; do
+  for f in tests/fixtures/hf/${TE_MODELS:-*}/config.json; do
     name=$(basename "$(dirname "$f")")
-    step "te-selftest-model-$name" 600 env PYTHONPATH=$full_pp "$BIN" selftest "${COMMON[@]}" -v --python "$PY" --hf-config "$f"
+    step "te-selftest-model-$name" 300 env PYTHONPATH=$full_pp CUDNN_PATH="$VENV_CUDNN_DIR" "$BIN" selftest "${COMMON[@]}" -v \
+      --python "$PY" --hf-config "$f"
   done
 }
 

@@ -4,19 +4,90 @@
 #include "app/app.hpp"
 #include "app/command_io.hpp"
 #include "app/rules_loading.hpp"
+#include "app/rules_update.hpp"
 #include "app/selftest_command.hpp"
 #include "app/workloads.hpp"
 #include "app/check_core.hpp"
 #include "rules/fix_search.hpp"
 #include "report/render.hpp"
 #include "report/te_log_agreement.hpp"
+#include "util/file.hpp"
 #include "util/hash.hpp"
 #include "util/logging.hpp"
+#include "util/strings.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <future>
 
 namespace app {
+
+namespace {
+
+// A probe that could not read a directory saw nothing there; "PyTorch not installed" or "cuDNN not
+// found" would then be a guess. The paths and the permission are said, and the run is not OK.
+std::optional<model::Finding> unreadable_paths_finding(const model::Facts& facts) {
+  auto paths = facts.get_string("probe.unreadable_paths");
+  if (!paths || paths->empty()) return std::nullopt;
+  auto list = util::split(*paths, ';');
+  model::Finding f;
+  f.id = "probe-permission-denied";
+  f.severity = model::Severity::warning;
+  f.area = "probe";
+  f.title = std::to_string(list.size()) + " director" + (list.size() == 1 ? "y" : "ies") + " could not be read (permission denied)";
+  f.message = "The probes were denied access to: " + *paths +
+              ". What they hold (Python packages, CUDA libraries) is unknown, so findings such as \"not installed\" or "
+              "\"not found\" may be wrong. Run as a user who can read them (the service runs as root).";
+  f.evidence = {{"probe.unreadable_paths", *paths}};
+  return f;
+}
+
+// Freeze protection (TUF's rule): a mirror that keeps serving the same validly signed bundle
+// holds back every later rule without a failed update to show for it. The signing time is inside
+// the signature, so only the age is left to notice: an updated bundle signed longer ago than
+// rules_update.max_age_days (default 180, 0: off) is a warning.
+std::optional<model::Finding> stale_bundle_finding(const Options& options) {
+  auto active = active_bundle(options);
+  if (!active) return std::nullopt;
+  auto dirs = rules_directories(options);
+  if (dirs.size() != 1 || dirs.front() != *active) return std::nullopt; // --rules or NVTE_DOCTOR_RULES chose others
+  auto version = installed_version(*active);
+  if (version.created <= 0) return std::nullopt;
+  std::filesystem::path config = options.config_file.value_or("/etc/nvte-doctor/config.yaml");
+  auto configured = service::load_bundle_max_age_days(config);
+  if (!configured) throw util::Fatal{configured.error().message};
+  const long max_days = configured->value_or(180);
+  const double age_days = (unix_time() - static_cast<double>(version.created)) / 86400.0;
+  if (max_days == 0 || age_days <= static_cast<double>(max_days)) return std::nullopt;
+  std::string source = "?";
+  if (auto text = util::read_file(*active / "BUNDLE.json", 1u << 16)) {
+    auto doc = nlohmann::json::parse(*text, nullptr, false);
+    if (doc.is_object() && doc.contains("source") && doc["source"].is_string()) source = doc["source"].get<std::string>();
+  }
+  const long days = static_cast<long>(age_days);
+  model::Finding f;
+  f.id = "rules-bundle-stale";
+  f.severity = model::Severity::warning;
+  f.area = "rules";
+  f.title = "The installed rules bundle was signed " + std::to_string(days) + " days ago";
+  f.message = "The active rules bundle (serial " + std::to_string(version.serial) + ", signed " + utc_date(version.created) +
+              ", from " + source + ") is older than rules_update.max_age_days (" + std::to_string(max_days) +
+              "). Rules released since then are not checked: the update job may be failing, or its source may be serving an "
+              "old bundle (a freeze).";
+  f.evidence = {{"rules.bundle.serial", std::to_string(version.serial)},
+                {"rules.bundle.created", utc_date(version.created)},
+                {"rules_update.max_age_days", std::to_string(max_days)}};
+  model::Fix fix;
+  fix.kind = "config";
+  fix.command = "nvte-doctor rules update " + source;
+  fix.description = "fetch the current bundle (its serial must be higher)";
+  fix.unverified_reason = "a rules update is outside the node model";
+  f.fixes.push_back(std::move(fix));
+  return f;
+}
+
+} // namespace
 
 model::Report build_report(const Options& options) {
   // The rules load (YAML parsing: most of check's own cost) on a thread while the probes run
@@ -57,6 +128,8 @@ model::Report build_report(const Options& options) {
     report.workloads.push_back(std::move(e));
     laps.lap("workload " + w.name);
   }
+  if (auto stale = stale_bundle_finding(options)) report.findings.push_back(std::move(*stale));
+  if (auto denied = unreadable_paths_finding(facts)) report.findings.push_back(std::move(*denied));
   report.fingerprint = util::hex64(util::fnv1a64(facts.to_json(-1) + rules.digest()));
   report.facts = std::move(facts);
   report.summarize();

@@ -62,6 +62,9 @@ std::vector<std::filesystem::path> rules_directories(const Options& options) {
   if (!options.rules_dirs.empty()) return options.rules_dirs;
   if (const char* env = std::getenv("NVTE_DOCTOR_RULES"); env && *env) return {env};
   if (auto updated = active_bundle(options)) return {*updated}; // `rules update` replaced the installed set
+  // An installed bundle this user cannot read (a 0750 state directory): said, never silent.
+  if (auto why = unreadable_bundle(options))
+    util::log::warning("cannot read the updated rules (" + *why + "); using the packaged rules");
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   std::filesystem::path source = std::filesystem::path(NVTE_SOURCE_DIR) / "rules";

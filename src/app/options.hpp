@@ -44,6 +44,8 @@ struct Options {
   std::filesystem::path sign_dir;                  // rules sign DIR
   std::filesystem::path secret_key;                // rules sign --secret-key FILE
   std::filesystem::path keygen_prefix;             // rules keygen PREFIX
+  bool allow_downgrade = false;                    // rules update --allow-downgrade: install an older serial
+  std::optional<unsigned long long> bundle_serial; // rules sign --serial N (default: the current Unix time)
 };
 
 } // namespace app

@@ -15,7 +15,8 @@ rules::RuleSet load_rules(const Options& options) {
   auto loaded = rules::RuleSet::load(dirs, rules::TestCases::count);
   if (!loaded.diagnostics.empty()) {
     const auto& first = loaded.diagnostics.front();
-    std::string reason = first.file + ":" + std::to_string(first.line) + ":" + std::to_string(first.column) + ": " + first.message;
+    std::string where = first.line > 0 ? ":" + std::to_string(first.line) + ":" + std::to_string(first.column) : "";
+    std::string reason = first.file + where + ": " + first.message;
     if (loaded.diagnostics.size() > 1)
       reason += " (and " + std::to_string(loaded.diagnostics.size() - 1) + " more; run 'nvte-doctor rules lint')";
     throw util::Fatal{reason};

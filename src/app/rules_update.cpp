@@ -7,13 +7,15 @@
 // or the new one and any failure leaves the old set active:
 //   <state_dir>/rules/bundles/<digest>/...yaml, BUNDLE.json (source, key, time)
 //   <state_dir>/rules/current -> bundles/<digest>
-// The previous bundle is kept (one step of rollback by hand); older ones are removed.
+// The previous bundle is kept; older ones are removed. The bundle's signed serial must be above the
+// active one's (rollback protection); --allow-downgrade installs an older one on purpose.
 #include "app/app.hpp"
 #include "app/command_io.hpp"
 #include "app/rules_update.hpp"
 #include "service/bundle.hpp"
 #include "rules/rules.hpp"
 #include "service/push.hpp"
+#include "service/url_policy.hpp"
 #include "util/defer.hpp"
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
@@ -24,6 +26,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,30 +38,65 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t k_max_bundle_bytes = 16u << 20;
 
-bool is_loopback_http(std::string_view url) {
-  for (std::string_view prefix : {"http://127.0.0.1:", "http://127.0.0.1/", "http://localhost:", "http://localhost/", "http://[::1]:"}) {
-    if (url.substr(0, prefix.size()) == prefix) return true;
-  }
-  return false;
-}
-
 } // namespace
 
 util::Result<std::string> fetch_url(const std::string& url, std::chrono::seconds timeout) {
-  if (url.rfind("https://", 0) != 0 && !is_loopback_http(url))
-    return util::make_error(util::ErrorKind::invalid, "refusing " + url + ": rules updates use https:// (plain http only to 127.0.0.1)");
+  if (auto allowed = service::require_secure_url(url, "rules updates"); !allowed) return allowed.error();
   return service::http_get(url, std::chrono::duration_cast<std::chrono::milliseconds>(timeout), k_max_bundle_bytes);
 }
 
 fs::path updated_rules_root(const Options& options) { return options.state_dir / "rules"; }
 
+void require_private_state_directory(const fs::path& state_dir) {
+  // The state directory and its rules/ hold what a root run trusts (run.lock, current, state):
+  // another user able to write there could point them elsewhere.
+  for (const fs::path& dir : {state_dir, state_dir / "rules", state_dir / "rules" / "bundles"}) {
+    auto checked = util::check_private_directory(dir);
+    if (!checked && !(dir != state_dir && checked.error().kind == util::ErrorKind::not_found))
+      throw util::Fatal{"state directory: " + checked.error().message};
+  }
+}
+
+std::optional<std::string> unreadable_bundle(const Options& options) {
+  fs::path current = updated_rules_root(options) / "current";
+  std::error_code ec;
+  auto link = fs::symlink_status(current, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) return current.string() + ": " + ec.message();
+  if (!fs::exists(link)) return std::nullopt;
+  auto target = fs::status(current, ec);
+  if (ec || !fs::is_directory(target)) return current.string() + ": " + (ec ? ec.message() : "not a directory");
+  if (::access(current.c_str(), R_OK | X_OK) != 0) return current.string() + ": " + util::errno_text(errno);
+  return std::nullopt;
+}
+
 std::optional<fs::path> active_bundle(const Options& options) {
   fs::path current = updated_rules_root(options) / "current";
   std::error_code ec;
-  if (!fs::is_directory(current, ec)) return std::nullopt;
+  if (!fs::is_directory(current, ec) || ::access(current.c_str(), R_OK | X_OK) != 0) return std::nullopt;
   auto target = fs::canonical(current, ec);
   if (ec) return std::nullopt;
   return target;
+}
+
+service::BundleVersion installed_version(const fs::path& bundle_dir) {
+  service::BundleVersion version;
+  auto text = util::read_file(bundle_dir / "BUNDLE.json", 1u << 16);
+  if (!text) return version;
+  auto doc = nlohmann::json::parse(*text, nullptr, false);
+  if (!doc.is_object()) return version;
+  if (doc.contains("serial") && doc["serial"].is_number_unsigned()) version.serial = doc["serial"].get<std::uint64_t>();
+  if (doc.contains("created") && doc["created"].is_number_integer()) version.created = doc["created"].get<std::int64_t>();
+  return version;
+}
+
+std::string utc_date(std::int64_t unix_seconds) {
+  if (unix_seconds <= 0) return "at an unknown time";
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm utc{};
+  ::gmtime_r(&t, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
 }
 
 std::optional<std::string> bundle_description(const fs::path& bundle_dir) {
@@ -67,7 +105,9 @@ std::optional<std::string> bundle_description(const fs::path& bundle_dir) {
   auto doc = util::parse_json<nlohmann::json>(*text, "BUNDLE.json");
   if (!doc) return std::nullopt; // a damaged BUNDLE.json: the bundle is still listed by its directory
   if (!doc->is_object()) return std::nullopt;
-  return "bundle " + doc->value("digest", std::string("?")) + " from " + doc->value("source", std::string("?")) + " (key " +
+  auto version = installed_version(bundle_dir);
+  return "bundle " + doc->value("digest", std::string("?")) + " from " + doc->value("source", std::string("?")) + " (serial " +
+         std::to_string(version.serial) + ", signed " + utc_date(version.created) + ", key " +
          doc->value("key_id", std::string("?")) + ", installed " + doc->value("installed_at", std::string("?")) + ")";
 }
 
@@ -94,15 +134,26 @@ int run_rules_update(const Options& options) {
   if (!body) throw util::Fatal{body.error().message};
   auto bundle = service::unpack_bundle(*body, keys, options.update_url);
   if (!bundle) throw util::Fatal{bundle.error().message};
+  // Rollback protection (TUF's rule): the serial is signed, so only the signer can raise it.
+  auto active = active_bundle(options);
+  const service::BundleVersion active_version = active ? installed_version(*active) : service::BundleVersion{};
+  if (active && bundle->version.serial < active_version.serial && !options.allow_downgrade)
+    throw util::Fatal{"refusing " + options.update_url + ": bundle serial " + std::to_string(bundle->version.serial) +
+                      " (signed " + utc_date(bundle->version.created) + ") is older than the active bundle's serial " +
+                      std::to_string(active_version.serial) + " (signed " + utc_date(active_version.created) +
+                      "); a rollback needs --allow-downgrade"};
 
   fs::path root = updated_rules_root(options);
   fs::path bundles = root / "bundles";
   std::error_code ec;
   fs::create_directories(bundles, ec);
   if (ec) throw util::Fatal{"cannot create " + bundles.string() + ": " + ec.message()};
+  require_private_state_directory(options.state_dir);
   std::string incoming_template = (bundles / ".incoming-XXXXXX").string();
   if (!::mkdtemp(incoming_template.data())) throw util::Fatal{"cannot create a directory in " + bundles.string() + ": " + util::errno_text(errno)};
   fs::path incoming = incoming_template;
+  // mkdtemp makes 0700: every user's `check` reads the installed rules, not only root's.
+  if (::chmod(incoming.c_str(), 0755) != 0) throw util::Fatal{"cannot chmod " + incoming.string() + ": " + util::errno_text(errno)};
   bool kept = false;
   util::Defer cleanup([&] {
     if (!kept) fs::remove_all(incoming, ec);
@@ -130,8 +181,17 @@ int run_rules_update(const Options& options) {
                 options.update_url.c_str(), loaded.rules->size());
     return 0;
   }
-  nlohmann::ordered_json meta = {{"digest", digest}, {"source", options.update_url}, {"key_id", bundle->key_id},
-                                 {"installed_at", now_rfc3339()}, {"rules", loaded.rules->size()}};
+  if (previous && bundle->version.serial == active_version.serial && !options.allow_downgrade)
+    throw util::Fatal{"refusing " + options.update_url + ": bundle serial " + std::to_string(bundle->version.serial) +
+                      " is the active bundle's serial, but the rules differ; every signing needs a higher serial "
+                      "(rules sign --serial), or pass --allow-downgrade"};
+  nlohmann::ordered_json meta = {{"digest", digest},
+                                 {"source", options.update_url},
+                                 {"key_id", bundle->key_id},
+                                 {"serial", bundle->version.serial},
+                                 {"created", bundle->version.created},
+                                 {"installed_at", now_rfc3339()},
+                                 {"rules", loaded.rules->size()}};
   auto written = util::write_file_atomic(incoming / "BUNDLE.json", util::json_text(meta, 2) + "\n");
   if (!written) throw util::Fatal{written.error().message};
   fs::remove_all(final_dir, ec); // a leftover of an earlier install of the same digest
@@ -153,11 +213,17 @@ int run_rules_update(const Options& options) {
   for (const auto& entry : fs::directory_iterator(bundles, ec)) {
     auto name = entry.path().filename().string();
     if (name == digest || (previous && name == previous->filename().string())) continue;
-    if (name.rfind(".incoming-", 0) == 0) continue; // another update may be under way
+    if (name.rfind(".incoming-", 0) == 0) {
+      // Another update may be under way; one that started an hour ago was killed: its leftover goes.
+      auto mtime = fs::last_write_time(entry.path(), ec);
+      if (ec || fs::file_time_type::clock::now() - mtime < std::chrono::hours(1)) continue;
+    }
     fs::remove_all(entry.path(), ec);
   }
-  std::printf("rules update: installed bundle %s from %s (%zu rules, signed by key %s)\n", digest.c_str(),
-              options.update_url.c_str(), loaded.rules->size(), bundle->key_id.c_str());
+  std::printf("rules update: installed bundle %s from %s (%zu rules, serial %llu, signed %s by key %s)%s\n", digest.c_str(),
+              options.update_url.c_str(), loaded.rules->size(), static_cast<unsigned long long>(bundle->version.serial),
+              utc_date(bundle->version.created).c_str(), bundle->key_id.c_str(),
+              previous && bundle->version.serial <= active_version.serial ? " (a downgrade, as --allow-downgrade asked)" : "");
   return 0;
 }
 
@@ -173,11 +239,14 @@ int run_rules_sign(const Options& options) {
   if (!key_text) throw util::Fatal{key_text.error().message};
   auto key = service::decode_key(*key_text, 64, options.secret_key.string());
   if (!key) throw util::Fatal{key.error().message};
-  auto bundle = service::pack_bundle(*files, *key);
+  const auto now = static_cast<std::int64_t>(std::time(nullptr));
+  service::BundleVersion version{options.bundle_serial.value_or(static_cast<std::uint64_t>(now)), now};
+  auto bundle = service::pack_bundle(*files, *key, version);
   if (!bundle) throw util::Fatal{bundle.error().message};
   write_output(options, *bundle);
   if (options.output)
-    std::fprintf(stderr, "rules sign: %zu files signed by key %s\n", files->size(), service::key_id(key->substr(32)).c_str());
+    std::fprintf(stderr, "rules sign: %zu files, serial %llu, signed by key %s\n", files->size(),
+                 static_cast<unsigned long long>(version.serial), service::key_id(key->substr(32)).c_str());
   return 0;
 }
 

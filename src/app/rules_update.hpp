@@ -3,6 +3,7 @@
 #pragma once
 
 #include "app/options.hpp"
+#include "service/bundle.hpp"
 #include "util/result.hpp"
 
 #include <chrono>
@@ -14,9 +15,21 @@ namespace app {
 
 // <state_dir>/rules: holds bundles/<digest>/ and the `current` symlink.
 std::filesystem::path updated_rules_root(const Options& options);
-// The directory of the active updated bundle (current resolved), or nullopt when none is installed.
+// Throws Fatal unless the state directory (and its rules/, rules/bundles/ where present) can be
+// changed only by this user or root (util::check_private_directory).
+void require_private_state_directory(const std::filesystem::path& state_dir);
+// The directory of the active updated bundle (current resolved), or nullopt when none is
+// installed or this user cannot read it (see unreadable_bundle).
 std::optional<std::filesystem::path> active_bundle(const Options& options);
-// "bundle <digest> from <url> (key <id>, installed <time>)" from the bundle's BUNDLE.json.
+// Why an installed bundle (`current` exists) cannot be used by this user: "<path>: permission
+// denied"; nullopt when there is none or it is readable.
+std::optional<std::string> unreadable_bundle(const Options& options);
+// The signed serial and creation time recorded in an installed bundle's BUNDLE.json (zeros for a
+// bundle installed before serials existed).
+service::BundleVersion installed_version(const std::filesystem::path& bundle_dir);
+// "2026-11-25T04:30:00Z", or "at an unknown time" for 0.
+std::string utc_date(std::int64_t unix_seconds);
+// "bundle <digest> from <url> (serial N, signed <time>, key <id>, installed <time>)" from BUNDLE.json.
 std::optional<std::string> bundle_description(const std::filesystem::path& bundle_dir);
 // The body of url (https, or http to a loopback address), at most 16 MiB, within timeout.
 util::Result<std::string> fetch_url(const std::string& url, std::chrono::seconds timeout);

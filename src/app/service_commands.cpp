@@ -8,6 +8,7 @@
 #include "app/app.hpp"
 #include "app/command_io.hpp"
 #include "app/check_core.hpp"
+#include "app/rules_update.hpp"
 #include "service/daemon.hpp"
 #include "service/fleet.hpp"
 #include "service/push.hpp"
@@ -127,6 +128,7 @@ int run_run(const Options& given) {
   std::error_code ec;
   fs::create_directories(config.state_dir, ec);
   if (ec) throw util::Fatal{"cannot create state directory " + config.state_dir.string() + ": " + ec.message()};
+  require_private_state_directory(config.state_dir);
   auto lock = service::RunLock::acquire(config.state_dir / "run.lock",
                                         options.wait ? service::RunLock::Wait::yes : service::RunLock::Wait::no);
   if (!lock) throw util::Fatal{lock.error().message};

@@ -2,6 +2,7 @@
 // Usage errors and util::Fatal exit with code 3 (UNKNOWN) and a one-line reason on stderr.
 #include "app/app.hpp"
 #include "util/error.hpp"
+#include "util/strings.hpp"
 #include "util/logging.hpp"
 #include "util/strings.hpp"
 
@@ -159,13 +160,17 @@ int main(int argc, char** argv) {
   fleet->add_option("--max-age", options.max_age, "Reports older than this are stale (default 1d; e.g. 30m, 2h)");
 
   auto* rules_update = rules->add_subcommand("update", "Download a signed rules bundle, verify, lint and activate it atomically");
-  rules_update->add_option("url", options.update_url, "Bundle URL (https://; http:// only to 127.0.0.1)")->required();
+  rules_update->add_option("url", options.update_url, "Bundle URL (https://; http:// only to 127.0.0.0/8, ::1 or localhost)")->required();
   rules_update->add_option("--public-key", options.public_keys, "Trusted Ed25519 public key file (repeatable; default: the config's rules_update.public_keys)");
+  rules_update->add_flag("--allow-downgrade", options.allow_downgrade,
+                         "Install a bundle whose signed serial is not above the active bundle's (a deliberate rollback)");
   add_config_option(*rules_update, options);
   auto* rules_sign = rules->add_subcommand("sign", "Make a signed rules bundle from a rules directory");
   rules_sign->add_option("dir", options.sign_dir, "Rules directory")->required();
   rules_sign->add_option("--secret-key", options.secret_key, "Ed25519 secret key file (rules keygen)")->required();
   rules_sign->add_option("--output,-o", options.output, "Write the bundle to FILE (atomically) instead of stdout");
+  rules_sign->add_option("--serial", options.bundle_serial,
+                         "Bundle serial, signed with it; must grow with every release (default: the current Unix time)");
   auto* rules_keygen = rules->add_subcommand("keygen", "Make a rules signing key pair: PREFIX.key (secret) and PREFIX.pub");
   rules_keygen->add_option("prefix", options.keygen_prefix, "Path prefix of the key files")->required();
   for (auto* sub : {rules_list, rules_show, rules_update})
@@ -191,7 +196,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return cli.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "nvte-doctor: %s (try --help)\n", e.what());
+    std::fprintf(stderr, "nvte-doctor: %s (try --help)\n", util::terminal_safe(e.what()).c_str());
     return 3;
   }
 
@@ -224,7 +229,7 @@ int main(int argc, char** argv) {
     if (rules_keygen->parsed()) return app::run_rules_keygen(options);
     return app::run_check(options);
   } catch (const util::Fatal& fatal) {
-    std::fprintf(stderr, "nvte-doctor: %s\n", fatal.message.c_str());
+    std::fprintf(stderr, "nvte-doctor: %s\n", util::terminal_safe(fatal.message).c_str());
     return 3;
   }
 }

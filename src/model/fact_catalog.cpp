@@ -162,6 +162,7 @@ const FactSpec k_catalog[] = {
     {"probe.*.missing_symbols", T::string, "entry points the probe's vendor library lacks, comma-separated"},
     {"probe.*.reason", T::string, "why a probe did not succeed"},
     {"probe.*.seconds", T::number, "how long a probe took"},
+    {"probe.unreadable_paths", T::string, "node directories the probes could not read (permission denied), '; '-separated: what they hold is unknown"},
 };
 
 #undef NVTE_LIBRARY

@@ -4,7 +4,6 @@
 #pragma once
 
 #include "model/explanation.hpp"
-#include "model/finding.hpp"
 
 #include <map>
 #include <optional>

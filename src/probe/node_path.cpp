@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <deque>
 #include <map>
+#include <set>
 #include <utility>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,6 +42,7 @@ struct Memo {
   std::map<Key, NodeFileType> types;
   std::map<Key, std::vector<std::string>> listings;
   std::map<Key, std::shared_ptr<void>> slots; // kind, key
+  std::set<std::string> denied; // node directories whose listing or lookup failed with EACCES/EPERM
 };
 std::unique_ptr<Memo> g_memo;
 
@@ -107,6 +109,11 @@ NodeFsMemo::~NodeFsMemo() {
   if (m_owner) g_memo.reset();
 }
 
+std::vector<std::string> node_denied_directories() {
+  if (!g_memo) return {};
+  return {g_memo->denied.begin(), g_memo->denied.end()};
+}
+
 std::shared_ptr<void>* node_memo_slot(std::string_view kind, const std::string& key) {
   if (!g_memo) return nullptr;
   return &g_memo->slots[{std::string(kind), key}];
@@ -167,6 +174,8 @@ util::Result<ResolvedPath> resolve_uncached(const std::filesystem::path& root, c
     std::filesystem::path on_host = util::under_root(root, candidate);
     const Entry& entry = lookup(on_host);
     if (entry.lstat_errno != 0) {
+      // A directory without search permission hides what is in it: remembered, not "missing".
+      if (g_memo && (entry.lstat_errno == EACCES || entry.lstat_errno == EPERM)) g_memo->denied.insert(resolved.string());
       std::string what = out.chain.empty() ? "" : " (broken symlink " + out.chain.back().string() + ")";
       return util::Error{util::errno_kind(entry.lstat_errno), candidate.string() + ": " + util::errno_text(entry.lstat_errno) + what};
     }
@@ -205,6 +214,7 @@ std::vector<std::string> list_uncached(const std::filesystem::path& root, const 
   auto resolved = resolve_node_path(root, node_dir);
   if (!resolved) return {};
   auto names = util::list_directory(util::under_root(root, resolved->real));
+  if (!names && names.error().kind == util::ErrorKind::permission && g_memo) g_memo->denied.insert(resolved->real.string());
   return names ? std::move(names).value() : std::vector<std::string>{};
 }
 

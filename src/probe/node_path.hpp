@@ -54,6 +54,10 @@ private:
   bool m_owner = false;
 };
 
+// The node directories this run could not list or look into (permission denied), sorted; what
+// they hold is unknown, not absent. Empty without an active NodeFsMemo.
+std::vector<std::string> node_denied_directories();
+
 // A per-run slot for other readers of node files (an ELF file's dynamic section: the copy scan,
 // the loader model and the consumers each read libtorch_cuda.so's): the slot of (kind, key)
 // while a NodeFsMemo is active, empty until filled; nullptr when none is active.

@@ -6,6 +6,7 @@
 #include "probe/node_path.hpp"
 #include "probe/node_probes.hpp"
 #include "util/logging.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
 #include <map>
@@ -104,6 +105,10 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
                       facts.get_string(base + ".reason").value_or(""));
     }
   }
+  // "Nothing found" behind a permission error is not "not installed": the paths are a fact, and
+  // `check` reports them (audit 2026-11-25, item 21).
+  if (auto denied = node_denied_directories(); !denied.empty())
+    facts.set("probe.unreadable_paths", util::join(denied, "; "));
   facts.derive();
   return facts;
 }

@@ -24,7 +24,7 @@ constexpr Area k_areas[] = {
 
 std::string fact(const model::Facts& facts, std::string_view name, std::string_view fallback = "") {
   auto v = facts.get_string(name);
-  return v ? *v : std::string(fallback);
+  return util::one_line(v ? *v : std::string(fallback));
 }
 
 std::string library_line(const model::Facts& facts, std::string_view lib) {
@@ -110,11 +110,11 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
 
 void render_finding(std::string& out, const model::Finding& f, const Style& style, bool verbose) {
   out += "  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
-  if (!f.workload.empty()) out += "      workload: " + f.workload + "\n";
+  if (!f.workload.empty()) out += "      workload: " + util::one_line(f.workload) + "\n";
   out += "      " + wrap_text(f.message, 6) + "\n";
   if (!f.evidence.empty()) {
     std::vector<std::string> parts;
-    for (const auto& [name, value] : f.evidence) parts.push_back(name + " = " + value);
+    for (const auto& [name, value] : f.evidence) parts.push_back(name + " = " + util::one_line(value));
     out += "      " + style.dim("evidence: " + wrap_text(util::join(parts, ", "), 16)) + "\n";
   }
   out += render_fixes(f.fixes, style, 6, verbose);
@@ -126,7 +126,7 @@ void render_finding(std::string& out, const model::Finding& f, const Style& styl
 std::string render_check_text(const model::Report& report, const TextOptions& options) {
   Style style(options.color);
   std::string out;
-  out += style.bold("nvte-doctor " + report.tool_version) + " on " + report.host + "  " +
+  out += style.bold("nvte-doctor " + report.tool_version) + " on " + util::one_line(report.host) + "  " +
          style.dim(report.generated_at) + "\n\n";
 
   std::map<std::string, model::Severity, std::less<>> worst;
@@ -154,7 +154,7 @@ std::string render_check_text(const model::Report& report, const TextOptions& op
       mark = style.mark(model::Severity::info);
     std::string label(area.label);
     label.resize(12, ' ');
-    out += mark + " " + label + summary + "\n";
+    out += mark + " " + label + util::one_line(summary) + "\n";
   }
   for (const auto& e : report.workloads) {
     std::string label = "Workload";
@@ -163,7 +163,7 @@ std::string render_check_text(const model::Report& report, const TextOptions& op
     auto fused = e.backends.find("fused_attention");
     if (e.selected && *e.selected == "FusedAttention" && fused != e.backends.end() && fused->second.sub_backend)
       selected += " (" + *fused->second.sub_backend + ")";
-    out += (e.selected ? style.mark_ok() : style.mark(model::Severity::error)) + " " + label + e.workload.name + ": " +
+    out += (e.selected ? style.mark_ok() : style.mark(model::Severity::error)) + " " + label + util::one_line(e.workload.name) + ": " +
            selected + ", TE " + e.te_version + (e.te_version_assumed ? " (assumed)" : "") + "\n";
   }
 
@@ -189,7 +189,8 @@ std::string render_check_text(const model::Report& report, const TextOptions& op
   std::string colored = status == "OK" ? style.green(status) : status == "WARNING" ? style.yellow(status) : style.red(status);
   out += "\n" + plural(report.summary.errors, "error") + ", " + plural(report.summary.warnings, "warning") + ", " +
          plural(report.summary.infos, "note") + ": " + style.bold(colored) + "\n";
-  return out;
+  // Every value came from the node, a rules file or a workload: no terminal control gets through.
+  return util::terminal_safe(out, options.color == Color::yes ? util::Sgr::keep : util::Sgr::show);
 }
 
 } // namespace report

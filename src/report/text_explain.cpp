@@ -44,7 +44,7 @@ std::string workload_line(const model::Workload& w) {
 std::string render_explain_text(const model::Explanation& e, const TextOptions& options) {
   Style style(options.color);
   std::string out;
-  out += style.bold("Workload " + e.workload.name) + ": " + workload_line(e.workload) + "\n";
+  out += style.bold("Workload " + util::one_line(e.workload.name)) + ": " + workload_line(e.workload) + "\n";
   if (!e.workload.assumed.empty()) {
     // The shape-defining assumptions; -v lists every TE default that was filled in.
     static const std::vector<std::string_view> k_shape = {"qkv_dtype", "qkv_format", "qkv_layout", "attn_mask_type",
@@ -85,7 +85,8 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
     out += "      " + wrap_text(f.message, 6) + "\n";
     out += render_fixes(f.fixes, style, 6, options.verbose);
   }
-  return out;
+  // Every value came from the node, a rules file or a workload: no terminal control gets through.
+  return util::terminal_safe(out, options.color == Color::yes ? util::Sgr::keep : util::Sgr::show);
 }
 
 } // namespace report

@@ -5,6 +5,8 @@
 #include "report/render.hpp"
 #include "report/style.hpp"
 
+#include "util/strings.hpp"
+
 #include <map>
 
 namespace report {
@@ -30,7 +32,7 @@ std::string_view top_segment(std::string_view name) { return name.substr(0, name
 
 std::string get(const model::Facts& facts, const std::string& name, std::string_view fallback = "") {
   auto v = facts.get_string(name);
-  return v ? *v : std::string(fallback);
+  return util::one_line(v ? *v : std::string(fallback));
 }
 
 std::string padded(std::string s, std::size_t width) {
@@ -106,7 +108,7 @@ void render_rows(std::string& out, const Style& style, std::string_view title,
   std::size_t width = 0;
   for (const auto& [name, value] : rows) width = std::max(width, name.size());
   width = std::min<std::size_t>(width, 44);
-  for (const auto& [name, value] : rows) out += "  " + style.dim(padded(name, width)) + "  " + value + "\n";
+  for (const auto& [name, value] : rows) out += "  " + style.dim(padded(name, width)) + "  " + util::one_line(value) + "\n";
   out += "\n";
 }
 
@@ -155,7 +157,8 @@ std::string render_probe_text(const model::Facts& facts, const TextOptions& opti
     by_section.erase(it);
   }
   for (const auto& [prefix, rows] : by_section) render_rows(out, style, prefix, rows);
-  return out;
+  // Every value came from the node, a rules file or a workload: no terminal control gets through.
+  return util::terminal_safe(out, options.color == Color::yes ? util::Sgr::keep : util::Sgr::show);
 }
 
 } // namespace report

@@ -521,6 +521,7 @@ std::vector<Diagnostic> lint(const std::vector<std::filesystem::path>& dirs) {
   std::vector<Diagnostic> diagnostics;
   auto files = detail::read_rule_files(dirs, diagnostics);
   std::shared_ptr<const RuleSet::Impl> loaded = detail::load_impl(files, diagnostics);
+  detail::require_some_rules(*loaded, dirs, diagnostics);
   // The rules that loaded are checked even when others did not: one run shows every problem.
   RuleSet rule_set = RuleSet::from_impl(loaded);
   std::vector<Diagnostic> out = std::move(diagnostics);

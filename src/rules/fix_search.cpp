@@ -19,7 +19,9 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 
 namespace rules {
@@ -48,21 +50,48 @@ struct Candidate {
   std::size_t order = 0;
 };
 
+// Node outcomes shared by the searches for one report's node findings. Each search tries much
+// the same candidate changes on the same facts, and each evaluation runs every node rule: without
+// the memo, check was quadratic in the number of firing rules (audit 2026-11-25, item 12). An
+// outcome depends only on the changes (the facts, rules and options are the same for every
+// search that shares the memo), so the changes are the key; "" is the node as it is.
+struct NodeOutcomeMemo {
+  std::map<std::string, std::shared_ptr<const Outcome>> outcomes;
+};
+
+std::string change_key(const std::vector<Change>& changes) {
+  std::string key;
+  for (const auto& c : changes) {
+    key += std::to_string(static_cast<int>(c.kind)) + '\x1f' + c.name + '\x1f' + (c.value ? "=" + *c.value : "-") + '\x1f' +
+           std::to_string(reinterpret_cast<std::uintptr_t>(c.package)) + '\x1f' +
+           std::to_string(reinterpret_cast<std::uintptr_t>(c.release)) + '\x1e';
+  }
+  return key;
+}
+
 class Session {
 public:
-  Session(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload, const SearchOptions& options)
-      : m_rules(rules), m_facts(facts), m_workload(workload), m_options(options), m_node(detail::node_abi(facts)) {
+  Session(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload, const SearchOptions& options,
+          NodeOutcomeMemo* memo = nullptr)
+      : m_rules(rules), m_facts(facts), m_workload(workload), m_options(options), m_node(detail::node_abi(facts)),
+        m_memo(workload ? nullptr : memo) {
     if (m_options.relink) {
       // The load-order model is trusted only where it reproduces what the probe recorded.
       model::Facts again = facts;
       m_options.relink(again, "cudnn");
       m_relink_ok = again.get_version("cudnn.version") == facts.get_version("cudnn.version");
     }
-    m_baseline = evaluate_plain(facts, workload);
+    if (m_memo) {
+      // Shared, not copied: a copy per finding would be quadratic again. m_baseline_node is
+      // only read by new_node_problem, which workload sessions use.
+      m_baseline = remembered_node_outcome("", facts);
+      return;
+    }
+    m_baseline = std::make_shared<const Outcome>(evaluate_plain(facts, workload));
     m_baseline_node = node_ids(evaluate_node(rules, facts));
   }
 
-  const Outcome& baseline() const { return m_baseline; }
+  const Outcome& baseline() const { return *m_baseline; }
   std::size_t used() const { return m_used; }
 
   // The facts and workload after the changes (with the load-order step added to changes where a
@@ -120,7 +149,8 @@ public:
       if (out) *out = std::move(a);
       return o;
     }
-    o = m_workload ? evaluate_plain(a.facts, &a.workload) : node_outcome(a.facts);
+    if (m_workload) o = evaluate_plain(a.facts, &a.workload);
+    else o = m_memo ? *remembered_node_outcome(change_key(changes), a.facts) : node_outcome(a.facts);
     if (out) *out = std::move(a);
     return o;
   }
@@ -135,8 +165,6 @@ public:
   }
 
   bool budget_left() const { return m_used < m_options.budget; }
-  // A new target gets the whole budget (a session shared by several findings).
-  void restart_budget() { m_used = 0; }
   const NodeAbi& node() const { return m_node; }
   const model::Facts& facts() const { return m_facts; }
   const model::Workload* workload() const { return m_workload; }
@@ -176,15 +204,22 @@ private:
     return o;
   }
 
+  std::shared_ptr<const Outcome> remembered_node_outcome(const std::string& key, const model::Facts& facts) const {
+    auto it = m_memo->outcomes.find(key);
+    if (it == m_memo->outcomes.end()) it = m_memo->outcomes.emplace(key, std::make_shared<const Outcome>(node_outcome(facts))).first;
+    return it->second;
+  }
+
   const RuleSet& m_rules;
   const model::Facts& m_facts;
   const model::Workload* m_workload;
   SearchOptions m_options;
   NodeAbi m_node;
   bool m_relink_ok = false;
-  Outcome m_baseline;
+  std::shared_ptr<const Outcome> m_baseline;
   std::set<std::string> m_baseline_node;
   std::size_t m_used = 0;
+  NodeOutcomeMemo* m_memo = nullptr; // node sessions of verify_node_findings only
 };
 
 // The backend order of TE's selection, for "the backend TE prefers".
@@ -510,11 +545,23 @@ bool same_changes(const model::Fix& a, const model::Fix& b) { return a.changes =
 
 namespace {
 
-std::vector<model::Fix> search_fixes_in(Session& session, const model::Finding& target) {
-  const RuleSet& rules = session.rules();
-  const model::Facts& facts = session.facts();
-  const model::Workload* workload = session.workload();
-  Goal goal{target.id, target.severity, target.id == "attention-no-backend", workload != nullptr};
+std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload,
+                                             const model::Finding& target, const SearchOptions& options, NodeOutcomeMemo* memo);
+
+} // namespace
+
+std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload,
+                                     const model::Finding& target, const SearchOptions& options) {
+  return search_fixes_sharing(rules, facts, workload, target, options, nullptr);
+}
+
+namespace {
+
+std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload,
+                                             const model::Finding& target, const SearchOptions& options, NodeOutcomeMemo* memo) {
+  Session session(rules, facts, workload, options, memo);
+  Goal goal{target.id, target.severity, target.id == "attention-no-backend",
+            workload != nullptr};
   std::vector<model::Fix> verified;
 
   // The rule's own fixes first: they carry the explanation; each is checked as it is written.
@@ -592,12 +639,6 @@ std::vector<model::Fix> search_fixes_in(Session& session, const model::Finding& 
 
 } // namespace
 
-std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload,
-                                     const model::Finding& target, const SearchOptions& options) {
-  Session session(rules, facts, workload, options);
-  return search_fixes_in(session, target);
-}
-
 void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::Explanation& e, const SearchOptions& options) {
   for (auto& f : e.findings) f.fixes = search_fixes(rules, facts, &e.workload, f, options);
   // A backend reason's fix is verified when its backend is available afterwards.
@@ -641,15 +682,9 @@ void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::
 
 void verify_node_findings(const RuleSet& rules, const model::Facts& facts, std::vector<model::Finding>& findings,
                           const SearchOptions& options) {
-  // One session for every node finding: its baseline (every rule evaluated on the node) is the
-  // same for each, and building it per finding made check quadratic in the number of findings
-  // (5,000 firing rules: minutes). Each finding still gets the whole search budget.
-  Session session(rules, facts, nullptr, options);
-  for (auto& f : findings) {
-    if (!f.workload.empty()) continue;
-    session.restart_budget();
-    f.fixes = search_fixes_in(session, f);
-  }
+  NodeOutcomeMemo memo;
+  for (auto& f : findings)
+    if (f.workload.empty()) f.fixes = search_fixes_sharing(rules, facts, nullptr, f, options, &memo);
 }
 
 } // namespace rules

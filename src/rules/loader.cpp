@@ -866,6 +866,58 @@ LoadResult load_files(const std::vector<SourceFile>& files, std::vector<Diagnost
   return result;
 }
 
+namespace {
+
+// What a directory entry that is not a regular file is, for the diagnostic.
+std::string entry_kind(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto link = fs::symlink_status(path, ec);
+  auto target = fs::status(path, ec);
+  std::string via = fs::is_symlink(link) ? "a symlink to " : "";
+  if (fs::is_symlink(link) && !fs::exists(target)) return "a dangling symlink";
+  if (fs::is_fifo(target)) return via + "a FIFO";
+  if (fs::is_character_file(target) || fs::is_block_file(target)) return via + "a device";
+  if (fs::is_socket(target)) return via + "a socket";
+  if (fs::is_directory(target)) return via + "a directory";
+  return via + "not a regular file";
+}
+
+// Every *.yaml below dir (relative to root), in no particular order. Nothing is skipped in
+// silence: an unreadable directory and a *.yaml that is not a regular file are diagnostics, so a
+// rules set with a hole in it cannot pass for a smaller one (audit 2026-11-25, items 13 and 14).
+void collect_rule_files(const std::filesystem::path& root, const std::filesystem::path& dir, int depth,
+                        std::vector<std::string>& relative, std::vector<Diagnostic>& diagnostics) {
+  namespace fs = std::filesystem;
+  auto names = util::list_directory(dir);
+  if (!names) {
+    diagnostics.push_back({dir.string(), 0, 0, 1, "cannot read rules directory: " + names.error().message, {}, {}});
+    return;
+  }
+  for (const auto& name : *names) {
+    fs::path path = dir / name;
+    std::error_code ec;
+    auto link = fs::symlink_status(path, ec);
+    // Directories are entered; symlinks to directories are not (as before: a rules tree is one tree).
+    if (fs::is_directory(link)) {
+      if (depth >= 16) {
+        diagnostics.push_back({path.string(), 0, 0, 1, "rules directories nested deeper than 16 levels", {}, {}});
+        continue;
+      }
+      collect_rule_files(root, path, depth + 1, relative, diagnostics);
+      continue;
+    }
+    if (path.extension() != ".yaml") continue;
+    if (!fs::is_regular_file(fs::status(path, ec))) {
+      diagnostics.push_back({path.string(), 0, 0, 1, "not a regular file (" + entry_kind(path) + "): not read as rules", {}, {}});
+      continue;
+    }
+    relative.push_back(fs::relative(path, root, ec).generic_string());
+  }
+}
+
+} // namespace
+
 std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>& dirs, std::vector<Diagnostic>& diagnostics) {
   std::vector<SourceFile> files;
   for (const auto& dir : dirs) {
@@ -875,13 +927,7 @@ std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>
       continue;
     }
     std::vector<std::string> relative;
-    std::filesystem::recursive_directory_iterator it(dir, std::filesystem::directory_options::skip_permission_denied, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-      std::error_code type_ec;
-      if (it->path().extension() == ".yaml" && it->is_regular_file(type_ec))
-        relative.push_back(std::filesystem::relative(it->path(), dir, type_ec).generic_string());
-    }
-    if (ec) diagnostics.push_back({dir.string(), 0, 0, 1, "cannot list rules directory: " + ec.message(), {}, {}});
+    collect_rule_files(dir, dir, 0, relative, diagnostics);
     std::sort(relative.begin(), relative.end());
     for (const auto& rel : relative) {
       auto path = dir / rel;
@@ -896,12 +942,26 @@ std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>
   return files;
 }
 
+// "Nothing evaluated" is never OK: a rules set that loaded no rule at all is an error.
+void require_some_rules(const RuleSet::Impl& impl, const std::vector<std::filesystem::path>& dirs,
+                        std::vector<Diagnostic>& diagnostics) {
+  if (!impl.rules.empty() || !diagnostics.empty()) return;
+  std::vector<std::string> names;
+  for (const auto& dir : dirs) names.push_back(dir.string());
+  diagnostics.push_back({util::join(names, ", "), 0, 0, 1, "no rules loaded: no *.yaml file here defines a rule", {}, {}});
+}
+
 } // namespace detail
 
 LoadResult RuleSet::load(const std::vector<std::filesystem::path>& dirs, TestCases tests) {
   std::vector<Diagnostic> diagnostics;
   auto files = detail::read_rule_files(dirs, diagnostics);
-  return detail::load_files(files, std::move(diagnostics), tests);
+  auto impl = detail::load_impl(files, diagnostics, tests);
+  detail::require_some_rules(*impl, dirs, diagnostics);
+  LoadResult result;
+  result.diagnostics = std::move(diagnostics);
+  if (result.diagnostics.empty()) result.rules = RuleSet::from_impl(std::move(impl));
+  return result;
 }
 
 LoadResult RuleSet::load_text(std::string_view text, std::string file) {

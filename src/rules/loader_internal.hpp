@@ -35,6 +35,9 @@ struct Registry {
 };
 
 std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>& dirs, std::vector<Diagnostic>& diagnostics);
+// Adds a diagnostic naming dirs when impl holds no rule and nothing else went wrong.
+void require_some_rules(const RuleSet::Impl& impl, const std::vector<std::filesystem::path>& dirs,
+                        std::vector<Diagnostic>& diagnostics);
 // Every rule that loaded without error, even when others did not (lint checks those too).
 std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics,
                                          TestCases tests = TestCases::compile);

@@ -17,7 +17,8 @@ namespace service {
 
 namespace {
 
-constexpr std::string_view k_magic = "nvte-doctor-rules-bundle 1";
+constexpr std::string_view k_magic = "nvte-doctor-rules-bundle 2";
+constexpr std::string_view k_magic_v1 = "nvte-doctor-rules-bundle 1"; // no serial: read as serial 0
 constexpr std::size_t k_max_files = 4096;
 
 // sodium_init is idempotent and thread-safe; a failure (no entropy source) is an error value.
@@ -124,11 +125,12 @@ util::Result<std::vector<BundleFile>> read_rules_tree(const std::filesystem::pat
   return files;
 }
 
-util::Result<std::string> pack_bundle(std::span<const BundleFile> files, std::string_view secret_key) {
+util::Result<std::string> pack_bundle(std::span<const BundleFile> files, std::string_view secret_key,
+                                      const BundleVersion& version) {
   if (auto failed = init_sodium()) return *failed;
   if (secret_key.size() != crypto_sign_SECRETKEYBYTES)
     return util::make_error(util::ErrorKind::invalid, "an Ed25519 secret key has 64 bytes");
-  std::string payload;
+  std::string payload = "serial " + std::to_string(version.serial) + "\ncreated " + std::to_string(version.created) + "\n";
   for (const auto& file : files) {
     if (!path_is_carried(file.path)) return util::make_error(util::ErrorKind::invalid, file.path + ": a bundle cannot carry this file name");
     payload += "file " + std::to_string(file.content.size()) + " " + file.path + "\n" + file.content + "\n";
@@ -147,7 +149,9 @@ util::Result<UnpackedBundle> unpack_bundle(std::string_view bundle, std::span<co
   if (auto failed = init_sodium()) return *failed;
   std::size_t pos = 0;
   auto magic = next_line(bundle, pos);
-  if (!magic || *magic != k_magic) return malformed(origin, "the first line is not '" + std::string(k_magic) + "'");
+  if (!magic || (*magic != k_magic && *magic != k_magic_v1))
+    return malformed(origin, "the first line is not '" + std::string(k_magic) + "'");
+  const bool versioned = *magic == k_magic;
   auto key_line = next_line(bundle, pos);
   auto signature_line = next_line(bundle, pos);
   auto length_line = next_line(bundle, pos);
@@ -184,6 +188,17 @@ util::Result<UnpackedBundle> unpack_bundle(std::string_view bundle, std::span<co
   UnpackedBundle out;
   out.key_id = verified_by;
   std::size_t at = 0;
+  if (versioned) {
+    auto serial = next_line(payload, at);
+    auto created = next_line(payload, at);
+    if (!serial || !created || !util::starts_with(*serial, "serial ") || !util::starts_with(*created, "created "))
+      return malformed(origin, "the payload does not start with its serial and creation time");
+    auto serial_value = util::parse_int(serial->substr(7));
+    auto created_value = util::parse_int(created->substr(8));
+    if (!serial_value || *serial_value < 0 || !created_value || *created_value < 0)
+      return malformed(origin, "bad serial or creation time");
+    out.version = {static_cast<std::uint64_t>(*serial_value), static_cast<std::int64_t>(*created_value)};
+  }
   while (at < payload.size()) {
     auto header = next_line(payload, at);
     if (!header || !util::starts_with(*header, "file ")) return malformed(origin, "bad file entry");
@@ -206,6 +221,26 @@ util::Result<UnpackedBundle> unpack_bundle(std::string_view bundle, std::span<co
   }
   if (out.files.empty()) return malformed(origin, "no files");
   return out;
+}
+
+util::Result<std::optional<long>> load_bundle_max_age_days(const std::filesystem::path& config) {
+  std::error_code ec;
+  if (!std::filesystem::exists(config, ec)) return std::optional<long>{};
+  std::string text = NVTE_TRY(util::read_file(config, 1u << 20));
+  try {
+    YAML::Node root = YAML::Load(text);
+    if (!root.IsMap() || !root["rules_update"] || !root["rules_update"].IsMap()) return std::optional<long>{};
+    YAML::Node days = root["rules_update"]["max_age_days"];
+    if (!days) return std::optional<long>{};
+    auto value = days.IsScalar() ? util::parse_int(days.Scalar()) : std::nullopt;
+    if (!value || *value < 0)
+      return util::make_error(util::ErrorKind::parse, config.string() + ":" + std::to_string(days.Mark().line + 1) +
+                                                          ": rules_update.max_age_days must be a whole number of days (0: off)");
+    return std::optional<long>{static_cast<long>(*value)};
+  } catch (const YAML::Exception& e) {
+    return util::make_error(util::ErrorKind::parse, config.string() + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                                        std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
 }
 
 util::Result<std::vector<std::string>> load_trusted_keys(const std::filesystem::path& config) {

@@ -214,6 +214,10 @@ util::Result<Config> parse_document(const YAML::Node& root, const Parser& p) {
          }
          return {};
        }},
+      {"max_age_days", [&](const YAML::Node& n) -> util::Result<void> {
+         (void)NVTE_TRY(p.integer(n, "rules_update.max_age_days", 0, 36500)); // read by check (rules/bundle.cpp)
+         return {};
+       }},
   };
   std::map<std::string, Parser::Setter, std::less<>> top = {
       {"workloads_dir", [&](const YAML::Node& n) -> util::Result<void> { c.workloads_dir = NVTE_TRY(p.path(n, "workloads_dir")); return {}; }},

@@ -10,7 +10,9 @@
 // that would not sort after the newest existing one is bumped past it.
 #include "service/push.hpp"
 
-#include "util/dl.hpp"
+#include "service/curl_api.hpp"
+#include "service/url_policy.hpp"
+
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
 #include "util/logging.hpp"
@@ -34,83 +36,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// libcurl's entry points, resolved once per process.
-struct CurlApi {
-  util::DlLibrary library;
-  decltype(&curl_global_init) global_init = nullptr;
-  decltype(&curl_easy_init) easy_init = nullptr;
-  decltype(&curl_easy_setopt) easy_setopt = nullptr;
-  decltype(&curl_easy_perform) easy_perform = nullptr;
-  decltype(&curl_easy_getinfo) easy_getinfo = nullptr;
-  decltype(&curl_easy_cleanup) easy_cleanup = nullptr;
-  decltype(&curl_easy_strerror) easy_strerror = nullptr;
-  decltype(&curl_slist_append) slist_append = nullptr;
-  decltype(&curl_slist_free_all) slist_free_all = nullptr;
-};
-
-util::Result<CurlApi> load_curl() {
-  util::Result<util::DlLibrary> opened = util::make_error(util::ErrorKind::not_installed, "");
-  std::string tried;
-  for (const char* soname : {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl-nss.so.4"}) {
-    opened = util::DlLibrary::open(soname);
-    if (opened) break;
-    tried += std::string(tried.empty() ? "" : "; ") + opened.error().message;
-  }
-  if (!opened) return util::make_error(util::ErrorKind::not_installed, "push needs libcurl (Debian: libcurl4): " + tried);
-  CurlApi api;
-  api.library = std::move(*opened);
-  auto bind = [&](auto& fn, const char* name) -> util::Result<void> {
-    void* address = NVTE_TRY(api.library.symbol(name));
-    fn = util::function_cast<std::remove_reference_t<decltype(fn)>>(address);
-    return {};
-  };
-  NVTE_TRY_VOID(bind(api.global_init, "curl_global_init"));
-  NVTE_TRY_VOID(bind(api.easy_init, "curl_easy_init"));
-  NVTE_TRY_VOID(bind(api.easy_setopt, "curl_easy_setopt"));
-  NVTE_TRY_VOID(bind(api.easy_perform, "curl_easy_perform"));
-  NVTE_TRY_VOID(bind(api.easy_getinfo, "curl_easy_getinfo"));
-  NVTE_TRY_VOID(bind(api.easy_cleanup, "curl_easy_cleanup"));
-  NVTE_TRY_VOID(bind(api.easy_strerror, "curl_easy_strerror"));
-  NVTE_TRY_VOID(bind(api.slist_append, "curl_slist_append"));
-  NVTE_TRY_VOID(bind(api.slist_free_all, "curl_slist_free_all"));
-  if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-    return util::make_error(util::ErrorKind::io, "curl_global_init failed in " + api.library.loaded_path());
-  }
-  return api;
-}
-
-// The process's libcurl, loaded on first use (never unloaded: curl_global_cleanup is not safe
-// to call while other threads may use it).
-const util::Result<CurlApi>& curl_api() {
-  static const util::Result<CurlApi> api = load_curl();
-  return api;
-}
-
-struct CurlDeleter {
-  void operator()(CURL* curl) const { curl_api()->easy_cleanup(curl); }
-};
-struct SlistDeleter {
-  void operator()(curl_slist* list) const { curl_api()->slist_free_all(list); }
-};
-using CurlHandle = std::unique_ptr<CURL, CurlDeleter>;
-using CurlList = std::unique_ptr<curl_slist, SlistDeleter>;
-
 bool is_spool_name(const std::string& name) { return name.size() > 5 && util::ends_with(name, ".json") && name[0] != '.'; }
-
-// "http://127.0.0.1:8080/x" -> "127.0.0.1"; "" when not parseable.
-std::string url_host(std::string_view url) {
-  auto scheme = url.find("://");
-  if (scheme == std::string_view::npos) return {};
-  std::string_view rest = url.substr(scheme + 3);
-  rest = rest.substr(0, rest.find_first_of("/?#"));
-  if (auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
-  if (!rest.empty() && rest[0] == '[') return std::string(rest.substr(1, rest.find(']') - 1));
-  return std::string(rest.substr(0, rest.find(':')));
-}
-
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || util::starts_with(host, "127.");
-}
 
 std::size_t discard_body(char*, std::size_t size, std::size_t count, void*) { return size * count; }
 
@@ -140,6 +66,9 @@ util::Result<fs::path> Spool::add(std::string_view document) {
   char name[64];
   std::snprintf(name, sizeof name, "%020lld-%d.json", ns, static_cast<int>(::getpid()));
   fs::path file = m_dir / name;
+  // Each spool file has a name of its own, so write_file_atomic's sweep of ".<name>.tmp.*"
+  // never meets the temporaries of a writer killed mid-spool: swept here.
+  util::sweep_temporaries(m_dir, "");
   NVTE_TRY_VOID(util::write_file_atomic(file, document, 0600));
   enforce_bounds();
   return file;
@@ -229,9 +158,11 @@ util::Result<std::string> read_token(const fs::path& file) {
 
 util::Result<void> post_report(const PushConfig& config, const std::string& token, const std::string& body,
                                const std::string& idempotency_key) {
-  if (!token.empty() && util::starts_with(config.url, "http://") && !is_loopback(url_host(config.url))) {
+  auto target = parse_url(config.url);
+  if (!target) return target.error();
+  if (!token.empty() && target->scheme == "http" && !target->loopback) {
     return util::make_error(util::ErrorKind::invalid, "refusing to send the push token over plain http to " +
-                                                          url_host(config.url) + "; use an https:// url");
+                                                          target->host + "; use an https:// url");
   }
   const auto& loaded = curl_api();
   if (!loaded) return loaded.error();
@@ -262,6 +193,8 @@ util::Result<void> post_report(const PushConfig& config, const std::string& toke
   api.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
   api.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   api.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  // Plain http was allowed because the host is this one: no proxy may carry it elsewhere.
+  if (target->loopback) api.easy_setopt(h, CURLOPT_NOPROXY, "*");
   api.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   api.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config.connect_timeout.count()));
   api.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(config.timeout.count()));
@@ -277,6 +210,11 @@ util::Result<void> post_report(const PushConfig& config, const std::string& toke
   }
   long status = 0;
   api.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  if (status >= 300 && status <= 399) {
+    char* location = nullptr;
+    api.easy_getinfo(h, CURLINFO_REDIRECT_URL, &location);
+    return util::make_error(util::ErrorKind::invalid, "push to " + redirect_error(config.url, status, location));
+  }
   if (status < 200 || status > 299) {
     return util::make_error(util::ErrorKind::io, "push to " + config.url + " failed: HTTP " + std::to_string(status));
   }
@@ -400,6 +338,7 @@ std::size_t keep_body(char* data, std::size_t size, std::size_t count, void* use
 util::Result<std::string> http_get(const std::string& url, std::chrono::milliseconds timeout, std::size_t max_bytes) {
   const auto& api = curl_api();
   if (!api) return api.error();
+  UrlTarget target = NVTE_TRY(parse_url(url));
   CurlHandle curl(api->easy_init());
   if (!curl) return util::make_error(util::ErrorKind::io, "libcurl could not create a handle");
   Download download{{}, max_bytes, false};
@@ -407,6 +346,7 @@ util::Result<std::string> http_get(const std::string& url, std::chrono::millisec
   api->easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
   api->easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "https,http");
   api->easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 0L);
+  if (target.loopback) api->easy_setopt(curl.get(), CURLOPT_NOPROXY, "*");
   api->easy_setopt(curl.get(), CURLOPT_FAILONERROR, 1L);
   api->easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);
   api->easy_setopt(curl.get(), CURLOPT_SSL_VERIFYPEER, 1L);
@@ -423,6 +363,13 @@ util::Result<std::string> http_get(const std::string& url, std::chrono::millisec
     std::string why = error[0] ? error : api->easy_strerror(code);
     auto kind = code == CURLE_OPERATION_TIMEDOUT ? util::ErrorKind::timeout : util::ErrorKind::io;
     return util::make_error(kind, "cannot download " + url + ": " + why);
+  }
+  long status = 0;
+  api->easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+  if (status >= 300 && status <= 399) {
+    char* location = nullptr;
+    api->easy_getinfo(curl.get(), CURLINFO_REDIRECT_URL, &location);
+    return util::make_error(util::ErrorKind::invalid, "cannot download " + redirect_error(url, status, location));
   }
   return std::move(download.body);
 }

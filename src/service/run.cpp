@@ -285,11 +285,8 @@ std::string refresh_metric(std::string_view textfile, std::string_view metric, d
 }
 
 util::Result<RunLock> RunLock::acquire(const fs::path& file, Wait wait) {
-  util::Fd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-  if (!fd) {
-    int err = errno;
-    return util::make_error(util::errno_kind(err), "cannot open lock file " + file.string() + ": " + util::errno_text(err));
-  }
+  // O_NOFOLLOW and a regular file only: a planted run.lock -> /etc/shadow is refused, not truncated.
+  util::Fd fd = NVTE_TRY(util::open_lock_file(file));
   int rc;
   do rc = ::flock(fd.get(), LOCK_EX | (wait == Wait::no ? LOCK_NB : 0));
   while (rc != 0 && errno == EINTR);

@@ -25,7 +25,7 @@ ErrorKind errno_kind(int err) {
   }
 }
 
-static Error file_error(std::string_view what, const std::filesystem::path& path, int err) {
+Error file_error(std::string_view what, const std::filesystem::path& path, int err) {
   return Error{errno_kind(err), std::string(what) + " " + path.string() + ": " + errno_text(err)};
 }
 
@@ -74,38 +74,6 @@ Result<std::string> read_file(const std::filesystem::path& path, std::size_t max
 
 Result<std::string> read_file_head(const std::filesystem::path& path, std::size_t max_bytes) {
   return read_up_to(path, max_bytes, Overflow::truncate);
-}
-
-Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view content,
-                               unsigned mode, Sync sync) {
-  auto dir = path.parent_path();
-  if (dir.empty()) dir = ".";
-  // Built in steps: GCC 12 at -O3 reports a false -Wrestrict for the one-expression form.
-  std::string name = ".";
-  name += path.filename().string();
-  name += ".tmp.XXXXXX";
-  std::string tmpl = (dir / name).string();
-  Fd fd(::mkstemp(tmpl.data()));
-  if (!fd) return file_error("cannot create a temporary file in", dir, errno);
-  bool committed = false;
-  Defer cleanup([&] {
-    if (!committed) ::unlink(tmpl.c_str());
-  });
-  std::size_t written = 0;
-  while (written < content.size()) {
-    ssize_t n = ::write(fd.get(), content.data() + written, content.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return file_error("cannot write", path, errno);
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fchmod(fd.get(), mode) != 0) return file_error("cannot chmod", tmpl, errno);
-  if (sync == Sync::yes && ::fsync(fd.get()) != 0) return file_error("cannot fsync", path, errno);
-  if (::close(fd.release()) != 0) return file_error("cannot close", path, errno);
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) return file_error("cannot rename onto", path, errno);
-  committed = true;
-  return {};
 }
 
 Result<std::vector<std::string>> list_directory(const std::filesystem::path& dir) {

@@ -1,8 +1,10 @@
 // Files: whole-file reads, atomic writes and small directory helpers. Every error names the path.
 #pragma once
 
+#include "util/fd.hpp"
 #include "util/result.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -17,13 +19,39 @@ Result<std::string> read_file(const std::filesystem::path& path, std::size_t max
 // whose part of interest comes first (the headers of a wheel's METADATA, before a long README).
 Result<std::string> read_file_head(const std::filesystem::path& path, std::size_t max_bytes);
 
-// Writes content to path through a temporary file in the same directory, fsync and rename(2):
-// readers see the old file or the new one, never a half-written one. The temporary file is
-// removed on every failure. Sync::no skips the fsync: still atomic for readers, but a crash may
-// leave an empty file; for data that is rewritten often and cheap to lose (a timestamp).
+// The one way this program writes an output file (src/util/output_file.cpp; docs/reliability.md).
+// What is at path decides how (lstat first):
+//  - nothing, or a regular file: content goes to a temporary ".<name>.tmp.XXXXXX" in the same
+//    directory, fsync, rename(2) over path, fsync of the directory: readers see the old file or
+//    the new one, never a half-written one, also after a power loss. SIGTERM, SIGINT and SIGHUP
+//    wait until the rename is done (the write finishes, then the signal acts); the temporary is
+//    removed on every failure, and temporaries of earlier killed writers (older than a minute)
+//    are swept. Sync::no skips both fsyncs: still atomic for readers, but a crash may leave an
+//    empty file; for data that is rewritten often and cheap to lose (a timestamp).
+//  - a character device or a FIFO (/dev/null, a named pipe): written through, opened O_WRONLY;
+//    the node itself is never replaced.
+//  - a symlink: resolved deliberately. A link into /proc (/dev/stdout -> /proc/self/fd/1) or to
+//    a device or FIFO is written through; a link to a regular file gets the atomic write on the
+//    file it names (the link stays); a dangling link is refused.
+//  - a directory, socket or block device: refused (invalid).
 enum class Sync { yes, no };
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view content,
                                unsigned mode = 0644, Sync sync = Sync::yes);
+
+// Removes the temporaries ".<name>.tmp.*" in dir (of writers of <name> killed mid-write) whose
+// mtime is older than min_age; with name empty, every ".*.tmp.*". Returns how many it removed.
+std::size_t sweep_temporaries(const std::filesystem::path& dir, std::string_view name,
+                              std::chrono::seconds min_age = std::chrono::seconds(60));
+
+// Succeeds when dir is a directory that only this user (or root) can change: owned by the
+// effective uid or by root, and not writable by group or others. A state directory that another
+// user can write lets that user plant symlinks the next root run follows (docs/reliability.md).
+// A missing dir is not_found; every refusal names the path, owner and mode.
+Result<void> check_private_directory(const std::filesystem::path& dir);
+
+// Opens (creating with mode 0644) a lock file: O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, and only a
+// regular file. A symlink or another kind of file at path is refused (invalid).
+Result<Fd> open_lock_file(const std::filesystem::path& path);
 
 // Directory entries' names (not paths), sorted; an unreadable directory is an error.
 Result<std::vector<std::string>> list_directory(const std::filesystem::path& dir);
@@ -35,5 +63,7 @@ std::filesystem::path under_root(const std::filesystem::path& root, const std::f
 // Describes errno for a message: "permission denied" etc.
 std::string errno_text(int err);
 ErrorKind errno_kind(int err);
+// "<what> <path>: <errno text>" with the kind of errno_kind.
+Error file_error(std::string_view what, const std::filesystem::path& path, int err);
 
 } // namespace util

@@ -1,4 +1,5 @@
 #include "util/logging.hpp"
+#include "util/strings.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -22,7 +23,8 @@ void emit(Level at, std::string_view prefix, std::string_view message) {
     line = "nvte-doctor: ";
     line += prefix;
   }
-  line += message;
+  // No terminal control from a path or value inside the message.
+  line += terminal_safe(message);
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stderr);
 }

@@ -136,4 +136,60 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+namespace {
+
+bool is_own_sgr(std::string_view text, std::size_t at) {
+  for (std::string_view code : {"\x1b[0m", "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m"}) {
+    if (text.substr(at, code.size()) == code) return true;
+  }
+  return false;
+}
+
+void append_hex(std::string& out, std::string_view prefix, unsigned value) {
+  static constexpr char k_digits[] = "0123456789abcdef";
+  out += prefix;
+  out += k_digits[(value >> 4) & 0xf];
+  out += k_digits[value & 0xf];
+}
+
+} // namespace
+
+std::string terminal_safe(std::string_view text, Sgr sgr) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0x1b && sgr == Sgr::keep && is_own_sgr(text, i)) {
+      out += text[i];
+      continue;
+    }
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      append_hex(out, "\\x", c);
+      continue;
+    }
+    // C1 controls as UTF-8: C2 80 .. C2 9F (some terminals act on them like ESC sequences).
+    if (c == 0xc2 && i + 1 < text.size()) {
+      auto next = static_cast<unsigned char>(text[i + 1]);
+      if (next >= 0x80 && next <= 0x9f) {
+        append_hex(out, "\\u00", next);
+        ++i;
+        continue;
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+std::string one_line(std::string_view text) {
+  if (text.find_first_of("\r\n") == std::string_view::npos) return std::string(text);
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else out += c;
+  }
+  return out;
+}
+
 } // namespace util

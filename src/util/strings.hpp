@@ -28,6 +28,17 @@ std::string shell_quote(std::string_view word);
 // writes (JSON, Prometheus labels) must be UTF-8 or their readers reject the whole file.
 std::string valid_utf8(std::string_view text);
 
+// Text made safe for a terminal: C0 control characters other than newline and tab, DEL and the
+// C1 controls (U+0080..U+009F) are shown as \xNN / \u00NN instead of acting (an ESC ] 0 ; title
+// BEL in a GPU name would set the window title, ESC [ 2 J clear the screen). With
+// Sgr::keep, the few colour sequences the renderers emit themselves (ESC [ 0|1|2|31|32|33|36 m)
+// stay; every other ESC is shown.
+enum class Sgr { keep, show };
+std::string terminal_safe(std::string_view text, Sgr sgr = Sgr::show);
+// One line of a value: newline and carriage return shown as \n and \r (a newline in a workload
+// name would otherwise split the header line it is printed in).
+std::string one_line(std::string_view text);
+
 // Damerau-free Levenshtein distance, for "did you mean" hints.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 

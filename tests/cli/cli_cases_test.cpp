@@ -139,6 +139,11 @@ TEST_P(CliCase, Runs) {
     fs::copy_file(expand(copy.second.as<std::string>()), path, fs::copy_options::overwrite_existing, ec);
     ASSERT_FALSE(ec) << path << ": " << ec.message();
   }
+  // Shell commands that make what a case file cannot write (FIFOs, links, modes).
+  for (const auto& command : c.node["shell"]) {
+    auto ran = util::run_command({"/bin/sh", "-c", expand(command.as<std::string>())}, options);
+    ASSERT_TRUE(ran.ok() && ran->exit_code.value_or(-1) == 0) << "shell failed: " << command.as<std::string>();
+  }
   for (const auto& setup : c.node["setup"]) {
     std::vector<std::string> setup_argv = {NVTE_BINARY};
     for (const auto& arg : setup) setup_argv.push_back(expand(arg.as<std::string>()));
@@ -181,6 +186,11 @@ TEST_P(CliCase, Runs) {
     auto text = util::read_file(expand(f.as<std::string>()));
     ASSERT_TRUE(text.ok()) << f.as<std::string>();
     EXPECT_VALID_REPORT_JSON(*text);
+  }
+  // Shell commands that must succeed after the run (test -L, test -c: what became of a path).
+  for (const auto& command : c.node["after_shell"]) {
+    auto ran = util::run_command({"/bin/sh", "-c", expand(command.as<std::string>())}, options);
+    EXPECT_TRUE(ran.ok() && ran->exit_code.value_or(-1) == 0) << "after the run, this failed: " << command.as<std::string>() << context;
   }
   for (const auto& f : c.node["files_absent"]) EXPECT_FALSE(fs::exists(expand(f.as<std::string>()))) << f.as<std::string>();
   for (const auto& f : c.node["files_present"]) EXPECT_TRUE(fs::exists(expand(f.as<std::string>()))) << f.as<std::string>();

@@ -77,20 +77,26 @@ std::vector<Json> read_jsonl(const fs::path& file) {
   return lines;
 }
 
-std::map<std::string, Case> read_cases(const fs::path& file) {
-  auto lines = read_jsonl(file);
-  const Json& defaults = lines[0].at("workload_defaults");
+// A case from its facts and the workload keys that differ from the defaults.
+Case case_of(const Json& line, const Json& defaults) {
+  Case c;
+  for (const auto& [key, value] : line.at("facts").items()) c.sets.push_back(key + "=" + text_of(value));
+  Json workload = defaults;
+  workload.update(line.at("workload"));
+  for (const auto& [key, value] : workload.items()) c.workload_sets.push_back(key + "=" + text_of(value));
+  return c;
+}
+
+struct CaseTable {
+  Json defaults;
   std::map<std::string, Case> cases;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    const Json& line = lines[i];
-    Case c;
-    for (const auto& [key, value] : line.at("facts").items()) c.sets.push_back(key + "=" + text_of(value));
-    Json workload = defaults;
-    workload.update(line.at("workload"));
-    for (const auto& [key, value] : workload.items()) c.workload_sets.push_back(key + "=" + text_of(value));
-    cases.emplace(line.at("name").get<std::string>(), std::move(c));
-  }
-  return cases;
+};
+
+CaseTable read_cases(const fs::path& file) {
+  auto lines = read_jsonl(file);
+  CaseTable table{lines[0].at("workload_defaults"), {}};
+  for (std::size_t i = 1; i < lines.size(); ++i) table.cases.emplace(lines[i].at("name").get<std::string>(), case_of(lines[i], table.defaults));
+  return table;
 }
 
 // docs/knowledge.md, section "Known disagreements": a table whose first two columns are the
@@ -191,12 +197,18 @@ int main(int argc, char** argv) {
       return 1;
     }
     const rules::RuleSet& ruleset = *loaded.rules;
-    auto cases = read_cases(data / "cases.jsonl");
+    auto table = read_cases(data / "cases.jsonl");
+    const auto& cases = table.cases;
     auto known = read_known(NVTE_KNOWLEDGE_DOC);
 
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(data))
-      if (entry.path().filename().string().starts_with("te-") && entry.path().extension() == ".jsonl") files.push_back(entry.path());
+      // te-<tag>.jsonl: TE's selector at a tag with the machine stubbed (te_conformance.py), cases
+      // in cases.jsonl; live-<node>-<tag>-cudnn<v>.jsonl: an installed TE on a real GPU
+      // (live.py), each record with its own facts (the node's, as TE saw them).
+      if ((entry.path().filename().string().starts_with("te-") || entry.path().filename().string().starts_with("live-")) &&
+          entry.path().extension() == ".jsonl")
+        files.push_back(entry.path());
     // In release order (the header's te_version), so the table reads like TE's history.
     std::vector<std::pair<model::Version, fs::path>> ordered;
     for (const auto& file : files) {
@@ -229,14 +241,22 @@ int main(int argc, char** argv) {
         const Json& record = lines[i];
         std::string name = record.at("case");
         if (!only_case.empty() && name.find(only_case) == std::string::npos) continue;
-        auto found = cases.find(name);
-        if (found == cases.end()) throw std::runtime_error(file.string() + ": case '" + name + "' is not in cases.jsonl");
+        Case inline_case;
+        const Case* found = nullptr;
+        if (record.contains("facts")) {
+          inline_case = case_of(record, table.defaults);
+          found = &inline_case;
+        } else if (auto it = cases.find(name); it != cases.end()) {
+          found = &it->second;
+        } else {
+          throw std::runtime_error(file.string() + ": case '" + name + "' is not in cases.jsonl");
+        }
         ++records;
         app::Options options;
         options.facts_file = fs::path(NVTE_EMPTY_SNAPSHOT);
-        options.sets = found->second.sets;
+        options.sets = found->sets;
         options.sets.push_back("te.version=" + te_version);
-        options.workload_sets = found->second.workload_sets;
+        options.workload_sets = found->workload_sets;
         model::Explanation explanation;
         std::string refused; // the doctor could not take the case (an unknown value, say)
         try {

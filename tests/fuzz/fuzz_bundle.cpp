@@ -26,9 +26,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string hex(signature.size() * 2 + 1, '\0');
   ::sodium_bin2hex(hex.data(), hex.size(), reinterpret_cast<const unsigned char*>(signature.data()), signature.size());
   hex.pop_back();
-  std::string bundle = "nvte-doctor-rules-bundle 1\nkey-id 0000000000000000\nsignature " + hex + "\nlength " +
-                       std::to_string(size) + "\n\n" + std::string(input);
-  auto unpacked = service::unpack_bundle(bundle, keys.first, "fuzz");
-  if (unpacked.ok() && unpacked->files.empty()) std::abort();
+  // Both formats: 2 (serial and creation time first in the payload) and 1 (files only).
+  for (const char* magic : {"nvte-doctor-rules-bundle 2", "nvte-doctor-rules-bundle 1"}) {
+    std::string bundle = std::string(magic) + "\nkey-id 0000000000000000\nsignature " + hex + "\nlength " +
+                         std::to_string(size) + "\n\n" + std::string(input);
+    auto unpacked = service::unpack_bundle(bundle, keys.first, "fuzz");
+    if (unpacked.ok() && unpacked->files.empty()) std::abort();
+  }
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <ctime>
 #include <thread>
 
 namespace fs = std::filesystem;
@@ -138,9 +139,8 @@ TEST_F(RulesUpdate, EveryBadDownloadLeavesTheOldSetActive) {
   // Well signed, but its rules do not lint (a rule without references or tests).
   auto secret = service::decode_key(*util::read_file(m_dir / "signer.key"), 64, "signer.key");
   ASSERT_TRUE(secret.ok());
-  std::vector<service::BundleFile> files = {
-      {"bad.yaml", "rules:\n  - id: lonely\n    title: t\n    severity: info\n    when: has(driver.version)\n    message: m\n"}};
-  auto unlinted = service::pack_bundle(files, *secret);
+  std::vector<service::BundleFile> files = {{"bad.yaml", "rules:\n  - id: lonely\n    title: t\n    severity: info\n    when: has(driver.version)\n    message: m\n"}};
+  auto unlinted = service::pack_bundle(files, *secret, {std::uint64_t(std::time(nullptr)) + 100, std::time(nullptr)});
   ASSERT_TRUE(unlinted.ok());
 
   LoopbackServer server({{"/good.bundle", {200, m_good, 0}},
@@ -214,11 +214,79 @@ TEST_F(RulesUpdate, KeysFromTheConfigFile) {
   EXPECT_NE(none.err.find("no trusted public key"), std::string::npos) << none.err;
 }
 
+// Audit 2026-11-25 item 3: an older, validly signed bundle installed over a newer one. Two
+// signed bundles; the older serial is refused (the newer stays active) unless --allow-downgrade.
+TEST_F(RulesUpdate, OlderSerialIsRefusedUnlessAllowDowngrade) {
+  fs::path old_rules = m_dir / "old-rules";
+  fs::copy(source_rules(), old_rules, fs::copy_options::recursive);
+  fs::remove(old_rules / "cuda.yaml");
+  auto sign = [&](const fs::path& dir, const std::string& serial, const std::string& out) {
+    auto run = run_doctor({"rules", "sign", dir.string(), "--secret-key", (m_dir / "signer.key").string(), "--serial", serial,
+                           "--output", (m_dir / out).string()});
+    EXPECT_EQ(run.exit_code, 0) << reliability::context(run);
+    EXPECT_NE(run.err.find("serial " + serial), std::string::npos) << run.err;
+    return *util::read_file(m_dir / out);
+  };
+  std::string newer = sign(source_rules(), "20", "new.bundle");
+  std::string older = sign(old_rules, "10", "old.bundle");
+  std::string same_serial = sign(old_rules, "20", "same.bundle");
+  LoopbackServer server({{"/new.bundle", {200, newer, 0}}, {"/old.bundle", {200, older, 0}}, {"/same.bundle", {200, same_serial, 0}}});
+
+  ASSERT_EQ(update(server.url("/new.bundle")).exit_code, 0);
+  const std::string installed = active();
+  auto rollback = update(server.url("/old.bundle"));
+  EXPECT_EQ(rollback.exit_code, 3) << reliability::context(rollback);
+  EXPECT_NE(rollback.err.find("bundle serial 10"), std::string::npos) << rollback.err;
+  EXPECT_NE(rollback.err.find("older than the active bundle's serial 20"), std::string::npos) << rollback.err;
+  EXPECT_NE(rollback.err.find("--allow-downgrade"), std::string::npos) << rollback.err;
+  EXPECT_EQ(active(), installed);
+  auto same = update(server.url("/same.bundle"));
+  EXPECT_EQ(same.exit_code, 3) << reliability::context(same);
+  EXPECT_NE(same.err.find("every signing needs a higher serial"), std::string::npos) << same.err;
+  EXPECT_EQ(active(), installed);
+  auto listed = list();
+  EXPECT_NE(listed.out.find("serial 20"), std::string::npos) << listed.out;
+
+  auto allowed = run_doctor({"rules", "update", server.url("/old.bundle"), "--public-key", (m_dir / "signer.pub").string(),
+                             "--state-dir", m_state.string(), "--allow-downgrade"});
+  EXPECT_EQ(allowed.exit_code, 0) << reliability::context(allowed);
+  EXPECT_NE(allowed.out.find("a downgrade"), std::string::npos) << allowed.out;
+  EXPECT_NE(active(), installed);
+}
+
+// Freeze protection: an updated bundle signed longer ago than rules_update.max_age_days is a
+// warning finding in check; 0 turns it off.
+TEST_F(RulesUpdate, StaleBundleIsAFinding) {
+  auto secret = service::decode_key(*util::read_file(m_dir / "signer.key"), 64, "signer.key");
+  ASSERT_TRUE(secret.ok());
+  auto files = service::read_rules_tree(source_rules());
+  ASSERT_TRUE(files.ok());
+  const auto signed_at = std::time(nullptr) - 200 * 86400;
+  auto stale = service::pack_bundle(*files, *secret, {7, signed_at});
+  ASSERT_TRUE(stale.ok());
+  LoopbackServer server({{"/stale.bundle", {200, *stale, 0}}});
+  auto installed = update(server.url("/stale.bundle"));
+  ASSERT_EQ(installed.exit_code, 0) << reliability::context(installed);
+  const std::string facts = std::string(NVTE_TESTS_DIR) + "/fixtures/snapshots/h100-node.json";
+  ASSERT_TRUE(util::write_file_atomic(m_dir / "default.yaml", "rules_update:\n  public_keys: []\n").ok());
+  auto flagged = run_doctor({"check", "--state-dir", m_state.string(), "--facts", facts, "--config", (m_dir / "default.yaml").string()});
+  EXPECT_NE(flagged.out.find("[rules-bundle-stale]"), std::string::npos) << reliability::context(flagged);
+  EXPECT_NE(flagged.out.find("signed 200 days ago"), std::string::npos) << flagged.out;
+  EXPECT_NE(flagged.out.find("nvte-doctor rules update " + server.url("/stale.bundle")), std::string::npos) << flagged.out;
+  EXPECT_GE(flagged.exit_code, 1);
+  ASSERT_TRUE(util::write_file_atomic(m_dir / "off.yaml", "rules_update:\n  max_age_days: 0\n").ok());
+  auto off = run_doctor({"check", "--state-dir", m_state.string(), "--facts", facts, "--config", (m_dir / "off.yaml").string()});
+  EXPECT_EQ(off.out.find("rules-bundle-stale"), std::string::npos) << off.out;
+  ASSERT_TRUE(util::write_file_atomic(m_dir / "long.yaml", "rules_update:\n  max_age_days: 365\n").ok());
+  auto longer = run_doctor({"check", "--state-dir", m_state.string(), "--facts", facts, "--config", (m_dir / "long.yaml").string()});
+  EXPECT_EQ(longer.out.find("rules-bundle-stale"), std::string::npos) << longer.out;
+}
+
 TEST(Bundle, RoundTripAndRejections) {
   auto pair = service::generate_key_pair();
   ASSERT_TRUE(pair.ok());
   std::vector<service::BundleFile> files = {{"a.yaml", "rules: []\n"}, {"sub/b.yaml", "x\n\n"}};
-  auto bundle = service::pack_bundle(files, pair->secret_key);
+  auto bundle = service::pack_bundle(files, pair->secret_key, {42, 1764000000});
   ASSERT_TRUE(bundle.ok());
   std::vector<std::string> keys = {pair->public_key};
   auto unpacked = service::unpack_bundle(*bundle, keys, "test");
@@ -227,9 +295,15 @@ TEST(Bundle, RoundTripAndRejections) {
   EXPECT_EQ(unpacked->files[1].path, "sub/b.yaml");
   EXPECT_EQ(unpacked->files[1].content, "x\n\n");
   EXPECT_EQ(unpacked->key_id, service::key_id(pair->public_key));
+  EXPECT_EQ(unpacked->version.serial, 42u);
+  EXPECT_EQ(unpacked->version.created, 1764000000);
+  // The serial is signed: raising it in the text breaks the signature.
+  std::string relabelled = *bundle;
+  relabelled.replace(relabelled.find("serial 42\n"), 10, "serial 99\n");
+  EXPECT_EQ(service::unpack_bundle(relabelled, keys, "test").error().kind, util::ErrorKind::permission);
   for (const char* bad : {"../x.yaml", "/abs.yaml", "a/./b.yaml", "a b.yaml", "x.sh"}) {
     std::vector<service::BundleFile> evil = {{bad, "x"}};
-    EXPECT_FALSE(service::pack_bundle(evil, pair->secret_key).ok()) << bad;
+    EXPECT_FALSE(service::pack_bundle(evil, pair->secret_key, {}).ok()) << bad;
   }
   EXPECT_EQ(service::unpack_bundle(*bundle, {}, "test").error().kind, util::ErrorKind::permission);
   EXPECT_EQ(service::unpack_bundle(bundle->substr(0, bundle->size() - 1), keys, "test").error().kind, util::ErrorKind::parse);

@@ -2,6 +2,7 @@
 #include "probe/interpreters.hpp"
 #include "probe/node_probes.hpp"
 #include "support/node_fixture.hpp"
+#include "util/subprocess.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -193,6 +194,30 @@ TEST(PythonProbe, CondaEnvironment) {
   EXPECT_EQ(str(facts, "python.version"), "3.11.5");
   EXPECT_EQ(str(facts, "te.version"), "1.13.0");
   EXPECT_FALSE(facts.has("te.path")); // no transformer_engine/ package directory
+}
+
+// Audit 2026-11-25 item 21: an unreadable site-packages read as "PyTorch not installed". The
+// denied directory is now a fact (and `check` turns it into a finding). Needs another uid: root
+// reads through any mode.
+TEST(PythonProbe, UnreadableSitePackagesAreNamedNotTakenForEmpty) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run the probe as another user";
+  NodeFixture node("h100-node");
+  const std::string site = "/opt/torch/.venv/lib/python3.12/site-packages";
+  for (auto p = node.root(); !p.empty() && p != p.root_path(); p = p.parent_path()) ::chmod(p.c_str(), 0755);
+  ASSERT_EQ(::chmod(node.path(site).c_str(), 0), 0);
+  auto outcome = util::run_function([&](int result_fd) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) return 2;
+    std::vector<std::string> only = {"python"};
+    model::Facts facts = probe::probe_node(node.host(), only);
+    util::write_all(result_fd, facts.get_string("probe.unreadable_paths").value_or("<absent>") + "\n" +
+                                   facts.get_string("torch.version").value_or("<no torch>"));
+    return 0;
+  }, std::chrono::seconds(30));
+  ::chmod(node.path(site).c_str(), 0755);
+  ASSERT_TRUE(outcome.ok());
+  ASSERT_EQ(outcome->exit_code.value_or(-1), 0) << outcome->describe();
+  EXPECT_NE(outcome->out.find(site), std::string::npos) << outcome->out;
+  EXPECT_NE(outcome->out.find("<no torch>"), std::string::npos) << outcome->out;
 }
 
 // TE in a `pip install --target` prefix on PYTHONPATH (the reference node, issue 25): found

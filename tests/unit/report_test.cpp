@@ -199,3 +199,44 @@ TEST(ReportText, AnAreaWithoutFactsNamesItsWorstFinding) {
   EXPECT_THAT(text, HasSubstr("Attention   No attention backend (+1 more)\n"));
   EXPECT_THAT(text, Not(HasSubstr("Attention   \n")));
 }
+
+// Audit 2026-11-25 item 16: terminal escape sequences in fact values reached the terminal.
+TEST(ReportText, ControlCharactersAreShownNotActedOn) {
+  model::Report r = test_support::sample_report();
+  r.facts.set("gpu[0].name", std::string("H100\x1b]0;owned\x07\x1b[2J\x1b[31mRED"));
+  r.host = "node\nsecond line";
+  ASSERT_FALSE(r.workloads.empty());
+  r.workloads.front().workload.name = "llama\x1b[2J\nsplit";
+  for (auto color : {report::Color::no, report::Color::yes}) {
+    std::string text = report::render_check_text(r, report::TextOptions{color, true});
+    EXPECT_THAT(text, Not(HasSubstr("\x1b]"))) << "an OSC sequence got through";
+    EXPECT_THAT(text, Not(HasSubstr("\x1b[2J"))) << "a screen clear got through";
+    EXPECT_THAT(text, Not(HasSubstr("\x07")));
+    // With colour on, an injected colour code like the renderer's own passes (it can only colour).
+    EXPECT_THAT(text, HasSubstr(color == report::Color::no ? "H100\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mRED"
+                                                           : "H100\\x1b]0;owned\\x07\\x1b[2J"));
+    EXPECT_THAT(text, HasSubstr("node\\nsecond line"));
+    EXPECT_THAT(text, HasSubstr("llama\\x1b[2J\\nsplit"));
+    if (color == report::Color::no) {
+      EXPECT_THAT(text, Not(HasSubstr("\x1b"))) << "no colour asked, yet an ESC";
+    } else {
+      EXPECT_THAT(text, HasSubstr("\x1b[1m")) << "the renderer's own colours are kept";
+    }
+  }
+  model::Facts facts = r.facts;
+  std::string probe = report::render_probe_text(facts, report::TextOptions{});
+  EXPECT_THAT(probe, Not(HasSubstr("\x1b")));
+  ASSERT_FALSE(r.workloads.empty());
+  std::string explain = report::render_explain_text(r.workloads.front(), report::TextOptions{});
+  EXPECT_THAT(explain, Not(HasSubstr("\x1b")));
+  EXPECT_THAT(explain, HasSubstr("Workload llama\\x1b[2J\\nsplit"));
+}
+
+TEST(TerminalSafe, KeepsTextAndOwnColoursShowsTheRest) {
+  EXPECT_EQ(util::terminal_safe("plain ✓ text\n\ttab"), "plain ✓ text\n\ttab");
+  EXPECT_EQ(util::terminal_safe("a\x1b[1mb\x1b[0m"), "a\\x1b[1mb\\x1b[0m");
+  EXPECT_EQ(util::terminal_safe("a\x1b[1mb\x1b[0m", util::Sgr::keep), "a\x1b[1mb\x1b[0m");
+  EXPECT_EQ(util::terminal_safe("a\x1b[8mb", util::Sgr::keep), "a\\x1b[8mb");
+  EXPECT_EQ(util::terminal_safe("del\x7f c1\xc2\x9b"), "del\\x7f c1\\u009b");
+  EXPECT_EQ(util::one_line("a\r\nb"), "a\\r\\nb");
+}

@@ -6,6 +6,7 @@
 #include "rules/rules.hpp"
 #include "rules/templates.hpp"
 #include "util/file.hpp"
+#include "util/subprocess.hpp"
 
 #include <gtest/gtest.h>
 
@@ -757,3 +758,48 @@ TEST(RulesBench, ExplainRateWith300Rules) {
 }
 
 } // namespace
+
+// Audit 2026-11-25 item 14: an unreadable rules subdirectory was skipped in silence (CRITICAL
+// became WARNING). As another user (root reads through any mode) it is now a load error naming
+// the directory and the permission.
+TEST(RulesLoad, UnreadableSubdirectoryIsAnError) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to load as another user";
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("nvte-rules-denied-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "attention");
+  ASSERT_TRUE(util::write_file_atomic(dir / "attention" / "a.yaml", "rules: []\n").ok());
+  ASSERT_TRUE(util::write_file_atomic(dir / "b.yaml", "rules: []\n").ok());
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(dir / "attention", fs::perms::none);
+  auto outcome = util::run_function([&](int result_fd) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) return 2;
+    auto loaded = rules::RuleSet::load({dir});
+    std::string text;
+    for (const auto& d : loaded.diagnostics) text += d.rendered();
+    util::write_all(result_fd, text);
+    return loaded.rules ? 1 : 0;
+  }, std::chrono::seconds(30));
+  fs::permissions(dir / "attention", fs::perms::owner_all);
+  fs::remove_all(dir);
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome->exit_code.value_or(-1), 0) << "the load succeeded without the directory: " << outcome->out;
+  EXPECT_NE(outcome->out.find((dir / "attention").string() + ": error: cannot read rules directory"), std::string::npos) << outcome->out;
+  EXPECT_NE(outcome->out.find("Permission denied"), std::string::npos) << outcome->out;
+}
+
+// Audit item 13: nothing loaded was OK.
+TEST(RulesLoad, NoRulesIsAnError) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("nvte-rules-none-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto empty = rules::RuleSet::load({dir});
+  EXPECT_FALSE(empty.rules);
+  ASSERT_EQ(empty.diagnostics.size(), 1u);
+  EXPECT_NE(empty.diagnostics[0].message.find("no rules loaded"), std::string::npos);
+  ASSERT_TRUE(util::write_file_atomic(dir / "a.yaml", "rules: []\n").ok());
+  EXPECT_FALSE(rules::RuleSet::load({dir}).rules);
+  EXPECT_FALSE(rules::lint({dir}).empty());
+  fs::remove_all(dir);
+}

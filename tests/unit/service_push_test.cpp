@@ -2,6 +2,7 @@
 // not listening), then hangs, answers 500, closes in the middle of the request body, and finally
 // accepts. Three reports pushed on three "runs" arrive exactly once each, in order.
 #include "service/push.hpp"
+#include "service/url_policy.hpp"
 
 #include "util/fd.hpp"
 #include "util/file.hpp"
@@ -25,7 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-enum class Behaviour { hang, error_500, close_mid_body, accept };
+enum class Behaviour { hang, error_500, close_mid_body, redirect, accept };
 
 struct Received {
   std::string key;
@@ -137,6 +138,9 @@ private:
     std::string reply;
     if (b == Behaviour::error_500) {
       reply = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\nConnection: close\r\n\r\noops\n";
+    } else if (b == Behaviour::redirect) {
+      reply = "HTTP/1.1 302 Found\r\nLocation: http://mirror.example.invalid/r.bundle\r\nContent-Length: 6\r\n"
+              "Connection: close\r\n\r\nmoved\n";
     } else {
       {
         std::lock_guard lock(m_mutex);
@@ -332,6 +336,86 @@ TEST(Push, NoTokenOverPlainHttpToARemoteHost) {
   EXPECT_EQ(sent.error().kind, util::ErrorKind::invalid);
   EXPECT_THAT(sent.error().message, HasSubstr("https://"));
   EXPECT_THAT(sent.error().message, testing::Not(HasSubstr("tok\"")));
+}
+
+// Audit 2026-11-25 items 4 and 5: the loopback guards were string prefixes. The table is the
+// policy: the host libcurl connects to decides, parsed by libcurl.
+TEST(UrlPolicy, GuardTable) {
+  struct Case {
+    const char* url;
+    bool allowed;        // by require_secure_url (rules updates, a push with a token)
+    const char* host;    // the host libcurl connects to ("" when the URL is refused unparsed)
+  };
+  const Case cases[] = {
+      {"https://rules.example.org/r.bundle", true, "rules.example.org"},
+      {"http://127.0.0.1:8080/r.bundle", true, "127.0.0.1"},
+      {"http://127.0.0.1/r.bundle", true, "127.0.0.1"},
+      {"http://127.1.2.3/r.bundle", true, "127.1.2.3"},
+      {"http://localhost/r.bundle", true, "localhost"},
+      {"http://LOCALHOST:9/r.bundle", true, ""},
+      {"http://[::1]:8080/r.bundle", true, "::1"},
+      {"HTTP://127.0.0.1/r.bundle", true, ""},
+      {"http://localhost:@nonexistent.invalid/r.bundle", false, "nonexistent.invalid"},
+      {"http://127.0.0.1:@nonexistent.invalid/r.bundle", false, "nonexistent.invalid"},
+      {"http://127.0.0.1@nonexistent.invalid/r.bundle", false, "nonexistent.invalid"},
+      {"http://127.attacker.invalid:8080/push", false, "127.attacker.invalid"},
+      {"http://localhost.attacker.invalid/push", false, "localhost.attacker.invalid"},
+      {"http://nonexistent.invalid/r.bundle", false, "nonexistent.invalid"},
+      {"http://[::2]/r.bundle", false, "::2"},
+      {"http://128.0.0.1/r.bundle", false, "128.0.0.1"},
+      {"ftp://127.0.0.1/r.bundle", false, ""},
+      {"file:///etc/passwd", false, ""},
+      {"127.0.0.1/r.bundle", false, ""},
+      {"http://", false, ""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.url);
+    auto decided = service::require_secure_url(c.url, "rules updates");
+    EXPECT_EQ(decided.ok(), c.allowed) << (decided.ok() ? std::string("allowed") : decided.error().message);
+    if (*c.host) {
+      auto parsed = service::parse_url(c.url);
+      ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+      EXPECT_EQ(parsed->host, c.host);
+      if (!c.allowed) {
+        EXPECT_THAT(decided.error().message, HasSubstr("connects to " + std::string(c.host)));
+      }
+    }
+  }
+  EXPECT_TRUE(service::is_loopback_host("127.255.255.255"));
+  EXPECT_FALSE(service::is_loopback_host("127.1")) << "only the dotted quad counts";
+  EXPECT_FALSE(service::is_loopback_host("2130706433"));
+  EXPECT_FALSE(service::is_loopback_host("127.0.0.1.nip.io"));
+}
+
+TEST(Push, TokenGuardUsesTheConnectedHost) {
+  service::PushConfig c;
+  c.url = "http://127.attacker.invalid:8080/push";
+  auto sent = service::post_report(c, "tok", "{}", "k");
+  ASSERT_FALSE(sent.ok());
+  EXPECT_THAT(sent.error().message, HasSubstr("refusing to send the push token over plain http to 127.attacker.invalid"));
+  c.url = "http://localhost:@nonexistent.invalid/push";
+  sent = service::post_report(c, "tok", "{}", "k");
+  ASSERT_FALSE(sent.ok());
+  EXPECT_THAT(sent.error().message, HasSubstr("refusing to send the push token"));
+}
+
+// Audit item 20: a redirect read as "not a rules bundle".
+TEST(Push, RedirectsAreNamedAsSuch) {
+  TestServer server;
+  server.script({Behaviour::redirect, Behaviour::redirect});
+  server.listen();
+  std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/r.bundle";
+  auto got = service::http_get(url, 2000ms, 1u << 20);
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(got.error().message, HasSubstr("HTTP 302: the server redirects to http://mirror.example.invalid/r.bundle"));
+  EXPECT_THAT(got.error().message, HasSubstr("redirects are not followed"));
+  service::PushConfig c;
+  c.url = url;
+  c.connect_timeout = 1000ms;
+  c.timeout = 1000ms;
+  auto sent = service::post_report(c, "", "{}", "k");
+  ASSERT_FALSE(sent.ok());
+  EXPECT_THAT(sent.error().message, HasSubstr("HTTP 302: the server redirects"));
 }
 
 TEST(Push, RetryDelayGrowsAndIsCapped) {

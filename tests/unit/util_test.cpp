@@ -4,10 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
+#include <pthread.h>
 #include <filesystem>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <sys/sysmacros.h>
+#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -93,6 +98,167 @@ TEST(File, AtomicWriteFailureKeepsTheOldFile) {
   EXPECT_FALSE(result.ok());
   EXPECT_EQ(*util::read_file(path), "previous report");
   EXPECT_EQ(util::list_directory(dir)->size(), 1u);
+  fs::remove_all(dir);
+}
+
+// Audit 2026-11-25 item 1: `-o /dev/null` as root replaced the device node with a regular file.
+TEST(OutputFile, WritesThroughACharacterDeviceInsteadOfReplacingIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mknod needs root";
+  auto dir = temp_dir();
+  auto null = dir / "null";
+  ASSERT_EQ(::mknod(null.c_str(), S_IFCHR | 0666, ::makedev(1, 3)), 0);
+  ASSERT_TRUE(util::write_file_atomic(null, "report\n").ok());
+  struct stat st {};
+  ASSERT_EQ(::lstat(null.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "the device node was replaced";
+  EXPECT_EQ(util::list_directory(dir)->size(), 1u);
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, WritesThroughAFifo) {
+  auto dir = temp_dir();
+  auto fifo = dir / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  // A reader that opens the FIFO blocking, in a thread of this process.
+  std::string got;
+  std::thread read_side([&] {
+    util::Fd fd(::open(fifo.c_str(), O_RDONLY | O_CLOEXEC));
+    char buffer[64];
+    ssize_t n;
+    while ((n = ::read(fd.get(), buffer, sizeof buffer)) > 0) got.append(buffer, static_cast<std::size_t>(n));
+  });
+  ASSERT_TRUE(util::write_file_atomic(fifo, "through the pipe\n").ok());
+  read_side.join();
+  EXPECT_EQ(got, "through the pipe\n");
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  fs::remove_all(dir);
+}
+
+// A stand-in for /dev/stdout: a link to /proc/self/fd/N. The link stays and the open file gets
+// the text (appended, as a shell redirection left it).
+TEST(OutputFile, AProcLinkIsWrittenThroughAndStays) {
+  auto dir = temp_dir();
+  auto target = dir / "captured";
+  util::Fd fd(::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  ASSERT_TRUE(fd);
+  auto link = dir / "stdout";
+  fs::create_symlink("/proc/self/fd/" + std::to_string(fd.get()), link);
+  ASSERT_TRUE(util::write_file_atomic(link, "to stdout\n").ok());
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(*util::read_file(target), "to stdout\n");
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, ASymlinkToARegularFileReplacesTheFileAndKeepsTheLink) {
+  auto dir = temp_dir();
+  fs::create_directories(dir / "real");
+  ASSERT_TRUE(util::write_file_atomic(dir / "real" / "doctor.prom", "old\n").ok());
+  fs::create_symlink(dir / "real" / "doctor.prom", dir / "doctor.prom");
+  ASSERT_TRUE(util::write_file_atomic(dir / "doctor.prom", "new\n").ok());
+  EXPECT_TRUE(fs::is_symlink(dir / "doctor.prom"));
+  EXPECT_EQ(*util::read_file(dir / "real" / "doctor.prom"), "new\n");
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, RefusesDanglingLinksDirectoriesAndSockets) {
+  auto dir = temp_dir();
+  fs::create_symlink(dir / "missing", dir / "dangling");
+  auto dangling = util::write_file_atomic(dir / "dangling", "x");
+  ASSERT_FALSE(dangling.ok());
+  EXPECT_NE(dangling.error().message.find("missing file"), std::string::npos) << dangling.error().message;
+  EXPECT_TRUE(fs::is_symlink(dir / "dangling"));
+  fs::create_directories(dir / "sub");
+  auto as_dir = util::write_file_atomic(dir / "sub", "x");
+  ASSERT_FALSE(as_dir.ok());
+  EXPECT_NE(as_dir.error().message.find("a directory"), std::string::npos) << as_dir.error().message;
+  fs::remove_all(dir);
+}
+
+// Audit item 22: temporaries of killed writers were never removed.
+TEST(OutputFile, SweepsOldTemporariesOfTheSameNameOnly) {
+  auto dir = temp_dir();
+  for (const char* name : {".report.json.tmp.AAAAAA", ".report.json.tmp.BBBBBB", ".state.json.tmp.CCCCCC", "keep.txt"}) {
+    ASSERT_TRUE(util::write_file_atomic(dir / name, "x").ok());
+  }
+  auto old = std::filesystem::file_time_type::clock::now() - std::chrono::minutes(5);
+  for (const char* name : {".report.json.tmp.AAAAAA", ".state.json.tmp.CCCCCC", "keep.txt"}) fs::last_write_time(dir / name, old);
+  ASSERT_TRUE(util::write_file_atomic(dir / "report.json", "{}").ok());
+  EXPECT_FALSE(fs::exists(dir / ".report.json.tmp.AAAAAA")) << "an old temporary stays";
+  EXPECT_TRUE(fs::exists(dir / ".report.json.tmp.BBBBBB")) << "a live writer's temporary was removed";
+  EXPECT_TRUE(fs::exists(dir / ".state.json.tmp.CCCCCC")) << "another name's temporary was removed";
+  EXPECT_EQ(util::sweep_temporaries(dir, ""), 1u);
+  EXPECT_FALSE(fs::exists(dir / ".state.json.tmp.CCCCCC"));
+  EXPECT_TRUE(fs::exists(dir / "keep.txt"));
+  fs::remove_all(dir);
+}
+
+// A SIGTERM in the middle of a write: the write finishes, then the process ends; no temporary.
+TEST(OutputFile, SigtermDuringAWriteFinishesItFirst) {
+  auto dir = temp_dir();
+  auto path = dir / "report.json";
+  std::string big(64u << 20, 'x');
+  auto outcome = util::run_function([&](int) {
+    // The killer blocks SIGTERM itself, so the signal can only go to the writing thread; it is
+    // sent once the temporary exists, i.e. in the middle of the write.
+    std::thread killer([&] {
+      sigset_t term;
+      sigemptyset(&term);
+      sigaddset(&term, SIGTERM);
+      ::pthread_sigmask(SIG_BLOCK, &term, nullptr);
+      for (int i = 0; i < 200000; ++i) {
+        auto names = util::list_directory(dir);
+        if (names && std::any_of(names->begin(), names->end(), [](const std::string& n) { return n.starts_with(".report.json.tmp."); }))
+          break;
+      }
+      ::kill(::getpid(), SIGTERM);
+    });
+    killer.detach();
+    (void)util::write_file_atomic(path, big);
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    return 0;
+  }, std::chrono::seconds(30));
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome->signal.value_or(0), SIGTERM);
+  auto names = util::list_directory(dir);
+  ASSERT_TRUE(names.ok());
+  ASSERT_EQ(names->size(), 1u) << (names->empty() ? "nothing" : names->front());
+  EXPECT_EQ(names->front(), "report.json");
+  EXPECT_EQ(fs::file_size(path), big.size());
+  fs::remove_all(dir);
+}
+
+// Audit item 2: run.lock -> /victim was truncated.
+TEST(OutputFile, LockFileRefusesSymlinks) {
+  auto dir = temp_dir();
+  ASSERT_TRUE(util::write_file_atomic(dir / "victim", "precious\n").ok());
+  fs::create_symlink(dir / "victim", dir / "run.lock");
+  auto lock = util::open_lock_file(dir / "run.lock");
+  ASSERT_FALSE(lock.ok());
+  EXPECT_NE(lock.error().message.find("symlink"), std::string::npos) << lock.error().message;
+  EXPECT_EQ(*util::read_file(dir / "victim"), "precious\n");
+  fs::remove(dir / "run.lock");
+  EXPECT_TRUE(util::open_lock_file(dir / "run.lock").ok());
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, PrivateDirectoryCheck) {
+  auto dir = temp_dir();
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                           fs::perms::others_exec);
+  EXPECT_TRUE(util::check_private_directory(dir).ok());
+  fs::permissions(dir, fs::perms::others_write, fs::perm_options::add);
+  auto open = util::check_private_directory(dir);
+  ASSERT_FALSE(open.ok());
+  EXPECT_NE(open.error().message.find("0757"), std::string::npos) << open.error().message;
+  fs::permissions(dir, fs::perms::others_write, fs::perm_options::remove);
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(dir.c_str(), 65534, 65534), 0);
+    auto foreign = util::check_private_directory(dir);
+    ASSERT_FALSE(foreign.ok());
+    EXPECT_NE(foreign.error().message.find("uid 65534"), std::string::npos) << foreign.error().message;
+  }
   fs::remove_all(dir);
 }
 
