@@ -107,8 +107,8 @@ std::optional<std::string> bundle_description(const fs::path& bundle_dir) {
   if (!doc->is_object()) return std::nullopt;
   auto version = installed_version(bundle_dir);
   return "bundle " + doc->value("digest", std::string("?")) + " from " + doc->value("source", std::string("?")) + " (serial " +
-         std::to_string(version.serial) + ", signed " + utc_date(version.created) + ", key " +
-         doc->value("key_id", std::string("?")) + ", installed " + doc->value("installed_at", std::string("?")) + ")";
+         std::to_string(version.serial) + ", signed " + utc_date(version.created) + ", key " + doc->value("key_id", std::string("?")) +
+         ", installed " + doc->value("installed_at", std::string("?")) + ")";
 }
 
 std::vector<std::string> trusted_keys(const Options& options) {
