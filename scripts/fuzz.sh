@@ -22,6 +22,8 @@ for t in "${targets[@]}"; do
   if [[ $t == hf_config ]]; then seeds+=(tests/fixtures/hf); fi # every model family's config.json
   if [[ $t == megatron ]]; then seeds+=(tests/fixtures/megatron); fi # every launch script and recipe
   if [[ $t == te_log ]]; then seeds+=(tests/fixtures/te-logs); fi # every TE-generated debug log
+  if [[ $t == side_files ]]; then seeds+=(tests/explain); fi # every explain case file
+  if [[ $t == last_report ]]; then seeds+=(tests/fixtures/snapshots); fi # snapshots hold facts as reports do
   echo "== fuzz_$t for ${seconds}s"
   # detect_leaks=0: the YAML and JSON libraries keep process-lifetime caches; leaks are checked
   # by scripts/sanitize.sh on the test suite instead.

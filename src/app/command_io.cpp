@@ -4,6 +4,7 @@
 
 #include "probe/probe.hpp"
 #include "util/file.hpp"
+#include "util/input_guard.hpp"
 #include "util/logging.hpp"
 #include "util/strings.hpp"
 
@@ -27,7 +28,7 @@ namespace app {
 model::Facts load_facts(const Options& options, const std::function<void()>& overlap) {
   model::Facts facts;
   if (options.facts_file) {
-    auto text = util::read_file(*options.facts_file);
+    auto text = util::read_input(*options.facts_file); // the size cap of the input layer
     if (!text) throw util::Fatal{text.error().message};
     auto loaded = model::Facts::from_json(*text, options.facts_file->string());
     if (!loaded) throw util::Fatal{loaded.error().message};

@@ -18,6 +18,7 @@
 #include "service/url_policy.hpp"
 #include "util/defer.hpp"
 #include "util/file.hpp"
+#include "util/input_guard.hpp"
 #include "util/json_text.hpp"
 #include "util/logging.hpp"
 
@@ -101,17 +102,13 @@ std::string utc_date(std::int64_t unix_seconds) {
 std::optional<std::string> bundle_description(const fs::path& bundle_dir) {
   auto text = util::read_file(bundle_dir / "BUNDLE.json", 1u << 16);
   if (!text) return std::nullopt;
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt; // a damaged BUNDLE.json: the bundle is still listed by its directory
-  }
-  if (!doc.is_object()) return std::nullopt;
+  auto doc = util::parse_json<nlohmann::json>(*text, "BUNDLE.json");
+  if (!doc) return std::nullopt; // a damaged BUNDLE.json: the bundle is still listed by its directory
+  if (!doc->is_object()) return std::nullopt;
   auto version = installed_version(bundle_dir);
-  return "bundle " + doc.value("digest", std::string("?")) + " from " + doc.value("source", std::string("?")) +
-         " (serial " + std::to_string(version.serial) + ", signed " + utc_date(version.created) + ", key " +
-         doc.value("key_id", std::string("?")) + ", installed " + doc.value("installed_at", std::string("?")) + ")";
+  return "bundle " + doc->value("digest", std::string("?")) + " from " + doc->value("source", std::string("?")) + " (serial " +
+         std::to_string(version.serial) + ", signed " + utc_date(version.created) + ", key " + doc->value("key_id", std::string("?")) +
+         ", installed " + doc->value("installed_at", std::string("?")) + ")";
 }
 
 std::vector<std::string> trusted_keys(const Options& options) {

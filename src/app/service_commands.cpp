@@ -15,6 +15,7 @@
 #include "service/run.hpp"
 #include "util/error.hpp"
 #include "util/file.hpp"
+#include "util/input_guard.hpp"
 #include "util/logging.hpp"
 
 #include <nlohmann/json.hpp>
@@ -133,7 +134,7 @@ int run_run(const Options& given) {
   if (!lock) throw util::Fatal{lock.error().message};
 
   std::optional<std::string> last_report;
-  if (auto text = util::read_file(config.outputs.report)) last_report = std::move(*text);
+  if (auto text = util::read_input(config.outputs.report)) last_report = std::move(*text);
   auto fingerprint = service::compute_fingerprint(fingerprint_inputs(options, config, last_report));
   auto state = service::load_state(config.state_dir / "state.json");
   auto decision = service::decide(state, fingerprint, last_report.has_value(), config.max_age, now,
@@ -214,7 +215,7 @@ service::DaemonSettings daemon_settings(const Options& options, const service::C
   settings.watch.push_back(util::under_root(options.root, "/etc/ld.so.cache"));
   settings.watch.push_back(util::under_root(options.root, "/usr/local"));
   // The site-packages directories the last report saw: pip installs land there.
-  if (auto text = util::read_file(config.outputs.report)) {
+  if (auto text = util::read_input(config.outputs.report); text && util::check_json(*text, config.outputs.report.string())) {
     auto doc = nlohmann::json::parse(*text, nullptr, false);
     if (!doc.is_discarded() && doc.contains("facts") && doc["facts"].contains("python") &&
         doc["facts"]["python"].contains("site_packages") && doc["facts"]["python"]["site_packages"].is_string()) {

@@ -236,6 +236,27 @@ const FactSpec* find_fact_spec(std::string_view name) {
   return nullptr;
 }
 
+FactShape fact_shape(std::string_view name) {
+  FactShape shape;
+  if (name.starts_with("workload.") || name == "workload") return shape; // the workload key table is flat
+  std::string normalized = normalize_fact_name(name);
+  auto want = util::split(normalized, '.');
+  for (const auto& spec : k_catalog) {
+    auto have = util::split(spec.pattern, '.');
+    if (have.size() < want.size()) continue;
+    bool prefix = true;
+    for (std::size_t i = 0; i + 1 < want.size() && prefix; ++i) prefix = have[i] == "*" || have[i] == want[i];
+    if (!prefix) continue;
+    std::string_view last = have[want.size() - 1];
+    if (last == "*" || last == want.back()) {
+      (have.size() == want.size() ? shape.value : shape.object) = true;
+    } else if (last.size() == want.back().size() + 2 && last.starts_with(want.back()) && last.ends_with("[]")) {
+      shape.collection = true;
+    }
+  }
+  return shape;
+}
+
 std::vector<std::string> suggest_fact_names(std::string_view unknown) {
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const auto& spec : k_catalog) {

@@ -30,6 +30,18 @@ std::string normalize_fact_name(std::string_view name);
 // or nullptr for an unknown name.
 const FactSpec* find_fact_spec(std::string_view name);
 
+// What the catalog knows a concrete name to be, for loaders that must refuse a wrongly shaped
+// tree: a single value ("driver.version"), an object of named members ("driver", "env"), a
+// collection ("gpu", as gpu[]); "gpu" is both a collection and an object (gpu.count). All false:
+// a name outside the catalog (a newer doctor's fact), whose shape is free.
+struct FactShape {
+  bool value = false;
+  bool object = false;
+  bool collection = false;
+  bool known() const { return value || object || collection; }
+};
+FactShape fact_shape(std::string_view name);
+
 // Known names closest to an unknown one, for "did you mean" hints (at most 3).
 std::vector<std::string> suggest_fact_names(std::string_view unknown);
 

@@ -1,6 +1,7 @@
 #include "model/facts.hpp"
 
 #include "model/fact_catalog.hpp"
+#include "util/input_guard.hpp"
 #include "util/json_text.hpp"
 #include "util/strings.hpp"
 
@@ -115,8 +116,29 @@ struct Loader {
     if (!error) error = util::Error{util::ErrorKind::parse, std::string(origin) + ": fact '" + name + "': " + why};
   }
 
+  // The kind of node the catalog expects at name, or "" when the node's kind is one it allows.
+  static std::string misshapen(const FactShape& shape, bool object, bool array) {
+    if (!shape.known()) return "";
+    if (object && shape.object) return "";
+    if (array && shape.collection) return "";
+    if (!object && !array && shape.value) return "";
+    return shape.collection ? "expected an array" : shape.object ? "expected an object" : "expected a single value";
+  }
+
   void walk(const json& node, const std::string& name) {
     if (error) return;
+    // A tree of the wrong shape ("driver": [1, 2], "gpu": {"a": 1}) would load as facts no rule
+    // reads, and the driver or the GPUs would silently vanish.
+    if (!name.empty() && !node.is_null()) {
+      FactShape shape = fact_shape(name);
+      if (auto want = misshapen(shape, node.is_object(), node.is_array()); !want.empty())
+        return fail(name, want + ", got " + (node.is_object() ? "an object" : node.is_array() ? "an array" : node.dump()));
+      if (node.is_object() && shape.collection) {
+        // "gpu" holds gpu.count besides gpu[]: an object there may hold the catalog's members only.
+        for (auto it = node.begin(); it != node.end(); ++it)
+          if (!fact_shape(name + "." + it.key()).known()) return fail(name, "expected an array, got an object");
+      }
+    }
     if (node.is_object()) {
       for (auto it = node.begin(); it != node.end(); ++it) {
         // Names come from nesting: a key with '.', '[' or ']' (or an array inside an array) would
@@ -203,14 +225,8 @@ std::string Facts::to_json(int indent) const {
 }
 
 util::Result<Facts> Facts::from_json(std::string_view text, std::string_view origin) {
-  // Exceptions only at this boundary: besides parse_error, nlohmann's parse throws out_of_range
-  // (406, a number that overflows a double), so catch its base class (found by fuzzing).
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    return util::Error{util::ErrorKind::parse, std::string(origin) + ": not valid JSON: " + e.what()};
-  }
+  // The input layer bounds the depth (walk recurses per level) and the size of the tree.
+  json doc = NVTE_TRY(util::parse_json<json>(text, origin));
   if (!doc.is_object()) return util::Error{util::ErrorKind::parse, std::string(origin) + ": expected a JSON object"};
   auto version = doc.find("schema_version");
   if (version == doc.end() || !version->is_number_integer())
@@ -243,6 +259,19 @@ util::Result<void> Facts::apply_override(std::string_view assignment) {
     auto hints = suggest_fact_names(key);
     if (!hints.empty()) message += " (did you mean " + util::join(hints, ", ") + "?)";
     return util::Error{util::ErrorKind::invalid, message};
+  }
+  // An index names an existing member of its collection, or the next one: "gpu[100000000]" would
+  // otherwise make every loop over the GPUs run (and allocate) a hundred million times, and
+  // "gpu[-1]" would be a fact no rule reads.
+  for (std::size_t open = key.find('['); open != std::string::npos; open = key.find('[', open + 1)) {
+    std::size_t close = key.find(']', open);
+    std::string collection = key.substr(0, open);
+    auto index = util::parse_int(std::string_view(key).substr(open + 1, close == std::string::npos ? 0 : close - open - 1));
+    std::size_t size = count(collection);
+    if (!index || *index < 0 || static_cast<std::size_t>(*index) > size)
+      return util::Error{util::ErrorKind::invalid, "--set " + key + ": index out of range: " + collection + " has " + std::to_string(size) +
+                                                       (size == 1 ? " member" : " members") + " (limit: an index from 0 to " +
+                                                       std::to_string(size) + ")"};
   }
   auto value = Value::parse_as(spec->type, text);
   if (!value) return util::Error{util::ErrorKind::invalid, "--set " + key + ": " + value.error().message};

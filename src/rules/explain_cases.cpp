@@ -5,6 +5,7 @@
 
 #include "rules/loader_internal.hpp"
 #include "util/file.hpp"
+#include "util/yaml_tree.hpp"
 #include "util/strings.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -21,6 +22,11 @@ public:
 
   std::vector<ExplainCase> run() {
     std::vector<ExplainCase> cases;
+    util::YamlError limit;
+    if (!util::YamlDocument::parse(m_file.text, limit) && limit.limit) {
+      m_diagnostics.push_back(m_file.at_mark(limit.mark.line, limit.mark.column, limit.message));
+      return cases;
+    }
     try {
       YAML::Node root = YAML::Load(m_file.text);
       if (root.IsNull()) return cases;

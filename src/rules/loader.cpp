@@ -208,7 +208,8 @@ public:
   void run(const ParsedFile& parsed) {
     if (!parsed.document) {
       const YamlError& problem = parsed.problem;
-      m_diagnostics.push_back(m_file.at_mark(problem.mark.line, problem.mark.column, yaml_error_message(problem.message)));
+      m_diagnostics.push_back(
+          m_file.at_mark(problem.mark.line, problem.mark.column, problem.limit ? problem.message : yaml_error_message(problem.message)));
       return;
     }
     walk(parsed.document->root());

@@ -1,86 +1,15 @@
-// A read-only YAML tree built with libyaml's event parser, for the rules loader. It offers the
-// small part of yaml-cpp's Node interface the loader uses (IsMap/IsSequence/IsScalar/IsNull,
-// Scalar, Mark, iteration with .first/.second for mappings) so loader.cpp reads the same with
-// either; the point is speed: yaml-cpp's scanner spent ~70% of `check` (callgrind, 300 M
-// instructions for the 250 KB database), libyaml's C scanner a small fraction of that.
-// Marks are 0-based line/column like yaml-cpp's. Nodes point into their YamlDocument and are
-// valid while it lives. Internal to src/rules.
+// The rules loader's names for the libyaml tree of the hardened input layer (util/yaml_tree.hpp),
+// so loader.cpp reads as it did when the tree lived here.
 #pragma once
 
-#include <deque>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
+#include "util/yaml_tree.hpp"
 
 namespace rules::detail {
 
-struct YamlMark {
-  int line = 0;   // 0-based
-  int column = 0; // 0-based
-};
-
-struct YamlData;
-struct YamlEntry;
-
-class YamlNode {
-public:
-  YamlNode(); // a null node
-  explicit YamlNode(const YamlData* data) : m_data(data) {}
-
-  bool IsNull() const;
-  bool IsScalar() const;
-  bool IsSequence() const;
-  bool IsMap() const;
-  // The scalar's text; "" for anything else (as yaml-cpp).
-  const std::string& Scalar() const;
-  YamlMark Mark() const;
-
-  // Sequence items (as nodes), or mapping entries (with .first = key, .second = value).
-  const YamlEntry* begin() const;
-  const YamlEntry* end() const;
-  std::size_t size() const;
-
-private:
-  const YamlData* m_data;
-};
-
-// What iterating a node yields: the item itself for a sequence, key/value for a mapping.
-struct YamlEntry : YamlNode {
-  YamlEntry(YamlNode self, YamlNode key, YamlNode value) : YamlNode(self), first(key), second(value) {}
-  YamlNode first;
-  YamlNode second;
-};
-
-enum class YamlType { null, scalar, sequence, map };
-
-struct YamlData {
-  YamlType type = YamlType::null;
-  std::string scalar;
-  YamlMark mark;
-  std::vector<YamlEntry> children;
-};
-
-struct YamlError {
-  std::string message; // libyaml's problem (and context), e.g. "mapping values are not allowed in this context"
-  YamlMark mark;
-};
-
-// The first document of a YAML text. Plain scalars ~, null, Null, NULL and empty are null nodes
-// (YAML 1.2 core schema, as yaml-cpp); quoted ones are strings. Aliases share their anchor's node.
-class YamlDocument {
-public:
-  // nullopt and error set when the text is not well-formed YAML.
-  static std::optional<YamlDocument> parse(std::string_view text, YamlError& error);
-  YamlNode root() const { return YamlNode(m_root); }
-
-  YamlDocument() = default;
-  YamlDocument(YamlDocument&&) = default;
-  YamlDocument& operator=(YamlDocument&&) = default;
-
-private:
-  std::deque<YamlData> m_nodes; // stable addresses
-  const YamlData* m_root = nullptr;
-};
+using util::YamlDocument;
+using util::YamlEntry;
+using util::YamlError;
+using util::YamlMark;
+using util::YamlNode;
 
 } // namespace rules::detail

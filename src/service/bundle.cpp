@@ -4,6 +4,7 @@
 #include "service/bundle.hpp"
 
 #include "util/file.hpp"
+#include "util/input_guard.hpp"
 #include "util/strings.hpp"
 
 #include <sodium.h>
@@ -246,6 +247,7 @@ util::Result<std::vector<std::string>> load_trusted_keys(const std::filesystem::
   std::error_code ec;
   if (!std::filesystem::exists(config, ec)) return std::vector<std::string>{};
   std::string text = NVTE_TRY(util::read_file(config, 1u << 20));
+  NVTE_TRY_VOID(util::check_yaml(text, config.string())); // depth, aliases, one document
   std::vector<std::string> keys;
   try {
     YAML::Node root = YAML::Load(text);

@@ -5,6 +5,7 @@
 #include "service/config.hpp"
 
 #include "util/file.hpp"
+#include "util/input_guard.hpp"
 #include "util/strings.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -259,6 +260,7 @@ util::Result<Config> parse_document(const YAML::Node& root, const Parser& p) {
 
 util::Result<Config> parse_config(std::string_view text, const fs::path& origin) {
   Parser parser{origin, origin.has_parent_path() ? origin.parent_path() : fs::path(".")};
+  NVTE_TRY_VOID(util::check_yaml(text, origin.string())); // depth, aliases, one document
   try {
     return parse_document(YAML::Load(std::string(text)), parser);
   } catch (const YAML::Exception& e) {

@@ -3,6 +3,7 @@
 #include "service/fleet.hpp"
 
 #include "util/file.hpp"
+#include "util/input_guard.hpp"
 #include "util/json_text.hpp"
 #include "util/strings.hpp"
 
@@ -75,6 +76,12 @@ int FleetSummary::exit_code() const {
 }
 
 void FleetReader::add(const std::string& file, std::string_view text) {
+  // Reports come from other nodes: one nested 100,000 levels deep must cost this file, not the
+  // fleet's summary (nlohmann's tree recurses per level when it is destroyed).
+  if (auto checked = util::check_json(text, file); !checked) {
+    m_unreadable.push_back(checked.error().message);
+    return;
+  }
   Json doc = Json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("summary") || !doc.contains("host")) {
     m_unreadable.push_back(file + ": not an nvte-doctor report (JSON with host and summary)");
@@ -157,7 +164,7 @@ FleetSummary summarize_fleet(const std::vector<fs::path>& inputs, std::chrono::s
     }
   }
   for (const auto& file : files) {
-    auto text = util::read_file(file);
+    auto text = util::read_input(file);
     if (text) reader.add(file.string(), *text);
     else reader.add_unreadable(text.error().message);
   }

@@ -14,6 +14,7 @@
 #include "service/url_policy.hpp"
 
 #include "util/file.hpp"
+#include "util/input_guard.hpp"
 #include "util/logging.hpp"
 #include "util/strings.hpp"
 
@@ -42,6 +43,7 @@ std::size_t discard_body(char*, std::size_t size, std::size_t count, void*) { re
 // Why a spooled body cannot be a report (every report is one JSON object); nullopt when it can.
 std::optional<std::string> corrupt_report(const std::string& body) {
   if (body.empty()) return "is empty";
+  if (auto checked = util::check_json(body, "it"); !checked) return "breaks a limit of the input layer: " + checked.error().message;
   auto doc = nlohmann::json::parse(body, nullptr, false);
   if (doc.is_discarded()) return "is not JSON (truncated or corrupted)";
   if (!doc.is_object()) return "is JSON but not a report";

@@ -6,6 +6,7 @@
 
 #include "util/file.hpp"
 #include "util/hash.hpp"
+#include "util/input_guard.hpp"
 #include "util/json_text.hpp"
 #include "util/logging.hpp"
 #include "util/strings.hpp"
@@ -99,7 +100,10 @@ Fingerprint compute_fingerprint(const FingerprintInputs& in) {
   }
 
   if (in.last_report_json) {
-    auto report = nlohmann::json::parse(*in.last_report_json, nullptr, false);
+    // collect_paths recurses per level: the input layer's depth limit comes first.
+    auto checked = util::check_json(*in.last_report_json, "the last report");
+    if (!checked) util::log::warning(checked.error().message + "; running a full check");
+    auto report = checked ? nlohmann::json::parse(*in.last_report_json, nullptr, false) : nlohmann::json();
     if (!report.is_discarded() && report.is_object() && report.contains("facts")) {
       std::set<std::string> paths, site_packages, dirs;
       collect_paths(report["facts"], "", paths, site_packages);
@@ -173,7 +177,7 @@ util::Result<WorkloadFiles> list_workload_files(const fs::path& dir) {
 std::optional<RunState> load_state(const fs::path& file) {
   auto text = util::read_file(file, 16u << 20);
   if (!text) return std::nullopt;
-  auto doc = nlohmann::json::parse(*text, nullptr, false);
+  auto doc = util::check_json(*text, file.string()) ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("fingerprint") || !doc["fingerprint"].is_string()) {
     util::log::warning(file.string() + ": unreadable run state; running a full check");
     return std::nullopt;
@@ -233,6 +237,7 @@ Decision decide(const std::optional<RunState>& last, const Fingerprint& now, boo
 }
 
 std::optional<std::string> report_status(std::string_view report_json) {
+  if (!util::check_json(report_json, "report")) return std::nullopt;
   auto doc = nlohmann::json::parse(report_json, nullptr, false);
   if (doc.is_object() && doc.contains("summary") && doc["summary"].is_object() && doc["summary"].contains("status") &&
       doc["summary"]["status"].is_string()) {

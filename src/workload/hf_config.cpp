@@ -11,6 +11,8 @@
 #include "workload/hf_config.hpp"
 
 #include "util/file.hpp"
+#include "util/input_guard.hpp"
+#include "workload/layer_limit.hpp"
 #include "util/strings.hpp"
 
 #include <nlohmann/json.hpp>
@@ -331,7 +333,15 @@ util::Result<Kind> kind_of(const std::string& name, std::string_view source, std
                              "linear_attention, mamba, conv)");
 }
 
+// The plan holds one entry per layer: a count past k_max_layers is refused before it is built.
+util::Result<void> bound_layers(std::string_view source, const std::string& key, std::size_t count) {
+  if (count <= static_cast<std::size_t>(k_max_layers)) return {};
+  return invalid(source,
+                 key + ": " + std::to_string(count) + " layers is more than any model has (limit " + std::to_string(k_max_layers) + ")");
+}
+
 util::Result<Plan> plan_from_list(const Json& list, const char* key, std::string_view source) {
+  NVTE_TRY_VOID(bound_layers(source, key, list.size()));
   Plan plan;
   plan.from = key;
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -342,7 +352,9 @@ util::Result<Plan> plan_from_list(const Json& list, const char* key, std::string
 }
 
 util::Result<Plan> layer_plan(const Json& config, const std::string& type, bool has_window, std::string_view source) {
-  std::int64_t count = find_int(config, {"num_hidden_layers", "n_layer", "n_layers", "num_layers"}).value_or(Found{}).value;
+  Found given = find_int(config, {"num_hidden_layers", "n_layer", "n_layers", "num_layers"}).value_or(Found{});
+  std::int64_t count = given.value;
+  if (count > 0) NVTE_TRY_VOID(bound_layers(source, given.key, static_cast<std::size_t>(count)));
   Plan plan;
   if (count <= 0) {
     count = 12;
@@ -360,6 +372,7 @@ util::Result<Plan> layer_plan(const Json& config, const std::string& type, bool 
     return plan_from_list(*list, "layers_block_type", source);
   if (auto pattern = find_string(config, "hybrid_override_pattern")) {
     // Nemotron-H: one character per layer, '*' attention, 'M' Mamba-2, '-' MLP, 'E' MoE.
+    NVTE_TRY_VOID(bound_layers(source, "hybrid_override_pattern", pattern->size()));
     plan.from = "hybrid_override_pattern";
     plan.none_is = "Mamba-2 / MLP";
     for (char c : *pattern) plan.layers.push_back(c == '*' ? Kind::global : Kind::none);
@@ -400,6 +413,7 @@ util::Result<Plan> layer_plan(const Json& config, const std::string& type, bool 
   if (one_of(type, {"llama4", "llama4_text"}) && find_int(config, {"attention_chunk_size"})) {
     if (auto rope = config.find("no_rope_layers"); rope != config.end() && rope->is_array() && !rope->empty()) {
       // 1 = the layer uses RoPE and attends in chunks; 0 = a NoPE layer attending to everything.
+      NVTE_TRY_VOID(bound_layers(source, "no_rope_layers", rope->size()));
       plan.from = "no_rope_layers";
       for (const auto& flag : *rope) plan.layers.push_back(flag.is_number() && flag.get<double>() != 0 ? Kind::chunked : Kind::global);
       return plan;
@@ -524,6 +538,7 @@ util::Result<std::vector<model::Workload>> encoder_decoder(const Json& config, c
 } // namespace
 
 util::Result<std::vector<model::Workload>> parse_hf_config(std::string_view json_text, std::string_view source, const HfOptions& options) {
+  NVTE_TRY_VOID(util::check_json(json_text, source)); // depth and size before the tree is built
   Json root;
   try {
     root = Json::parse(json_text.begin(), json_text.end());

@@ -13,6 +13,8 @@
 #include "workload/megatron.hpp"
 
 #include "util/file.hpp"
+#include "util/input_guard.hpp"
+#include "workload/layer_limit.hpp"
 #include "util/strings.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -446,7 +448,13 @@ void walk(const YAML::Node& node, const std::string& path, std::string_view sour
   }
 }
 
+// A recipe is a few hundred nodes; walk() visits aliased nodes once per alias.
+const util::InputLimits k_recipe_limits{4u << 20, util::k_max_input_depth, 100'000};
+
 util::Result<Run> read_yaml(std::string_view text, std::string_view source) {
+  // walk() recurses into every value and follows aliases: the input layer refuses alias cycles,
+  // a tree deeper than 64 and more than its node budget with aliases expanded (billion laughs).
+  NVTE_TRY_VOID(util::check_yaml(text, source, k_recipe_limits));
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -732,7 +740,13 @@ util::Result<LayerPlan> layer_plan(const Run& run, const std::vector<std::string
   const std::string& src = run.source;
   // Which layers attend how.
   std::int64_t layers = 0;
-  if (const Setting* l = get(run, "num-layers")) layers = NVTE_TRY(positive(*l));
+  if (const Setting* l = get(run, "num-layers")) {
+    layers = NVTE_TRY(positive(*l));
+    // The per-layer plan below holds one entry per layer.
+    if (layers > k_max_layers)
+      return invalid(at(*l) + ": " + std::to_string(layers) + " layers is more than any model has (limit " + std::to_string(k_max_layers) +
+                     ")");
+  }
   std::optional<std::pair<std::int64_t, std::int64_t>> window;
   if (const Setting* w = get(run, "window-size")) {
     std::string text(util::trim(w->values.size() == 1 ? w->values[0] : w->values[0] + "," + w->values[1]));
@@ -765,6 +779,9 @@ util::Result<LayerPlan> layer_plan(const Run& run, const std::vector<std::string
       hybrid_text += c;
     }
     layers = static_cast<std::int64_t>(hybrid_text.size());
+    if (layers > k_max_layers)
+      return invalid(at(*hybrid) + ": " + std::to_string(layers) + " layers is more than any model has (limit " +
+                     std::to_string(k_max_layers) + ")");
   }
   if (per_layer && layers == 0) return invalid(src + ": per-layer attention settings need --num-layers");
   if (cp_types.size() > 1 && static_cast<std::int64_t>(cp_types.size()) != layers)

@@ -4,6 +4,7 @@
 #include "workload/workload_io.hpp"
 
 #include "util/file.hpp"
+#include "util/input_guard.hpp"
 #include "util/strings.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -108,6 +109,7 @@ std::string suggest_workload_key(std::string_view unknown) {
 }
 
 util::Result<std::vector<model::Workload>> parse_workload_text(std::string_view text, std::string_view source) {
+  NVTE_TRY_VOID(util::check_yaml(text, source)); // depth, aliases, one document
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));

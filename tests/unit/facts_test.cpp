@@ -100,3 +100,47 @@ TEST(Facts, OverrideErrorsNameTheKeyAndHint) {
   EXPECT_NE(bad_value.error().message.find("gpu.sm"), std::string::npos);
   EXPECT_FALSE(facts.apply_override("novalue").ok());
 }
+
+TEST(Facts, FromJsonRefusesTreesOfTheWrongShape) {
+  // Audit F3, F4: these loaded, and the driver or the GPUs vanished from the facts (exit 2).
+  auto driver = Facts::from_json(R"({"schema_version": 1, "facts": {"driver": [1, 2]}})", "s.json");
+  ASSERT_FALSE(driver.ok());
+  EXPECT_EQ(driver.error().message, "s.json: fact 'driver': expected an object, got an array");
+  auto gpu = Facts::from_json(R"({"schema_version": 1, "facts": {"gpu": {"a": 1}}})", "s.json");
+  ASSERT_FALSE(gpu.ok());
+  EXPECT_EQ(gpu.error().message, "s.json: fact 'gpu': expected an array, got an object");
+  auto scalar = Facts::from_json(R"({"schema_version": 1, "facts": {"cudnn": 9}})", "s.json");
+  ASSERT_FALSE(scalar.ok());
+  EXPECT_EQ(scalar.error().message, "s.json: fact 'cudnn': expected an object, got 9");
+  auto leaf = Facts::from_json(R"({"schema_version": 1, "facts": {"driver": {"version": {"x": 1}}}})", "s.json");
+  ASSERT_FALSE(leaf.ok());
+  EXPECT_EQ(leaf.error().message, "s.json: fact 'driver.version': expected a single value, got an object");
+  // What to_json writes for a node without GPUs, and names outside the catalog, still load.
+  EXPECT_TRUE(Facts::from_json(R"({"schema_version": 1, "facts": {"gpu": {"count": 0}, "future": [{"x": 1}]}})", "ok.json").ok());
+  EXPECT_TRUE(
+      Facts::from_json(R"({"schema_version": 1, "facts": {"env": {"NVTE_X": "1"}, "selftest": {"cudnn": {"ok": true}}}})", "ok.json").ok());
+}
+
+TEST(Facts, FromJsonRefusesNestingPastTheInputLimit) {
+  // Audit F13: 20,000 levels overflowed the loader's recursive walk.
+  std::string deep = R"({"schema_version": 1, "facts": {"x": )" + std::string(20000, '[') + std::string(20000, ']') + "}}";
+  auto loaded = Facts::from_json(deep, "deep.json");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error().message, "deep.json:1: nested deeper than 64 levels (limit 64)");
+}
+
+TEST(Facts, OverrideIndexMustNameAMemberOrTheNextOne) {
+  Facts facts;
+  facts.set("gpu[0].sm", 90);
+  // Audit S4: gpu[100000000] allocated a hundred million GPUs; S5: gpu[-1] did nothing, silently.
+  auto far = facts.apply_override("gpu[100000000].sm=90");
+  ASSERT_FALSE(far.ok());
+  EXPECT_EQ(far.error().message, "--set gpu[100000000].sm: index out of range: gpu has 1 member (limit: an index from 0 to 1)");
+  EXPECT_FALSE(facts.apply_override("gpu[-1].sm=75").ok());
+  EXPECT_FALSE(facts.apply_override("gpu[x].sm=75").ok());
+  EXPECT_FALSE(facts.apply_override("cudnn.copies[3].path=/x").ok());
+  ASSERT_TRUE(facts.apply_override("gpu[0].sm=80").ok());
+  ASSERT_TRUE(facts.apply_override("gpu[1].sm=75").ok());
+  EXPECT_EQ(facts.count("gpu"), 2u);
+  EXPECT_EQ(facts.get_int("gpu[1].sm"), 75);
+}

@@ -1,12 +1,15 @@
 // libyaml events -> YamlData nodes: a stack of open collections; each finished node is appended
 // to its parent (a sequence item, or alternately a key and a value of a mapping). Anchors map to
-// the node built for them, so an alias is the same node.
-#include "rules/yaml_tree.hpp"
+// the node built for them, so an alias is the same node. The limits are checked on the events,
+// before libyaml's scanner slows down with depth (its simple-key stack is scanned per token) and
+// before anyone walks the tree: the stack size is the depth, and each node's weight (the nodes
+// it stands for with aliases expanded) is summed as it closes.
+#include "util/yaml_tree.hpp"
 
 #include <map>
 #include <yaml.h>
 
-namespace rules::detail {
+namespace util {
 
 namespace {
 
@@ -41,7 +44,17 @@ bool is_null_scalar(const yaml_event_t& e) {
 struct Open {
   YamlData* node;
   std::optional<YamlNode> pending_key; // mappings: the key waiting for its value
+  std::size_t weight = 1;              // this node and everything in it so far, aliases expanded
+  std::string anchor;                  // the anchor it defines, if any
 };
+
+struct Anchor {
+  const YamlData* data = nullptr;
+  std::size_t weight = 1;
+  bool open = false; // its collection has not ended: an alias to it now would be a cycle
+};
+
+std::string anchor_name(const yaml_char_t* name) { return name ? reinterpret_cast<const char*>(name) : ""; }
 
 } // namespace
 
@@ -56,7 +69,7 @@ const YamlEntry* YamlNode::begin() const { return m_data->children.data(); }
 const YamlEntry* YamlNode::end() const { return m_data->children.data() + m_data->children.size(); }
 std::size_t YamlNode::size() const { return m_data->children.size(); }
 
-std::optional<YamlDocument> YamlDocument::parse(std::string_view text, YamlError& error) {
+std::optional<YamlDocument> YamlDocument::parse(std::string_view text, YamlError& error, const InputLimits& limits) {
   YamlDocument doc;
   Parser p;
   if (!p.ok) {
@@ -65,8 +78,24 @@ std::optional<YamlDocument> YamlDocument::parse(std::string_view text, YamlError
   }
   yaml_parser_set_input_string(&p.parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
   std::vector<Open> stack;
-  std::map<std::string, const YamlData*> anchors;
+  std::map<std::string, Anchor> anchors;
+  std::size_t nodes = 0;     // in the document, aliases expanded
+  std::size_t documents = 0; // started so far
   bool done = false;
+  auto refuse = [&](std::string what, const yaml_mark_t& at) {
+    error = YamlError{std::move(what), mark_of(at), true};
+    return std::nullopt;
+  };
+  // Counts a node of the given weight into the document and into the collection holding it.
+  auto count = [&](std::size_t weight) {
+    nodes += weight;
+    if (!stack.empty()) stack.back().weight += weight;
+    return nodes <= limits.max_nodes;
+  };
+  auto too_many = [&] {
+    return "more than " + std::to_string(limits.max_nodes) + " nodes with aliases expanded (limit " + std::to_string(limits.max_nodes) +
+           ")";
+  };
 
   // A finished node goes into the open collection, or becomes the root.
   auto attach = [&](const YamlData* data) {
@@ -84,9 +113,6 @@ std::optional<YamlDocument> YamlDocument::parse(std::string_view text, YamlError
       top.node->children.emplace_back(YamlNode(), *top.pending_key, node);
       top.pending_key.reset();
     }
-  };
-  auto anchor = [&](const yaml_char_t* name, const YamlData* data) {
-    if (name) anchors[reinterpret_cast<const char*>(name)] = data;
   };
 
   while (!done) {
@@ -106,38 +132,51 @@ std::optional<YamlDocument> YamlDocument::parse(std::string_view text, YamlError
         d.type = YamlType::scalar;
         d.scalar.assign(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
       }
-      anchor(e.data.scalar.anchor, &d);
+      if (e.data.scalar.anchor) anchors[anchor_name(e.data.scalar.anchor)] = Anchor{&d, 1, false};
+      if (!count(1)) return refuse(too_many(), e.start_mark);
       attach(&d);
       break;
     }
     case YAML_SEQUENCE_START_EVENT:
     case YAML_MAPPING_START_EVENT: {
+      if (stack.size() >= limits.max_depth)
+        return refuse("nested deeper than " + std::to_string(limits.max_depth) + " levels (limit " + std::to_string(limits.max_depth) + ")",
+                      e.start_mark);
+      if (nodes + 1 > limits.max_nodes) return refuse(too_many(), e.start_mark);
+      ++nodes;
       YamlData& d = doc.m_nodes.emplace_back();
       d.type = e.type == YAML_SEQUENCE_START_EVENT ? YamlType::sequence : YamlType::map;
       d.mark = mark_of(e.start_mark);
-      anchor(e.type == YAML_SEQUENCE_START_EVENT ? e.data.sequence_start.anchor : e.data.mapping_start.anchor, &d);
-      stack.push_back(Open{&d, std::nullopt});
+      std::string name = anchor_name(e.type == YAML_SEQUENCE_START_EVENT ? e.data.sequence_start.anchor : e.data.mapping_start.anchor);
+      if (!name.empty()) anchors[name] = Anchor{&d, 1, true};
+      stack.push_back(Open{&d, std::nullopt, 1, std::move(name)});
       break;
     }
     case YAML_SEQUENCE_END_EVENT:
     case YAML_MAPPING_END_EVENT: {
-      const YamlData* d = stack.back().node;
+      Open closed = std::move(stack.back());
       stack.pop_back();
-      attach(d);
+      if (!closed.anchor.empty()) {
+        if (auto it = anchors.find(closed.anchor); it != anchors.end() && it->second.data == closed.node)
+          it->second = Anchor{closed.node, closed.weight, false};
+      }
+      if (!stack.empty()) stack.back().weight += closed.weight; // counted in nodes already
+      attach(closed.node);
       break;
     }
     case YAML_ALIAS_EVENT: {
-      auto it = anchors.find(reinterpret_cast<const char*>(e.data.alias.anchor));
+      auto it = anchors.find(anchor_name(e.data.alias.anchor));
       if (it == anchors.end()) {
-        error = YamlError{"unknown anchor '" + std::string(reinterpret_cast<const char*>(e.data.alias.anchor)) + "'",
-                          mark_of(e.start_mark)};
+        error = YamlError{"unknown anchor '" + anchor_name(e.data.alias.anchor) + "'", mark_of(e.start_mark)};
         return std::nullopt;
       }
-      attach(it->second);
+      if (it->second.open) return refuse("alias *" + it->first + " inside the node it names, a cycle (limit: none)", e.start_mark);
+      if (!count(it->second.weight)) return refuse(too_many(), e.start_mark);
+      attach(it->second.data);
       break;
     }
-    case YAML_DOCUMENT_END_EVENT:
-      done = true; // the first document only, as YAML::Load
+    case YAML_DOCUMENT_START_EVENT:
+      if (++documents > 1) return refuse("a second YAML document, which would be ignored (limit 1)", e.start_mark);
       break;
     case YAML_STREAM_END_EVENT:
       done = true;
@@ -150,4 +189,4 @@ std::optional<YamlDocument> YamlDocument::parse(std::string_view text, YamlError
   return doc;
 }
 
-} // namespace rules::detail
+} // namespace util

@@ -1,0 +1,82 @@
+// The JSON scan is a small lexer: outside strings, '[' and '{' open a level and ']' and '}' close
+// one; inside strings, a backslash skips the next byte. It does not validate (the parser does
+// that next); it only has to see every bracket a parser would see, so the depth it measures is
+// never below the parser's.
+#include "util/input_guard.hpp"
+
+#include "util/file.hpp"
+#include "util/yaml_tree.hpp"
+
+#include <algorithm>
+
+namespace util {
+
+namespace {
+
+Error limit_error(std::string_view origin, std::size_t line, const std::string& what) {
+  return Error{ErrorKind::parse, std::string(origin) + ":" + std::to_string(line) + ": " + what};
+}
+
+} // namespace
+
+Result<std::string> read_input(const std::filesystem::path& path, const InputLimits& limits) {
+  auto text = read_file(path, limits.max_bytes);
+  if (!text && text.error().message.ends_with(" bytes"))
+    return Error{ErrorKind::invalid, text.error().message + " (limit " + std::to_string(limits.max_bytes) + ")"};
+  return text;
+}
+
+std::size_t line_at_offset(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+}
+
+Result<void> check_json(std::string_view text, std::string_view origin, const InputLimits& limits) {
+  std::size_t depth = 0, nodes = 0, line = 1;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\n') ++line;
+    if (in_string) {
+      if (c == '\\') {
+        if (i + 1 < text.size() && text[i + 1] == '\n') ++line;
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    switch (c) {
+    case '"': in_string = true; break;
+    case '[':
+    case '{':
+      if (++depth > limits.max_depth)
+        return limit_error(origin, line,
+                           "nested deeper than " + std::to_string(limits.max_depth) + " levels (limit " + std::to_string(limits.max_depth) +
+                               ")");
+      [[fallthrough]];
+    case ',':
+      if (++nodes > limits.max_nodes)
+        return limit_error(origin, line,
+                           "more than " + std::to_string(limits.max_nodes) + " values (limit " + std::to_string(limits.max_nodes) + ")");
+      break;
+    case ']':
+    case '}':
+      if (depth > 0) --depth;
+      break;
+    default: break;
+    }
+  }
+  return {};
+}
+
+Result<void> check_yaml(std::string_view text, std::string_view origin, const InputLimits& limits) {
+  YamlError error;
+  if (YamlDocument::parse(text, error, limits)) return {};
+  // Malformed YAML is refused here too: yaml-cpp accepts some text libyaml does not, and the
+  // limits are only known to hold for the text libyaml read.
+  return limit_error(origin, static_cast<std::size_t>(error.mark.line) + 1,
+                     error.limit ? error.message : "malformed YAML: " + error.message);
+}
+
+} // namespace util

@@ -1,0 +1,62 @@
+// The hardened input layer: limits every JSON and YAML reader of the program applies before its
+// parser or any recursive walk sees the text, so no input can nest deeply enough to overflow a
+// stack, expand aliases into billions of nodes or grow a collection without bound. A violation is
+// an Error of kind parse whose message is "ORIGIN:LINE: WHAT (limit N)" (exit 3 at the command
+// line). docs/reliability.md ("Inputs") lists which reader applies which limit and its test.
+#pragma once
+
+#include "util/result.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace util {
+
+// Nesting deeper than this is refused: real documents stay below 10 levels, and every walk over a
+// parsed tree (ours, nlohmann's, yaml-cpp's) recurses once per level.
+inline constexpr std::size_t k_max_input_depth = 64;
+
+struct InputLimits {
+  std::size_t max_bytes = 16u << 20;         // the file's size (read_input)
+  std::size_t max_depth = k_max_input_depth; // open collections at once
+  std::size_t max_nodes = 1'000'000;         // values in the document; YAML aliases count as what they expand to
+};
+
+// The file's content, at most limits.max_bytes ("PATH: larger than N bytes (limit N)").
+Result<std::string> read_input(const std::filesystem::path& path, const InputLimits& limits = {});
+
+// Checks JSON text against the limits with a linear scan (strings and escapes skipped), before a
+// parser builds a tree from it: "ORIGIN:LINE: nested deeper than 64 levels (limit 64)".
+Result<void> check_json(std::string_view text, std::string_view origin, const InputLimits& limits = {});
+
+// The 1-based line of a byte offset in text (for parse errors that carry an offset).
+std::size_t line_at_offset(std::string_view text, std::size_t offset);
+
+// check_json, then Json::parse (nlohmann's basic_json, any flavour). A parse error names the line
+// ("ORIGIN:LINE: not valid JSON: …"); exceptions never leave (nlohmann also throws out_of_range
+// for a number that overflows a double).
+template <class Json>
+Result<Json> parse_json(std::string_view text, std::string_view origin, const InputLimits& limits = {}) {
+  if (auto checked = check_json(text, origin, limits); !checked) return checked.take_error();
+  try {
+    return Json::parse(text);
+  } catch (const typename Json::parse_error& e) {
+    std::string what = e.what();
+    if (auto pos = what.find("parse error"); pos != std::string::npos) what = what.substr(pos);
+    return Error{ErrorKind::parse, std::string(origin) + ":" + std::to_string(line_at_offset(text, e.byte == 0 ? 0 : e.byte - 1)) +
+                                       ": not valid JSON: " + what};
+  } catch (const typename Json::exception& e) {
+    return Error{ErrorKind::parse, std::string(origin) + ": not valid JSON: " + e.what()};
+  }
+}
+
+// Checks YAML text against the limits with libyaml's event stream: nesting depth, the node budget
+// (aliases expanded), an alias inside the node it names (a cycle), and a second document (which
+// yaml-cpp's Load would drop silently). For readers that then build their tree with yaml-cpp; the
+// libyaml tree of yaml_tree.hpp applies the same checks while it builds.
+Result<void> check_yaml(std::string_view text, std::string_view origin, const InputLimits& limits = {});
+
+} // namespace util

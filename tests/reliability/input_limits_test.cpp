@@ -1,0 +1,171 @@
+// The audit's input reproducers at their full size against the built binary (docs/reliability.md,
+// "Inputs"): each crashed (SIGSEGV, std::bad_alloc) or hung before the hardened input layer, and
+// must now end with exit 3 and one line naming the file and the limit, quickly. The shrunk
+// versions that show the messages are CLI cases (tests/cli/cases/inputs.yaml); these show that
+// the sizes that hurt are refused as cheaply. Plus the quadratic-time guard: `check` with 5,000
+// firing rules.
+#include "doctor_runner.hpp"
+#include "util/file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double k_slowdown = 4; // ASan + UBSan builds run the same work several times slower
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr double k_slowdown = 4;
+#else
+constexpr double k_slowdown = 1;
+#endif
+#else
+constexpr double k_slowdown = 1;
+#endif
+
+const std::string k_snapshot = std::string(NVTE_TESTS_DIR) + "/fixtures/snapshots/h100-node.json";
+const std::string k_rules = std::string(NVTE_SOURCE_DIR) + "/rules";
+
+class InputLimits : public testing::Test {
+protected:
+  void SetUp() override {
+    m_dir = fs::temp_directory_path() /
+            ("nvte-input-limits-" + std::to_string(::getpid()) + "-" + testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir);
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    fs::path path = m_dir / name;
+    fs::create_directories(path.parent_path());
+    EXPECT_TRUE(util::write_file_atomic(path, text).ok()) << path;
+    return path.string();
+  }
+
+  // Exit 3, one line on stderr holding every piece, no signal, within seconds.
+  static void expect_refused(const reliability::DoctorRun& run, std::initializer_list<std::string> pieces, double seconds = 10) {
+    EXPECT_EQ(run.exit_code, 3) << run.err;
+    EXPECT_FALSE(run.timed_out);
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    for (const auto& piece : pieces) EXPECT_NE(run.err.find(piece), std::string::npos) << "stderr lacks '" << piece << "': " << run.err;
+    EXPECT_LT(run.seconds, seconds * k_slowdown);
+  }
+
+  static std::string repeat(const std::string& s, std::size_t n) {
+    std::string out;
+    out.reserve(s.size() * n);
+    for (std::size_t i = 0; i < n; ++i) out += s;
+    return out;
+  }
+
+  fs::path m_dir;
+};
+
+} // namespace
+
+TEST_F(InputLimits, DeepFactsJsonOfTheAuditIsExit3) {
+  // F13: 30,000 levels, SIGSEGV in the facts loader's recursive walk.
+  std::string deep =
+      write("deep.json", "{\"schema_version\":1,\"facts\":{\"x\":" + repeat("{\"a\":", 30000) + "1" + std::string(30000, '}') + "}}\n");
+  expect_refused(reliability::run_doctor({"check", "--facts", deep, "--rules", k_rules}),
+                 {"deep.json:1: nested deeper than 64 levels (limit 64)"});
+}
+
+TEST_F(InputLimits, DeepFleetReportOfTheAuditCostsOnlyItsFile) {
+  // L3: 100,000 levels in one node's report, SIGSEGV inside the JSON parser for the whole fleet.
+  auto report = reliability::run_doctor({"check", "--facts", k_snapshot, "--rules", k_rules, "--format", "json"});
+  ASSERT_EQ(report.exit_code, 1) << report.err;
+  std::string good = report.out;
+  std::string bad = good;
+  bad.replace(bad.find("\"findings\": ["), 13, "\"findings\": [" + std::string(100000, '[') + std::string(100000, ']') + ",");
+  write("fleet/a.json", bad);
+  write("fleet/b.json", good);
+  auto run = reliability::run_doctor({"fleet", (m_dir / "fleet").string()});
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  std::string line =
+      "a.json:" + std::to_string(1 + std::count(bad.begin(), bad.begin() + static_cast<std::ptrdiff_t>(bad.find("[[[")), '\n')) +
+      ": nested deeper than 64 levels (limit 64)";
+  EXPECT_NE(run.out.find(line), std::string::npos) << line << "\n" << run.out;
+  EXPECT_NE(run.out.find("Nodes: 1"), std::string::npos) << run.out; // b.json is still summarised
+}
+
+TEST_F(InputLimits, DeepLastReportOfTheAuditIsAWarningAndAFullCheck) {
+  // D3: 60,000 levels in the state directory's report.json, SIGSEGV in run (a crash loop under systemd).
+  write("c.yaml", "state_dir: " + (m_dir / "st").string() + "\nrules: [" + k_rules + "]\nselftest:\n  policy: never\n");
+  write("st/report.json", "{\"facts\":{\"x\":" + std::string(60000, '[') + std::string(60000, ']') + "}}\n");
+  auto run = reliability::run_doctor({"run", "--config", (m_dir / "c.yaml").string(), "--facts", k_snapshot});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("the last report:1: nested deeper than 64 levels (limit 64); running a full check"), std::string::npos) << run.err;
+  auto rewritten = util::read_file(m_dir / "st/report.json");
+  ASSERT_TRUE(rewritten.ok());
+  EXPECT_NE(rewritten->find("\"summary\""), std::string::npos); // the full check replaced it
+}
+
+TEST_F(InputLimits, NemoAliasCycleAndBillionLaughsOfTheAuditAreExit3) {
+  // M7: 84 bytes, SIGSEGV; M8: 892 bytes, still running at 60 s.
+  std::string cycle = write("cycle.yaml", "model: &m\n  num_layers: 32\n  hidden_size: 4096\n  num_attention_heads: 32\n  self: *m\n");
+  expect_refused(reliability::run_doctor({"explain", "--facts", k_snapshot, "--rules", k_rules, "--megatron-args", cycle}),
+                 {"cycle.yaml:5: alias *m inside the node it names, a cycle"});
+  std::string laughs = "a0: &a0 {k0: 1, k1: 1, k2: 1, k3: 1, k4: 1, k5: 1, k6: 1, k7: 1, k8: 1, k9: 1}\n";
+  for (int l = 1; l <= 8; ++l) {
+    laughs += "a" + std::to_string(l) + ": &a" + std::to_string(l) + " {";
+    for (int i = 0; i < 10; ++i) laughs += (i ? ", k" : "k") + std::to_string(i) + ": *a" + std::to_string(l - 1);
+    laughs += "}\n";
+  }
+  laughs += "model:\n  num_layers: 32\n  hidden_size: 4096\n  num_attention_heads: 32\n  extra: *a8\n";
+  std::string file = write("laughs.yaml", laughs);
+  expect_refused(reliability::run_doctor({"explain", "--facts", k_snapshot, "--rules", k_rules, "--megatron-args", file}),
+                 {"laughs.yaml:", "nodes with aliases expanded (limit 100000)"});
+}
+
+TEST_F(InputLimits, HugeCountsAndIndicesOfTheAuditAreExit3AtOnce) {
+  // H8: num_hidden_layers 4,000,000,000 ended in std::bad_alloc; S4: gpu[100000000] likewise.
+  auto config = util::read_file(std::string(NVTE_TESTS_DIR) + "/fixtures/hf/llama-3-8b/config.json");
+  ASSERT_TRUE(config.ok());
+  std::string text = *config;
+  text.replace(text.find("\"num_hidden_layers\": 32"), 23, "\"num_hidden_layers\": 4000000000");
+  std::string hf = write("hf.json", text);
+  expect_refused(reliability::run_doctor({"explain", "--facts", k_snapshot, "--rules", k_rules, "--hf-config", hf}),
+                 {"hf.json: num_hidden_layers: 4000000000 layers is more than any model has (limit 10000)"}, 5);
+  expect_refused(reliability::run_doctor({"check", "--facts", k_snapshot, "--rules", k_rules, "--set", "gpu[100000000].sm=90"}),
+                 {"gpu[100000000]", "index out of range"}, 5);
+  expect_refused(reliability::run_doctor({"check", "--facts", k_snapshot, "--rules", k_rules, "--set", "gpu[999999999].sm=90"}),
+                 {"gpu[999999999]", "index out of range"}, 5);
+}
+
+TEST_F(InputLimits, DeepRulesAndWorkloadsOfTheAuditAreRefusedQuickly) {
+  // R11: 200,000 levels of flow nesting in a rules file ran past 60 s inside libyaml.
+  write("r/a.yaml", "rules: " + std::string(200000, '[') + std::string(200000, ']') + "\n");
+  auto rules = reliability::run_doctor({"check", "--facts", k_snapshot, "--rules", (m_dir / "r").string()});
+  EXPECT_EQ(rules.exit_code, 3) << rules.err;
+  EXPECT_NE(rules.err.find("nested deeper than 64 levels (limit 64)"), std::string::npos) << rules.err;
+  EXPECT_LT(rules.seconds, 5 * k_slowdown);
+  // W1: yaml-cpp's own guard said only "bad file".
+  std::string w = write("w.yaml", "name: x\nhead_dim_qk: " + std::string(100000, '[') + std::string(100000, ']') + "\n");
+  expect_refused(reliability::run_doctor({"explain", "--facts", k_snapshot, "--rules", k_rules, "-w", w}),
+                 {"w.yaml:2: nested deeper than 64 levels (limit 64)"}, 5);
+}
+
+TEST_F(InputLimits, CheckWithFiveThousandFiringRulesTakesUnderFiveSeconds) {
+  // R36: check was quadratic in the number of findings (4,000 firing rules: 36 s).
+  for (int file = 0; file < 10; ++file) {
+    std::string text = "rules:\n";
+    for (int i = 0; i < 500; ++i) {
+      std::string id = "many-" + std::to_string(file) + "-" + std::to_string(i);
+      text += "  - {id: " + id + ", title: t, severity: warning, when: \"true\", message: m}\n";
+    }
+    write("many/f" + std::to_string(file) + ".yaml", text);
+  }
+  auto run = reliability::run_doctor({"check", "--facts", k_snapshot, "--rules", (m_dir / "many").string(), "--format", "json"}, {},
+                                     std::chrono::seconds(120));
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.out.find("many-9-499"), std::string::npos);
+  EXPECT_LT(run.seconds, 5 * k_slowdown) << "check with 5,000 firing rules took " << run.seconds << " s";
+}

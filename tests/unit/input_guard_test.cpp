@@ -1,0 +1,127 @@
+// The hardened input layer: each limit refuses with "ORIGIN:LINE: WHAT (limit N)", inputs just
+// inside the limits pass, and the audit's pathological inputs are refused quickly (the sizes that
+// crashed or hung the readers before the layer existed).
+#include "util/input_guard.hpp"
+#include "util/yaml_tree.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <string>
+
+namespace {
+
+std::string nested_json(std::size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
+
+std::string message(const util::Result<void>& r) { return r ? std::string("ok") : r.error().message; }
+
+std::string laughs(int levels) {
+  std::string s = "a0: &a0 {k0: 1, k1: 1, k2: 1, k3: 1, k4: 1, k5: 1, k6: 1, k7: 1, k8: 1, k9: 1}\n";
+  for (int l = 1; l <= levels; ++l) {
+    s += "a" + std::to_string(l) + ": &a" + std::to_string(l) + " {";
+    for (int i = 0; i < 10; ++i) s += (i ? ", k" : "k") + std::to_string(i) + ": *a" + std::to_string(l - 1);
+    s += "}\n";
+  }
+  return s;
+}
+
+} // namespace
+
+TEST(InputGuard, JsonDepthIsLimitedWithTheLine) {
+  EXPECT_TRUE(util::check_json(nested_json(64), "f.json"));
+  EXPECT_EQ(message(util::check_json("{\n\"a\":\n" + nested_json(65) + "}", "f.json")),
+            "f.json:3: nested deeper than 64 levels (limit 64)");
+  util::InputLimits shallow;
+  shallow.max_depth = 2;
+  EXPECT_EQ(message(util::check_json("{\"a\": {\"b\": {}}}", "x", shallow)), "x:1: nested deeper than 2 levels (limit 2)");
+}
+
+TEST(InputGuard, JsonBracketsInsideStringsAreText) {
+  std::string s = "{\"a\": \"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"}";
+  EXPECT_TRUE(util::check_json(s, "f.json")) << message(util::check_json(s, "f.json"));
+}
+
+TEST(InputGuard, JsonValueCountIsLimited) {
+  util::InputLimits small;
+  small.max_nodes = 3;
+  EXPECT_TRUE(util::check_json("[1,2]", "x", small));
+  EXPECT_EQ(message(util::check_json("[1,2,3,4]", "x", small)), "x:1: more than 3 values (limit 3)");
+}
+
+TEST(InputGuard, TheAuditsDeepJsonIsRefusedFastAndNeverParsed) {
+  // 100,000 levels crashed fleet inside nlohmann's parse (audit L3).
+  auto start = std::chrono::steady_clock::now();
+  auto parsed = util::parse_json<nlohmann::ordered_json>(nested_json(100000), "a.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().message, "a.json:1: nested deeper than 64 levels (limit 64)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+TEST(InputGuard, ParseJsonNamesTheLineOfASyntaxError) {
+  auto parsed = util::parse_json<nlohmann::json>("{\n\"a\": 1,\n}", "f.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().message.rfind("f.json:3: not valid JSON: ", 0), 0u) << parsed.error().message;
+  auto big = util::parse_json<nlohmann::json>("[1e999]", "f.json"); // out_of_range 406, not parse_error
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().message.find("f.json"), std::string::npos);
+  auto fine = util::parse_json<nlohmann::json>("{\"a\": [1, 2]}", "f.json");
+  ASSERT_TRUE(fine);
+  EXPECT_EQ((*fine)["a"][1], 2);
+}
+
+TEST(InputGuard, YamlDepthIsLimitedBlockAndFlow) {
+  EXPECT_TRUE(util::check_yaml("a: " + nested_json(63) + "\n", "f.yaml")); // the mapping is level 1
+  EXPECT_EQ(message(util::check_yaml("name: x\nv: " + nested_json(64) + "\n", "f.yaml")),
+            "f.yaml:2: nested deeper than 64 levels (limit 64)");
+  std::string block;
+  for (int i = 0; i < 70; ++i) block += std::string(static_cast<std::size_t>(i) * 2, ' ') + "k" + std::to_string(i) + ":\n";
+  EXPECT_EQ(message(util::check_yaml(block, "b.yaml")), "b.yaml:65: nested deeper than 64 levels (limit 64)");
+}
+
+TEST(InputGuard, YamlFlowNestingOfTheAuditIsRefusedBeforeLibyamlSlowsDown) {
+  // 200,000 levels ran past 60 s in the rules loader (audit R11): libyaml's scanner is quadratic
+  // in the flow depth, so the refusal must come from the event stream, early.
+  auto start = std::chrono::steady_clock::now();
+  util::YamlError error;
+  EXPECT_FALSE(util::YamlDocument::parse("rules: " + nested_json(200000) + "\n", error));
+  EXPECT_TRUE(error.limit);
+  EXPECT_EQ(error.message, "nested deeper than 64 levels (limit 64)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST(InputGuard, YamlAliasCycleIsRefused) {
+  std::string cycle = "model: &m\n  num_layers: 32\n  self: *m\n";
+  EXPECT_EQ(message(util::check_yaml(cycle, "c.yaml")), "c.yaml:3: alias *m inside the node it names, a cycle (limit: none)");
+  // An alias after its anchor's node has ended is an ordinary shared node.
+  EXPECT_TRUE(util::check_yaml("base: &b {x: 1}\nmodel: {a: *b, c: *b}\n", "ok.yaml"));
+}
+
+TEST(InputGuard, YamlBillionLaughsStopsAtTheNodeBudget) {
+  util::InputLimits limits;
+  limits.max_nodes = 100000;
+  auto start = std::chrono::steady_clock::now();
+  auto r = util::check_yaml(laughs(8), "laughs.yaml", limits); // 10^9 nodes expanded, 892 bytes
+  EXPECT_EQ(message(r), "laughs.yaml:5: more than 100000 nodes with aliases expanded (limit 100000)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_TRUE(util::check_yaml(laughs(3), "small.yaml", limits)); // 24,684 nodes expanded
+}
+
+TEST(InputGuard, YamlSecondDocumentIsRefused) {
+  EXPECT_EQ(message(util::check_yaml("rules: []\n---\nrules: [1]\n", "r.yaml")),
+            "r.yaml:2: a second YAML document, which would be ignored (limit 1)");
+  EXPECT_TRUE(util::check_yaml("---\nrules: []\n...\n", "one.yaml"));
+}
+
+TEST(InputGuard, MalformedYamlIsRefusedWithItsLine) {
+  EXPECT_EQ(message(util::check_yaml("a: [1\nb: 2\n", "m.yaml")).rfind("m.yaml:", 0), 0u);
+  EXPECT_NE(message(util::check_yaml("a: [1\nb: 2\n", "m.yaml")).find("malformed YAML"), std::string::npos);
+}
+
+TEST(InputGuard, ReadInputCapsTheSize) {
+  util::InputLimits tiny;
+  tiny.max_bytes = 4;
+  auto r = util::read_input("/proc/self/cmdline", tiny);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("(limit 4)"), std::string::npos) << r.error().message;
+}
