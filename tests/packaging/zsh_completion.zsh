@@ -16,7 +16,9 @@ wait_for() {
   return 1
 }
 zpty z zsh -f -i
-zpty -w z "PS1='> '; fpath=($dir \$fpath); autoload -Uz compinit; compinit -u -D -d /dev/null; path=($bindir \$path)"
+# compinit's dump file beside OUT: `-d /dev/null` made compinit replace the device node with a
+# regular file when the suite ran as root (every later `>/dev/null` on the host then wrote to it).
+zpty -w z "PS1='> '; fpath=($dir \$fpath); autoload -Uz compinit; compinit -u -D -d ${out}.zcompdump; path=($bindir \$path)"
 zpty -w z "dump() { print -r -- \"\$BUFFER\" >> $out; BUFFER=; }; zle -N dump; bindkey '^X' dump; print -r -- ready >> $out"
 wait_for 1 || { print "zsh did not start"; exit 1 }
 n=1
