@@ -26,8 +26,9 @@ void write_output(const Options& options, std::string_view document);
 // them is util::Fatal listing every place looked.
 std::vector<std::filesystem::path> rules_directories(const Options& options);
 
-// Host name for reports, and the current time as RFC 3339 (UTC).
+// Host name for reports; a Unix time, and the current time, as RFC 3339 (UTC).
 std::string host_name();
+std::string rfc3339(std::int64_t unix_seconds);
 std::string now_rfc3339();
 
 } // namespace app

@@ -91,12 +91,7 @@ service::BundleVersion installed_version(const fs::path& bundle_dir) {
 
 std::string utc_date(std::int64_t unix_seconds) {
   if (unix_seconds <= 0) return "at an unknown time";
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm utc{};
-  ::gmtime_r(&t, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
+  return rfc3339(unix_seconds);
 }
 
 std::optional<std::string> bundle_description(const fs::path& bundle_dir) {

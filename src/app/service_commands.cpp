@@ -55,15 +55,6 @@ void apply_config_workloads(Options& options) {
 
 namespace {
 
-std::string rfc3339(double unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm utc{};
-  ::gmtime_r(&t, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 void write_or_fatal(const fs::path& path, std::string_view content, util::Sync sync = util::Sync::yes) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
@@ -190,7 +181,7 @@ int run_run(const Options& given) {
   if (config.outputs.prometheus) write_or_fatal(*config.outputs.prometheus, report::render_prometheus(report, {now, seconds}));
   if (config.outputs.nfd) {
     // Labels expire when the doctor stops refreshing them (two max_age periods).
-    write_or_fatal(*config.outputs.nfd, report::render_nfd(report, rfc3339(now + 2.0 * static_cast<double>(config.max_age.count()))));
+    write_or_fatal(*config.outputs.nfd, report::render_nfd(report, rfc3339(static_cast<std::int64_t>(now + 2.0 * static_cast<double>(config.max_age.count())))));
   }
   auto saved_fingerprint = service::compute_fingerprint(fingerprint_inputs(options, config, json));
   auto saved = service::save_state(config.state_dir / "state.json", {saved_fingerprint.digest, now, saved_fingerprint.inputs});
