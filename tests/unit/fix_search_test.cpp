@@ -5,6 +5,7 @@
 // rule-written commands that cannot be verified say why; the ranking (a Megatron argument before a
 // counterfactual, upgrades before downgrades), one pin per package for a whole report, and
 // debugging hints kept apart from fixes.
+#include "support/shipped_rules.hpp"
 #include "probe/relink.hpp"
 #include "rules/fix_commands.hpp"
 #include "rules/fix_search.hpp"
@@ -21,14 +22,7 @@
 
 namespace {
 
-const rules::RuleSet& shipped() {
-  static const rules::RuleSet set = [] {
-    auto loaded = rules::RuleSet::load({NVTE_RULES_DIR}, rules::TestCases::count);
-    if (!loaded.rules) throw std::runtime_error(rules::render(loaded.diagnostics));
-    return std::move(*loaded.rules);
-  }();
-  return set;
-}
+const rules::RuleSet& shipped() { return test_support::shipped_rules(); }
 
 rules::SearchOptions options() {
   rules::SearchOptions o;

@@ -2,6 +2,7 @@
 // probed and run through the shipped rules and the fix search: the import-order finding names
 // both orders and gets `export CUDNN_PATH=<venv>/nvidia/cudnn` verified by re-running TE's search;
 // the missing pydantic is an error with the node interpreter's pip command.
+#include "support/shipped_rules.hpp"
 #include "probe/node_probes.hpp"
 #include "probe/relink.hpp"
 #include "rules/fix_search.hpp"
@@ -15,14 +16,7 @@ using test_support::NodeFixture;
 
 namespace {
 
-const rules::RuleSet& shipped() {
-  static const rules::RuleSet set = [] {
-    auto loaded = rules::RuleSet::load({NVTE_RULES_DIR}, rules::TestCases::count);
-    if (!loaded.rules) throw std::runtime_error(rules::render(loaded.diagnostics));
-    return std::move(*loaded.rules);
-  }();
-  return set;
-}
+const rules::RuleSet& shipped() { return test_support::shipped_rules(); }
 
 model::Facts probe_te_node(const probe::Host& host) {
   model::Facts facts;
