@@ -63,14 +63,12 @@ std::vector<std::filesystem::path> rules_directories(const Options& options) {
   if (const char* env = std::getenv("NVTE_DOCTOR_RULES"); env && *env) return {env};
   if (auto updated = active_bundle(options)) return {*updated}; // `rules update` replaced the installed set
   // An installed bundle this user cannot read (a 0750 state directory): said, never silent.
-  if (auto why = unreadable_bundle(options))
-    util::log::warning("cannot read the updated rules (" + *why + "); using the packaged rules");
+  if (auto why = unreadable_bundle(options)) util::log::warning("cannot read the updated rules (" + *why + "); using the packaged rules");
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   std::filesystem::path source = std::filesystem::path(NVTE_SOURCE_DIR) / "rules";
   // A binary in its build tree uses the rules of its source tree, even where a package is installed.
-  if (!ec && exe.parent_path() == std::filesystem::path(NVTE_BUILD_DIR) && std::filesystem::is_directory(source, ec))
-    return {source};
+  if (!ec && exe.parent_path() == std::filesystem::path(NVTE_BUILD_DIR) && std::filesystem::is_directory(source, ec)) return {source};
   // Then the places a relocated binary carries its rules (a tarball, a container, a module-file
   // prefix): <prefix>/bin/nvte-doctor with <prefix>/share/nvte-doctor/rules, or rules/ beside
   // the binary; then the configured install prefix. A binary copied out of its build tree is a
@@ -86,8 +84,7 @@ std::vector<std::filesystem::path> rules_directories(const Options& options) {
     if (std::filesystem::is_directory(candidate, ec)) return {candidate};
     looked.push_back(candidate.string());
   }
-  throw util::Fatal{"no rules directory found (looked in " + util::join(looked, ", ") +
-                    "); pass --rules DIR or set NVTE_DOCTOR_RULES"};
+  throw util::Fatal{"no rules directory found (looked in " + util::join(looked, ", ") + "); pass --rules DIR or set NVTE_DOCTOR_RULES"};
 }
 
 std::string host_name() {

@@ -84,11 +84,16 @@ std::optional<model::Explanation> shape_explanation(const rules::RuleSet& rules,
   if (!args) return std::nullopt;
   const auto& a = *args;
   auto number = [&](const char* key) { return std::to_string(a[key].get<long long>()); };
-  std::vector<std::string> settings = {
-      "qkv_dtype=" + a["dtype"].get<std::string>(), "qkv_layout=" + a["layout"].get<std::string>(),
-      "batch_size=" + number("batch"), "num_heads=" + number("heads"), "num_gqa_groups=" + number("kv_heads"),
-      "max_seqlen_q=" + number("seq_q"), "max_seqlen_kv=" + number("seq_kv"), "head_dim_qk=" + number("dim_qk"),
-      "head_dim_v=" + number("dim_v"), std::string("attn_mask_type=") + (a["causal"].get<bool>() ? "causal" : "no_mask")};
+  std::vector<std::string> settings = {"qkv_dtype=" + a["dtype"].get<std::string>(),
+                                       "qkv_layout=" + a["layout"].get<std::string>(),
+                                       "batch_size=" + number("batch"),
+                                       "num_heads=" + number("heads"),
+                                       "num_gqa_groups=" + number("kv_heads"),
+                                       "max_seqlen_q=" + number("seq_q"),
+                                       "max_seqlen_kv=" + number("seq_kv"),
+                                       "head_dim_qk=" + number("dim_qk"),
+                                       "head_dim_v=" + number("dim_v"),
+                                       std::string("attn_mask_type=") + (a["causal"].get<bool>() ? "causal" : "no_mask")};
   if (a.contains("window_left") && a["window_left"].get<long long>() >= 0)
     settings.push_back("window_size=" + number("window_left") + "," + (a.contains("window_right") ? number("window_right") : "-1"));
   for (const char* key : {"is_training", "deterministic"})

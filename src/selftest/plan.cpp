@@ -131,9 +131,8 @@ void compare_te_choices(Json& result, const std::vector<std::string>& predicted,
 
 } // namespace
 
-CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script,
-                             const std::vector<model::Workload>& workloads, const std::vector<std::string>& predicted,
-                             std::chrono::milliseconds timeout) {
+CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script, const std::vector<model::Workload>& workloads,
+                             const std::vector<std::string>& predicted, std::chrono::milliseconds timeout) {
   CheckOutcome outcome;
   outcome.check = "python";
   outcome.label = interpreter;
@@ -304,8 +303,8 @@ Results run_all(const Plan& input) {
   for (auto& outcome : kernel_checks) out.push_back(std::move(outcome));
   out.push_back(std::move(basics[2]));
   if (!plan.python_executable.empty() && !plan.python_script.empty())
-    out.push_back(run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.predicted_selected,
-                                  plan.runner.timeout * 4));
+    out.push_back(
+        run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.predicted_selected, plan.runner.timeout * 4));
   return results;
 }
 

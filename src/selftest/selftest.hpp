@@ -117,9 +117,8 @@ Results run_all(const Plan& plan);
 
 // The Python tier: runs script with interpreter for the workloads, bounded by the timeout.
 // predicted: explain's selected backend per workload; TE's own choice is held against it.
-CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script,
-                             const std::vector<model::Workload>& workloads, const std::vector<std::string>& predicted,
-                             std::chrono::milliseconds timeout);
+CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script, const std::vector<model::Workload>& workloads,
+                             const std::vector<std::string>& predicted, std::chrono::milliseconds timeout);
 
 // Facts selftest.<check>.{status,ok,error,seconds,...}; checks run once per workload are folded
 // (ok when all ok, the first failure's error and case label, the largest errors).

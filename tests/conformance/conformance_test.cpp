@@ -95,7 +95,8 @@ struct CaseTable {
 CaseTable read_cases(const fs::path& file) {
   auto lines = read_jsonl(file);
   CaseTable table{lines[0].at("workload_defaults"), {}};
-  for (std::size_t i = 1; i < lines.size(); ++i) table.cases.emplace(lines[i].at("name").get<std::string>(), case_of(lines[i], table.defaults));
+  for (std::size_t i = 1; i < lines.size(); ++i)
+    table.cases.emplace(lines[i].at("name").get<std::string>(), case_of(lines[i], table.defaults));
   return table;
 }
 
