@@ -30,6 +30,19 @@ using T = ValueType;
   {library ".copies[].source", T::string, "where it was found: ld_cache, ld_library_path, cuda_home, compat, site_packages, conda, system"}, \
   {library ".copies[].version_source", T::string, "how its version was read: file_name, header, dist_info, elf_string, loaded"}
 
+// The Requires-Dist closure of a package (probe/requirements.hpp): what its distributions
+// require that the interpreter does not have.
+// clang-format off
+#define NVTE_REQUIREMENTS(package)                                                                              \
+  {package ".requirements.missing_count", T::integer,                                                          \
+   "Requires-Dist entries of " package "'s distributions (markers and extras in effect) that none installed meets"}, \
+  {package ".requirements.missing[].requirement", T::string, "an unmet requirement as pip names it (importlib-metadata>=1.0)"}, \
+  {package ".requirements.missing[].name", T::string, "its distribution name, normalized (importlib_metadata)"}, \
+  {package ".requirements.missing[].required_by", T::string, "the distribution whose METADATA requires it"},      \
+  {package ".requirements.missing[].extra", T::string, "the extra that brings it (pytorch, jax, core_cu12); absent when none"}, \
+  {package ".requirements.missing[].found_version", T::string, "the installed version outside the specifier; absent when not installed"}
+// clang-format on
+
 const FactSpec k_catalog[] = {
     {"gpu.count", T::integer, "number of NVIDIA GPUs"},
     {"gpu[].index", T::integer, "index of the GPU (NVML / PCI bus order)"},
@@ -60,27 +73,37 @@ const FactSpec k_catalog[] = {
     NVTE_LIBRARY("nccl"),
     NVTE_LIBRARY("nvrtc"),
     NVTE_LIBRARY("cudart"),
+    NVTE_LIBRARY("cublas"),
+    NVTE_LIBRARY("cublaslt"),
     NVTE_LIBRARY("libcuda"),
     {"cudnn.loaded_by", T::string, "which consumer's choice cudnn.version reports: transformer_engine, torch, loader"},
     {"cudnn.copies_disagree", T::boolean, "the copies of cuDNN on the node have different versions"},
     {"nccl.copies_disagree", T::boolean, "the copies of NCCL on the node have different versions"},
     {"nvrtc.copies_disagree", T::boolean, "the copies of NVRTC on the node have different versions"},
+    {"cublaslt.copies_disagree", T::boolean, "the copies of cuBLASLt on the node have different versions"},
     NVTE_LOADED_BY("torch", "cudnn"),
     NVTE_LOADED_BY("torch", "nccl"),
     NVTE_LOADED_BY("torch", "nvrtc"),
     NVTE_LOADED_BY("torch", "cudart"),
+    NVTE_LOADED_BY("torch", "cublas"),
+    NVTE_LOADED_BY("torch", "cublaslt"),
+    NVTE_LOADED_BY("te", "cublas"),
+    NVTE_LOADED_BY("te", "cublaslt"),
     NVTE_LOADED_BY("te", "cudnn"),
     NVTE_LOADED_BY("te", "nvrtc"),
     NVTE_LOADED_BY("te", "nccl"),
     NVTE_LOADED_BY("te", "cudart"),
-    {"te.cudnn.torch_first.path", T::string, "the cuDNN TE runs on when torch is imported first (TE's own pick, mapped beside torch's copy)"},
+    {"te.cudnn.torch_first.path", T::string,
+     "the cuDNN TE runs on when torch is imported first (TE's own pick, mapped beside torch's copy)"},
     {"te.cudnn.torch_first.version", T::version, "its version"},
     {"te.cudnn.te_first.path", T::string, "the cuDNN TE runs on when TE is imported before torch (TE's own pick)"},
     {"te.cudnn.te_first.version", T::version, "its version"},
     {"torch.cudnn.te_first.path", T::string, "the cuDNN torch binds to when TE is imported first (TE's copy when the SONAMEs agree)"},
     {"torch.cudnn.te_first.version", T::version, "its version"},
-    {"torch.cudnn.check_fails", T::boolean, "torch's cuDNN check (torch.backends.cudnn) rejects the copy torch loads itself: older than torch.cudnn.compiled_version"},
-    {"torch.cudnn.te_first.fails", T::boolean, "torch's cuDNN check (torch.backends.cudnn) raises 'cuDNN version incompatibility' when TE is imported first"},
+    {"torch.cudnn.check_fails", T::boolean,
+     "torch's cuDNN check (torch.backends.cudnn) rejects the copy torch loads itself: older than torch.cudnn.compiled_version"},
+    {"torch.cudnn.te_first.fails", T::boolean,
+     "torch's cuDNN check (torch.backends.cudnn) raises 'cuDNN version incompatibility' when TE is imported first"},
     {"cudnn.mapped_copies.torch_first", T::integer, "cuDNN copies a process maps after `import torch` then `import transformer_engine`"},
     {"cudnn.mapped_copies.te_first", T::integer, "cuDNN copies a process maps after `import transformer_engine` then `import torch`"},
     {"nvrtc.mapped_copies.torch_first", T::integer, "NVRTC copies a process maps after `import torch` then `import transformer_engine`"},
@@ -95,20 +118,23 @@ const FactSpec k_catalog[] = {
     {"torch.version", T::version, "PyTorch version"},
     {"torch.cuda_version", T::version, "CUDA version PyTorch was built for"},
     {"torch.path", T::string, "PyTorch package directory"},
-    {"torch.cudnn.compiled_version", T::version, "the cuDNN torch was built against: the nvidia-cudnn wheel its METADATA pins (its cuDNN check needs that major and at least that minor)"},
+    {"torch.cudnn.compiled_version", T::version,
+     "the cuDNN torch was built against: the nvidia-cudnn wheel its METADATA pins (its cuDNN check needs that major and at least that "
+     "minor)"},
     {"te.version", T::version, "TransformerEngine version"},
     {"te.distribution", T::string, "the TE distribution name (transformer_engine, transformer-engine-cu12, ...)"},
     {"te.path", T::string, "TransformerEngine package directory"},
     {"te.cuda_major", T::integer, "CUDA major of the TE build (from the cu12/cu13 distribution)"},
     {"te.core_library.path", T::string, "TE's core library (libtransformer_engine.so) as its package holds it"},
     {"te.torch_extension.path", T::string, "TE's PyTorch extension (transformer_engine_torch*.so) as TE's own search finds it"},
-    {"te.torch_extension.present", T::boolean, "TE's search finds exactly one PyTorch extension (recorded where PyTorch or transformer_engine_torch is installed)"},
+    {"te.torch_extension.present", T::boolean,
+     "TE's search finds exactly one PyTorch extension (recorded where PyTorch or transformer_engine_torch is installed)"},
     {"te.torch_extension.reason", T::string, "why TE's search finds no PyTorch extension, or several"},
-    {"te.requirements.missing_count", T::integer, "Requires-Dist entries of TE's distributions (no extras) that no installed distribution meets"},
-    {"te.requirements.missing[].requirement", T::string, "an unmet requirement as pip names it (pydantic, importlib-metadata>=1.0)"},
-    {"te.requirements.missing[].name", T::string, "its distribution name, normalized (importlib_metadata)"},
-    {"te.requirements.missing[].required_by", T::string, "the TE distribution whose METADATA requires it"},
-    {"te.requirements.missing[].found_version", T::string, "the installed version that does not meet the specifier (absent when not installed)"},
+    NVTE_REQUIREMENTS("te"),
+    NVTE_REQUIREMENTS("torch"),
+    NVTE_REQUIREMENTS("flash_attn"),
+    NVTE_REQUIREMENTS("flash_attn_3"),
+    NVTE_REQUIREMENTS("flash_attn_4"),
     {"flash_attn.version", T::version, "flash-attn (FlashAttention 2) version"},
     {"flash_attn_3.version", T::version, "flash-attn-3 (FlashAttention 3) version; flashattn-hopper before its rename"},
     {"flash_attn_4.version", T::version, "flash-attn-4 (FlashAttention 4, CuTe DSL) version"},
@@ -162,7 +188,8 @@ const FactSpec k_catalog[] = {
     {"probe.*.missing_symbols", T::string, "entry points the probe's vendor library lacks, comma-separated"},
     {"probe.*.reason", T::string, "why a probe did not succeed"},
     {"probe.*.seconds", T::number, "how long a probe took"},
-    {"probe.unreadable_paths", T::string, "node directories the probes could not read (permission denied), '; '-separated: what they hold is unknown"},
+    {"probe.unreadable_paths", T::string,
+     "node directories the probes could not read (permission denied), '; '-separated: what they hold is unknown"},
 };
 
 #undef NVTE_LIBRARY

@@ -24,6 +24,9 @@ const LibrarySpec k_specs[] = {
     {"nccl", "libnccl", "nvidia_nccl", gpuapi::VersionedLibrary::nccl},
     {"nvrtc", "libnvrtc", "nvidia_cuda_nvrtc", gpuapi::VersionedLibrary::nvrtc},
     {"cudart", "libcudart", "nvidia_cuda_runtime", gpuapi::VersionedLibrary::cudart},
+    // One wheel ships both (nvidia-cublas-cu12; for CUDA 13 nvidia-cublas, in nvidia/cu13/lib).
+    {"cublas", "libcublas", "nvidia_cublas", gpuapi::VersionedLibrary::cublas},
+    {"cublaslt", "libcublasLt", "nvidia_cublas", gpuapi::VersionedLibrary::cublaslt},
     {"libcuda", "libcuda", "", std::nullopt},
 };
 
@@ -62,6 +65,15 @@ std::optional<model::Version> version_in_header(const LibrarySpec& spec, std::st
   if (spec.key == "cudart") {
     if (auto v = define_value(text, "CUDART_VERSION")) return model::Version{*v / 1000, (*v % 1000) / 10};
   }
+  if (spec.key == "cublas" || spec.key == "cublaslt") {
+    // cublas_api.h: CUBLAS_VER_MAJOR 13, _MINOR 1, _PATCH 0, _BUILD 3 -> 13.1.0.3, the wheel's
+    // version; cuBLASLt is released with cuBLAS and has no header of its own for it.
+    auto major = define_value(text, "CUBLAS_VER_MAJOR"), minor = define_value(text, "CUBLAS_VER_MINOR");
+    auto patch = define_value(text, "CUBLAS_VER_PATCH"), build = define_value(text, "CUBLAS_VER_BUILD");
+    if (!major || !minor || !patch) return std::nullopt;
+    if (build) return model::Version{*major, *minor, *patch, *build};
+    return model::Version{*major, *minor, *patch};
+  }
   return std::nullopt;
 }
 
@@ -69,6 +81,7 @@ std::vector<std::string_view> headers_of(const LibrarySpec& spec) {
   if (spec.key == "cudnn") return {"cudnn_version.h", "cudnn.h"};
   if (spec.key == "nccl") return {"nccl.h"};
   if (spec.key == "cudart") return {"cuda_runtime_api.h"};
+  if (spec.key == "cublas" || spec.key == "cublaslt") return {"cublas_api.h"};
   return {};
 }
 
@@ -209,8 +222,14 @@ util::Result<CopyVersion> version_from_loading(const LibrarySpec& spec, const st
   case gpuapi::VersionedLibrary::nccl: v = model::Version::from_packed(raw[0]); break;
   case gpuapi::VersionedLibrary::nvrtc: v = model::Version{raw[0], raw.size() > 1 ? raw[1] : 0}; break;
   case gpuapi::VersionedLibrary::cudart: v = model::Version{raw[0] / 1000, (raw[0] % 1000) / 10}; break;
+  case gpuapi::VersionedLibrary::cublas: v = model::Version{raw[0], raw.size() > 1 ? raw[1] : 0, raw.size() > 2 ? raw[2] : 0}; break;
+  case gpuapi::VersionedLibrary::cublaslt: v = model::Version{raw[0] / 10000, (raw[0] % 10000) / 100, raw[0] % 100}; break;
   }
-  return CopyVersion{v, "loaded", std::string(gpuapi::VersionedLibrary::cudnn == *spec.api ? "cudnnGetVersion" : "version call")};
+  std::string call = "version call";
+  if (*spec.api == gpuapi::VersionedLibrary::cudnn) call = "cudnnGetVersion";
+  if (*spec.api == gpuapi::VersionedLibrary::cublaslt) call = "cublasLtGetVersion";
+  if (*spec.api == gpuapi::VersionedLibrary::cublas) call = "cublasGetProperty";
+  return CopyVersion{v, "loaded", call};
 }
 
 } // namespace probe
