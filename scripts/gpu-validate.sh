@@ -3,7 +3,12 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas]
+#
+# cublas: the doctor's cuBLAS / cuBLASLt copies and the copy torch loads against /proc/self/maps of
+# a process that ran a GEMM on the GPU in the venv, cublasLtGetVersion() against the version the
+# probe read without loading, then bench/ (probe against nvidia-smi --query-gpu) and probe -vv's
+# phase laps; scripts/gpu-cublas-verdicts.py prints one PASS/FAIL line per claim.
 #
 # te: a real TransformerEngine (scripts/gpu-build-te.sh builds it from the sources in .gpu-te/, or
 # installs the wheel a previous build sent back, .gpu-te/wheel/) and every claim about it: what
@@ -257,6 +262,34 @@ run_te() {
   cat "$LOGS/te-verdicts.log" >>"$SUMMARY"
 }
 
+# What a process that runs a cuBLAS GEMM maps: torch.matmul on the GPU goes through cublasLt (a
+# plain GEMM) and libcublas; the version from the mapped cuBLASLt itself.
+CUBLAS_TRUTH='import ctypes, os, torch
+a = torch.ones(64, 64, device="cuda")
+(a @ a).sum().item()
+torch.nn.functional.linear(a, a, a[0]).sum().item()
+maps = sorted({l.split()[-1] for l in open("/proc/self/maps") if "/" in l})
+for p in maps:
+    n = os.path.basename(p)
+    if n.startswith("libcublasLt.so") or n.startswith("libcublas.so"):
+        print("mapped", n, os.path.realpath(p))
+        if n.startswith("libcublasLt.so"):
+            f = ctypes.CDLL(p).cublasLtGetVersion
+            f.restype = ctypes.c_size_t
+            print("cublasLtGetVersion", f())
+print("torch", torch.__version__, "cuda", torch.version.cuda)'
+
+run_cublas() {
+  step cublas-truth 180 "$PY" -c "$CUBLAS_TRUTH"
+  step cublas-probe 120 "$BIN" probe
+  step cublas-probe-json 120 "$BIN" probe --format json
+  local i
+  for i in 1 2 3; do step "cublas-probe-laps-$i" 60 "$BIN" probe -vv; done
+  step cublas-bench 580 env NVTE_DOCTOR_BIN="$BIN" NVTE_BENCH_RUNS=30 bench/run.sh "$LOGS/bench"
+  step cublas-verdicts 60 python3 scripts/gpu-cublas-verdicts.py "$LOGS"
+  cat "$LOGS/cublas-verdicts.log" >>"$SUMMARY"
+}
+
 # The self-test's TE path at the full shapes of the HF fixtures (seq 8192 where the model has it),
 # with TE pointed at torch's cuDNN (CUDNN_PATH, the doctor's verified fix: without it TE's
 # FusedAttention fails at every shape on the reference node, two cuDNN copies being mapped).
@@ -285,6 +318,7 @@ case $STAGE in
   bench) run_bench ;;
   te) run_te ;;
   te-models) run_te_models ;;
+  cublas) run_cublas ;;
   all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;
 esac
