@@ -110,7 +110,9 @@ int run_explain(const Options& options) {
     write_output(options, options.format == Format::json ? report::render_fix_list_json(explanations)
                                                           : report::render_fix_list_text(explanations));
   } else if (options.format == Format::json) {
-    write_output(options, report::render_explain_json(explanations));
+    std::vector<const model::ObservedSelection*> te_logs;
+    for (const auto& o : observed) te_logs.push_back(o.get());
+    write_output(options, report::render_explain_json(explanations, te_logs));
   } else {
     std::string out;
     for (std::size_t i = 0; i < explanations.size(); ++i) {
