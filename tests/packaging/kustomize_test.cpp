@@ -105,8 +105,8 @@ void check_objects(const std::vector<YAML::Node>& objects, const std::string& wh
       auto name = where + " " + kind + "/" + o["metadata"]["name"].as<std::string>();
       check_pod(o["spec"]["template"]["spec"], name);
       if (kind == "DaemonSet") {
-        for (const auto& [key, value] : o["spec"]["selector"]["matchLabels"])
-          EXPECT_EQ(o["spec"]["template"]["metadata"]["labels"][key.as<std::string>()].as<std::string>(), value.as<std::string>())
+        for (const auto& kv : o["spec"]["selector"]["matchLabels"])
+          EXPECT_EQ(o["spec"]["template"]["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(), kv.second.as<std::string>())
               << name << ": the selector does not select the template";
       }
     }
@@ -207,8 +207,9 @@ TEST_F(Kustomize, MonitorsSelectTheDoctorsMetricsPort) {
     }
     EXPECT_EQ(textfile_dir, "/var/lib/nvte-doctor") << "the sidecar must read where the doctor writes its textfile";
     auto selects = [&](const YAML::Node& match) {
-      for (const auto& [key, value] : match)
-        if (!labels[key.as<std::string>()] || labels[key.as<std::string>()].as<std::string>() != value.as<std::string>()) return false;
+      for (const auto& kv : match)
+        if (!labels[kv.first.as<std::string>()] || labels[kv.first.as<std::string>()].as<std::string>() != kv.second.as<std::string>())
+          return false;
       return match.size() > 0;
     };
     auto pod_monitors = of_kind(objects, "PodMonitor");
@@ -224,8 +225,8 @@ TEST_F(Kustomize, MonitorsSelectTheDoctorsMetricsPort) {
       auto service_port = services[0]["spec"]["ports"][0];
       EXPECT_TRUE(ports.count(service_port["targetPort"].as<std::string>()));
       EXPECT_EQ(service_monitors[0]["spec"]["endpoints"][0]["port"].as<std::string>(), service_port["name"].as<std::string>());
-      for (const auto& [key, value] : service_monitors[0]["spec"]["selector"]["matchLabels"])
-        EXPECT_EQ(services[0]["metadata"]["labels"][key.as<std::string>()].as<std::string>(), value.as<std::string>());
+      for (const auto& kv : service_monitors[0]["spec"]["selector"]["matchLabels"])
+        EXPECT_EQ(services[0]["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(), kv.second.as<std::string>());
     }
   }
 }
