@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds nvte-doctor for the GPU node (Ubuntu 24.04 without our build dependencies) and packs
 # it into .gpu-carry/ (git-ignored): the binary, the rules, and every shared library `ldd`
-# lists except glibc's and libstdc++/libgcc (the node's are newer). The binary carries
+# lists except glibc's and libstdc++/libgcc (the node's are newer), collected as
+# scripts/build-bundle.sh collects them (scripts/lib/bundle-libs.sh). The binary carries
 # DT_RPATH=$ORIGIN/lib (not RUNPATH: RPATH also covers the libraries' own dependencies), so it
 # runs without LD_LIBRARY_PATH and the environment the doctor probes stays the node's own.
 # NVTE_GPU_BUILD_DIR (default build-gpu) and NVTE_GPU_CARRY_DIR (default .gpu-carry) move the
@@ -22,15 +23,9 @@ cp "$build/nvte-doctor" "$carry/"
 cp "$build/bench/nvte-bench-measure" "$build/bench/nvte-bench-explain-rate" "$carry/"
 mkdir -p "$carry/cuda-trap" && cp -L "$build/bench/cuda-trap/libcuda.so.1" "$carry/cuda-trap/"
 for t in ${NVTE_GPU_TEST_TARGETS:-}; do cp "$build/tests/$t" "$carry/" 2>/dev/null || true; done
-for bin in "$carry/nvte-doctor" "$carry/nvte-bench-explain-rate" ${NVTE_GPU_TEST_TARGETS:+$(printf "$carry/%s " ${NVTE_GPU_TEST_TARGETS})}; do
-  [[ -f $bin ]] || continue
-  ldd "$bin" | awk '/=> \//{print $3}' | while read -r lib; do
-    [[ $(realpath "$lib") == "$(realpath "$carry")"/* ]] && continue # already carried
-    case "$(basename "$lib")" in
-      libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) ;;
-      *) cp -L "$lib" "$carry/lib/" ;;
-    esac
-  done
-done
+source scripts/lib/bundle-libs.sh # the same library collection as scripts/build-bundle.sh
+bins=("$carry/nvte-doctor" "$carry/nvte-bench-explain-rate")
+for t in ${NVTE_GPU_TEST_TARGETS:-}; do bins+=("$carry/$t"); done
+bundle_libraries "$carry/lib" 0 "${bins[@]}"
 find "$carry" -maxdepth 1 -type f -perm -u+x -exec strip --strip-debug {} +
 du -sh "$carry"

@@ -3,7 +3,7 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight]
 #
 # cublas: the doctor's cuBLAS / cuBLASLt copies and the copy torch loads against /proc/self/maps of
 # a process that ran a GEMM on the GPU in the venv, cublasLtGetVersion() against the version the
@@ -307,6 +307,35 @@ run_te_models() {
   done
 }
 
+# preflight (issue 24): a real node's facts against the fixture image (tests/fixtures/image-te), the
+# node probed live (--node-root /) and from its own snapshot (--node-facts), the in-pod form
+# (--root / --node-root /: one probe), and, when scripts/build-bundle.sh was carried
+# (NVTE_BUNDLE, default .gpu-carry/bundle), the bundle on this distribution with an empty
+# environment through nvte-doctor-preflight. What proves it: each report's first line
+# "preflight of image ... on node <this host>", the fixture image's TE 2.4.0 beside this node's
+# GPU and driver in preflight-image-*.log, and rc=0 with "job ran" in preflight-bundle.log.
+run_preflight() {
+  local image=tests/fixtures/image-te/rootfs mla=packaging/workloads/deepseek-v3-mla.yaml
+  step preflight-node-snapshot 60 bash -c "\"$BIN\" probe --format json > \"$LOGS/node.json\"; head -c 400 \"$LOGS/node.json\""
+  step preflight-image-node-facts 60 "$BIN" check "${COMMON[@]}" --no-color --root "$image" --node-facts "$LOGS/node.json" \
+    --image fixture/image-te --workload "$mla" --termination-log "$LOGS/termination.txt"
+  step preflight-termination-log 10 cat "$LOGS/termination.txt"
+  step preflight-image-node-root 60 "$BIN" check "${COMMON[@]}" --no-color --root "$image" --node-root / \
+    --image fixture/image-te --workload "$mla"
+  step preflight-image-json 60 bash -c "\"$BIN\" check --rules rules --root $image --node-root / --workload $mla --format json \
+    | $PY -c 'import json,sys; d=json.load(sys.stdin); f=d[\"facts\"]; print(f[\"preflight\"], f[\"te\"][\"version\"], f[\"gpu\"][0][\"name\"], f[\"driver\"][\"version\"], [(w[\"name\"], w[\"selected\"]) for w in d[\"workloads\"]])'"
+  step preflight-in-place 60 "$BIN" check "${COMMON[@]}" --no-color --root / --node-root / --image this-node \
+    --hf-config tests/fixtures/hf/llama-3-8b/config.json
+  local bundle=${NVTE_BUNDLE:-.gpu-carry/bundle}
+  if [[ -x $bundle/bin/nvte-doctor-preflight ]]; then
+    step preflight-bundle 60 env -i PATH=/usr/bin:/bin NVTE_TERMINATION_LOG="$LOGS/bundle-termination.txt" \
+      "$bundle/bin/nvte-doctor-preflight" --root / --node-root / --image this-node --workload "$mla" -- echo "job ran"
+    step preflight-bundle-termination 10 cat "$LOGS/bundle-termination.txt" "$bundle/MANIFEST"
+  else
+    echo "preflight-bundle: no bundle at $bundle (scripts/build-bundle.sh --binary build-gpu/nvte-doctor --out $bundle)" | tee -a "$SUMMARY"
+  fi
+}
+
 echo "# nvte-doctor GPU validation, stage $STAGE, $(date -u +%FT%TZ), binary $BIN" >>"$SUMMARY"
 case $STAGE in
   basic) run_basic ;;
@@ -322,6 +351,7 @@ case $STAGE in
   te) run_te ;;
   te-models) run_te_models ;;
   cublas) run_cublas ;;
+  preflight) run_preflight ;;
   all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;
 esac

@@ -63,10 +63,10 @@ _nvte_doctor_values() {
         return
     fi
     case "$option" in
-        --rules|--root)
+        --rules|--root|--node-root)
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -d -- "$cur")) ;;
-        -o|--output|--facts|-w|--workload|--hf-config|--megatron-args|--te-log|--config|--python)
+        -o|--output|--facts|--node-facts|--image-config|--termination-log|-w|--workload|--hf-config|--megatron-args|--te-log|--config|--python)
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -f -- "$cur")) ;;
         *) COMPREPLY=() ;;

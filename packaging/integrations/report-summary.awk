@@ -5,6 +5,11 @@
 #   generated   TAB generated_at                   (RFC 3339)
 #   error       TAB finding id TAB finding title   (one line per error finding, report order)
 #   warning     TAB finding id TAB finding title   (one line per warning finding)
+# then the same split by what a finding is about, for the Slurm health check, which drains for
+# the node's findings only and turns each workload's verdict into a node feature:
+#   node_error / node_warning          TAB id TAB title               (findings of the node)
+#   workload    TAB workload name TAB selected backend or "none"      (one line per workload)
+#   workload_error / workload_warning  TAB id TAB title TAB workload  (findings of a workload)
 # Exit 0 when the input is a report (an object with summary.status), 3 otherwise, with
 # "invalid: REASON" on standard output. Tabs and newlines inside strings become spaces.
 # Usage: awk -f report-summary.awk report.json
@@ -12,7 +17,7 @@
 BEGIN { RS = "\001"; text = "" }
 { text = text $0 "\n" }
 END {
-  pos = 1; n = length(text); bad = ""; nfind = 0
+  pos = 1; n = length(text); bad = ""; nfind = 0; nwork = 0
   skip_ws()
   if (pos > n) fail("empty input")
   parse_value("")
@@ -24,6 +29,11 @@ END {
   print "generated\t" generated
   for (i = 0; i < nfind; i++) if (sev[i] == "error") print "error\t" fid[i] "\t" ftitle[i]
   for (i = 0; i < nfind; i++) if (sev[i] == "warning") print "warning\t" fid[i] "\t" ftitle[i]
+  for (i = 0; i < nfind; i++) if (fwork[i] == "" && sev[i] == "error") print "node_error\t" fid[i] "\t" ftitle[i]
+  for (i = 0; i < nfind; i++) if (fwork[i] == "" && sev[i] == "warning") print "node_warning\t" fid[i] "\t" ftitle[i]
+  for (i = 0; i < nwork; i++) print "workload\t" wname[i] "\t" (wsel[i] == "" || wsel[i] == "null" ? "none" : wsel[i])
+  for (i = 0; i < nfind; i++) if (fwork[i] != "" && sev[i] == "error") print "workload_error\t" fid[i] "\t" ftitle[i] "\t" fwork[i]
+  for (i = 0; i < nfind; i++) if (fwork[i] != "" && sev[i] == "warning") print "workload_warning\t" fid[i] "\t" ftitle[i] "\t" fwork[i]
   exit 0
 }
 
@@ -40,12 +50,19 @@ function skip_ws(  c) {
 function keep(path, v,  i) {
   if (path == ".summary.status") status = v
   else if (path == ".generated_at") generated = v
-  else if (path ~ /^\.findings\[[0-9]+\]\.(id|severity|title)$/) {
+  else if (path ~ /^\.findings\[[0-9]+\]\.(id|severity|title|workload)$/) {
     i = substr(path, 11) + 0
     if (i + 1 > nfind) nfind = i + 1
     if (path ~ /\.id$/) fid[i] = v
     else if (path ~ /\.severity$/) sev[i] = v
+    else if (path ~ /\.workload$/) fwork[i] = v
     else ftitle[i] = v
+  }
+  else if (path ~ /^\.workloads\[[0-9]+\]\.(name|selected)$/) {
+    i = substr(path, 12) + 0
+    if (i + 1 > nwork) nwork = i + 1
+    if (path ~ /\.name$/) wname[i] = v
+    else wsel[i] = v
   }
 }
 

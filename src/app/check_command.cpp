@@ -161,6 +161,10 @@ int run_check(const Options& options) {
   model::Report report = build_report(effective);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_output(options, render_report(options, report, {unix_time(), seconds}));
+  if (options.termination_log) {
+    auto written = util::write_file_in_place(*options.termination_log, report::render_termination_message(report));
+    if (!written) throw util::Fatal{written.error().message};
+  }
   return report.summary.exit_code();
 }
 

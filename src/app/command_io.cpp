@@ -1,5 +1,6 @@
 #include "app/command_io.hpp"
 
+#include "app/preflight.hpp"
 #include "app/rules_update.hpp"
 
 #include "probe/probe.hpp"
@@ -27,7 +28,11 @@ namespace app {
 
 model::Facts load_facts(const Options& options, const std::function<void()>& overlap) {
   model::Facts facts;
-  if (options.facts_file) {
+  if (!options.preflight() && (!options.image_name.empty() || options.image_config))
+    throw util::Fatal{"--image and --image-config describe a preflight: add --node-facts FILE or --node-root DIR"};
+  if (options.preflight()) {
+    facts = load_preflight_facts(options, overlap);
+  } else if (options.facts_file) {
     auto text = util::read_input(*options.facts_file); // the size cap of the input layer
     if (!text) throw util::Fatal{text.error().message};
     auto loaded = model::Facts::from_json(*text, options.facts_file->string());

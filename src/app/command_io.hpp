@@ -12,7 +12,8 @@
 
 namespace app {
 
-// The node's facts: `--facts FILE` replayed, else probed; then `--set` overrides applied and
+// The node's facts: a preflight's (the image under --root with --node-facts / --node-root, see
+// preflight.hpp), else `--facts FILE` replayed, else probed; then `--set` overrides applied and
 // dependent facts derived. Bad snapshots and overrides are util::Fatal. When the node is probed,
 // overlap (if given) is called once the slow vendor children are running (probe_node's
 // after_start): check starts its rules loading there.

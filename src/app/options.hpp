@@ -26,6 +26,13 @@ struct Options {
   bool fixes_only = false;                         // explain --fix: only the ranked verified fixes
   std::filesystem::path root = "/";                // probe --root DIR: a node tree to examine
   std::optional<std::filesystem::path> python;     // --python PATH
+  // Preflight (check, probe, explain): the image's userspace under --root against a node's facts.
+  std::optional<std::filesystem::path> node_facts_file; // --node-facts FILE: the node's side from a snapshot or report
+  std::optional<std::filesystem::path> node_root;       // --node-root DIR: the node's side probed under DIR
+  std::string image_name;                               // --image NAME: the image's name in the report
+  std::optional<std::filesystem::path> image_config;    // --image-config FILE: the image's environment (OCI config)
+  std::optional<std::filesystem::path> termination_log; // check --termination-log FILE: the short verdict
+  bool preflight() const { return node_facts_file || node_root; }
   bool deep = false;                               // --deep: also ask NVML and libcuda (probe::Host::deep)
   bool color = false;                              // resolved from --no-color, NO_COLOR and isatty
   int verbosity = 0;                               // -v count

@@ -50,6 +50,18 @@ void add_common(CLI::App& cmd, app::Options& o, std::string& format) {
   cmd.add_flag("--deep", o.deep, "Also ask NVML and libcuda (GPU memory, MIG mode, libcuda's CUDA version); tens of ms slower");
 }
 
+// A preflight: the job's image (the tree under --root) against a node's GPUs and driver.
+void add_preflight_options(CLI::App& cmd, app::Options& o) {
+  cmd.add_option("--node-facts", o.node_facts_file,
+                 "Preflight: take the node's GPUs, driver and libcuda from FILE (probe --format json or a report); "
+                 "the rest comes from the image under --root");
+  cmd.add_option("--node-root", o.node_root,
+                 "Preflight: probe the node's GPUs, driver and libcuda under DIR (/ on the node or in a GPU pod)");
+  cmd.add_option("--image", o.image_name, "Preflight: the image's name for the report (default: the --root directory)");
+  cmd.add_option("--image-config", o.image_config,
+                 "Preflight: the image's environment from an OCI runtime config (process.env) or image config (config.Env)");
+}
+
 void add_rules_option(CLI::App& cmd, app::Options& o) {
   cmd.add_option("--rules", o.rules_dirs, "Rules directory (repeatable; default: the installed rules)");
 }
@@ -100,14 +112,21 @@ int main(int argc, char** argv) {
 
   auto* check = cli.add_subcommand("check", "Probe the node, evaluate the rules, print findings and fixes (default)");
   add_common(*check, options, format);
+  add_preflight_options(*check, options);
   add_rules_option(*check, options);
   add_workload_options(*check, options);
 
+  check->add_option("--termination-log", options.termination_log,
+                    "Also write the short verdict (status, one line per error and warning, at most 4096 bytes) to FILE, "
+                    "in place: Kubernetes' /dev/termination-log");
+
   auto* probe = cli.add_subcommand("probe", "Print what the node has: GPUs, driver, CUDA, every cuDNN/NCCL/NVRTC copy, Python packages");
   add_common(*probe, options, format);
+  add_preflight_options(*probe, options);
 
   auto* explain = cli.add_subcommand("explain", "Predict which attention backend TE selects for a workload, and why the others are out");
   add_common(*explain, options, format);
+  add_preflight_options(*explain, options);
   add_rules_option(*explain, options);
   add_workload_options(*explain, options);
   explain->add_option("--sweep", options.sweeps, "Sweep a workload key over values, e.g. --sweep head_dim_qk=64,128,192 (repeatable)");

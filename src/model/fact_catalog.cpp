@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <iterator>
+#include <vector>
 
 namespace model {
 
@@ -195,6 +197,26 @@ const FactSpec k_catalog[] = {
 #undef NVTE_LIBRARY
 #undef NVTE_LOADED_BY
 
+// What a preflight (check --root IMAGE --node-facts / --node-root) checked against what: set by
+// the doctor, not probed (docs/preflight.md).
+const FactSpec k_preflight_facts[] = {
+    {"preflight.image", T::string, "the container image a preflight checked (--image, else its root directory)"},
+    {"preflight.image_root", T::string, "the directory the image's userspace was read from (--root)"},
+    {"preflight.image_env", T::string, "where the image's environment came from: process, an OCI config file, or default"},
+    {"preflight.node", T::string, "the node a preflight checked the image against (its host name)"},
+    {"preflight.node_facts", T::string, "where the node's GPU and driver facts came from: a snapshot or report, or probed:DIR"},
+};
+
+// Every fact name: the table above, then the preflight's.
+const std::vector<FactSpec>& all_specs() {
+  static const std::vector<FactSpec> all = [] {
+    std::vector<FactSpec> out(std::begin(k_catalog), std::end(k_catalog));
+    out.insert(out.end(), std::begin(k_preflight_facts), std::end(k_preflight_facts));
+    return out;
+  }();
+  return all;
+}
+
 bool segment_match(std::string_view pattern, std::string_view name) {
   auto ps = util::split(pattern, '.');
   auto ns = util::split(name, '.');
@@ -207,7 +229,7 @@ bool segment_match(std::string_view pattern, std::string_view name) {
 
 } // namespace
 
-std::span<const FactSpec> fact_catalog() { return k_catalog; }
+std::span<const FactSpec> fact_catalog() { return all_specs(); }
 
 std::string normalize_fact_name(std::string_view name) {
   std::string out;
@@ -241,11 +263,11 @@ const FactSpec* find_workload_fact_spec(std::string_view key) {
 const FactSpec* find_fact_spec(std::string_view name) {
   if (name.starts_with("workload.")) return find_workload_fact_spec(name.substr(9));
   std::string normalized = normalize_fact_name(name);
-  for (const auto& spec : k_catalog) {
+  for (const auto& spec : all_specs()) {
     if (spec.pattern == normalized) return &spec;
   }
   // A collection-relative name: "gpu.sm" means "gpu[].sm" for each GPU.
-  for (const auto& spec : k_catalog) {
+  for (const auto& spec : all_specs()) {
     std::string without = normalize_fact_name(spec.pattern);
     std::string stripped;
     for (std::size_t i = 0; i < without.size(); ++i) {
@@ -257,7 +279,7 @@ const FactSpec* find_fact_spec(std::string_view name) {
     }
     if (stripped == normalized && stripped != spec.pattern) return &spec;
   }
-  for (const auto& spec : k_catalog) {
+  for (const auto& spec : all_specs()) {
     if (spec.pattern.find('*') != std::string_view::npos && segment_match(spec.pattern, normalized)) return &spec;
   }
   return nullptr;
@@ -268,7 +290,7 @@ FactShape fact_shape(std::string_view name) {
   if (name.starts_with("workload.") || name == "workload") return shape; // the workload key table is flat
   std::string normalized = normalize_fact_name(name);
   auto want = util::split(normalized, '.');
-  for (const auto& spec : k_catalog) {
+  for (const auto& spec : all_specs()) {
     auto have = util::split(spec.pattern, '.');
     if (have.size() < want.size()) continue;
     bool prefix = true;
@@ -286,7 +308,7 @@ FactShape fact_shape(std::string_view name) {
 
 std::vector<std::string> suggest_fact_names(std::string_view unknown) {
   std::vector<std::pair<std::size_t, std::string>> scored;
-  for (const auto& spec : k_catalog) {
+  for (const auto& spec : all_specs()) {
     std::string candidate(spec.pattern);
     std::string plain;
     for (std::size_t i = 0; i < candidate.size(); ++i) {

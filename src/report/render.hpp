@@ -20,6 +20,9 @@ struct TextOptions {
 // `check`: the doctor-style text report (area lines with ✓ / ! / ✗, then findings with cause,
 // evidence, fixes and references, then the summary).
 std::string render_check_text(const model::Report& report, const TextOptions& options);
+// `check --termination-log FILE`: the status, what was checked, then one line per error and
+// warning finding (title, workload, id, first fix), at most max_bytes (the kubelet keeps 4096).
+std::string render_termination_message(const model::Report& report, std::size_t max_bytes = 4096);
 // `check --format json`: the report JSON of ARCHITECTURE.md (schema_version 1).
 std::string render_check_json(const model::Report& report);
 

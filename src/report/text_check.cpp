@@ -156,8 +156,17 @@ void render_finding(std::string& out, const model::Finding& f, const Style& styl
 std::string render_check_text(const model::Report& report, const TextOptions& options) {
   Style style(options.color);
   std::string out;
-  out += style.bold("nvte-doctor " + report.tool_version) + " on " + util::one_line(report.host) + "  " +
-         style.dim(report.generated_at) + "\n\n";
+  out += style.bold("nvte-doctor " + report.tool_version) + " on " + util::one_line(report.host) + "  " + style.dim(report.generated_at) +
+         "\n";
+  // A preflight says first what was checked against what: the verdicts are the image's.
+  if (auto image = report.facts.get_string("preflight.image")) {
+    out += "preflight of image " + util::one_line(*image) + " on node " +
+           util::one_line(report.facts.get_string("preflight.node").value_or(report.host)) + "\n";
+    out += style.dim("  node facts: " + util::one_line(report.facts.get_string("preflight.node_facts").value_or("?")) +
+                     "; image environment: " + util::one_line(report.facts.get_string("preflight.image_env").value_or("?"))) +
+           "\n";
+  }
+  out += "\n";
 
   std::map<std::string, model::Severity, std::less<>> worst;
   std::map<std::string, const model::Finding*, std::less<>> first_worst; // its title stands in for a summary

@@ -38,6 +38,10 @@ enum class Sync { yes, no };
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view content,
                                unsigned mode = 0644, Sync sync = Sync::yes);
 
+// Truncates and writes the file where it is (created 0644 when absent): for a file that cannot be
+// replaced by a rename, such as a bind-mounted /dev/termination-log. Not atomic.
+Result<void> write_file_in_place(const std::filesystem::path& path, std::string_view content);
+
 // Removes the temporaries ".<name>.tmp.*" in dir (of writers of <name> killed mid-write) whose
 // mtime is older than min_age; with name empty, every ".*.tmp.*". Returns how many it removed.
 std::size_t sweep_temporaries(const std::filesystem::path& dir, std::string_view name,

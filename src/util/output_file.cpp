@@ -204,3 +204,17 @@ Result<Fd> open_lock_file(const fs::path& path) {
 }
 
 } // namespace util
+
+namespace util {
+
+Result<void> write_file_in_place(const fs::path& path, std::string_view content) {
+  // O_TRUNC on the file itself: a bind-mounted file (Kubernetes' /dev/termination-log) cannot be
+  // replaced by a rename, and a reader that sees a half-written message loses nothing it needs.
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644));
+  if (!fd) return file_error("cannot open", path, errno);
+  NVTE_TRY_VOID(write_all(fd.get(), content, path));
+  if (::close(fd.release()) != 0) return file_error("cannot close", path, errno);
+  return {};
+}
+
+} // namespace util

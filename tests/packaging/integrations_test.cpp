@@ -77,9 +77,10 @@ TEST(PackagingIntegrations, EveryYamlFileParses) {
 }
 
 TEST(PackagingIntegrations, DaemonSetMountsTheHostReadOnlyAndWritesNfdFeatures) {
-  auto docs = load_all(k_integrations / "kubernetes" / "daemonset.yaml");
+  auto docs = load_all(k_integrations / "kubernetes" / "base" / "daemonset.yaml");
+  for (auto& doc : load_all(k_integrations / "kubernetes" / "base" / "config.yaml")) docs.push_back(doc);
   auto ds = find_kind(docs, "DaemonSet");
-  ASSERT_TRUE(ds) << "no DaemonSet in daemonset.yaml";
+  ASSERT_TRUE(ds) << "no DaemonSet in base/daemonset.yaml";
   auto pod = ds["spec"]["template"]["spec"];
   std::map<std::string, std::string> host_paths; // volume name -> host path
   for (const auto& volume : pod["volumes"]) {
@@ -127,7 +128,7 @@ TEST(PackagingIntegrations, DaemonSetMountsTheHostReadOnlyAndWritesNfdFeatures) 
 }
 
 TEST(PackagingIntegrations, NodeProblemDetectorPluginConfig) {
-  auto docs = load_all(k_integrations / "kubernetes" / "npd-custom-plugin.yaml");
+  auto docs = load_all(k_integrations / "kubernetes" / "npd" / "npd-custom-plugin.yaml");
   auto config_map = find_kind(docs, "ConfigMap");
   ASSERT_TRUE(config_map);
   auto text = config_map["data"]["nvte-doctor.json"].as<std::string>();

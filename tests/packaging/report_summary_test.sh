@@ -30,7 +30,11 @@ expected_critical="status${T}CRITICAL
 generated${T}2026-11-22T05:00:00Z
 error${T}attention-cp-all-gather-bottom-right-cudnn${T}all_gather context parallelism needs cuDNN 9.3 for its bottom-right causal mask
 error${T}attention-no-backend${T}No dot product attention backend is available \"quoted\"
-warning${T}cudnn-too-old-warning${T}cuDNN 9.1 is older than TE recommends"
+warning${T}cudnn-too-old-warning${T}cuDNN 9.1 is older than TE recommends
+node_error${T}attention-cp-all-gather-bottom-right-cudnn${T}all_gather context parallelism needs cuDNN 9.3 for its bottom-right causal mask
+node_error${T}attention-no-backend${T}No dot product attention backend is available \"quoted\"
+node_warning${T}cudnn-too-old-warning${T}cuDNN 9.1 is older than TE recommends
+workload${T}deepseek-v3${T}none"
 
 for a in "${awks[@]}"; do
   got=$($a -f "$script" "$reports/critical.json"); rc=$?

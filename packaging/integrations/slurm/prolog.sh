@@ -1,6 +1,7 @@
 #!/bin/bash
 # nvte-doctor Slurm prolog: refuse to start a job on a node whose last nvte-doctor report has an
-# error finding. slurmd runs Prolog as root on every allocated node before the job; a non-zero
+# error finding of the node itself (a workload's error is a node feature, never a refusal: see
+# nvte-doctor-healthcheck). slurmd runs Prolog as root on every allocated node before the job; a non-zero
 # exit makes Slurm drain the node and requeue the job on another node, so a job never starts on
 # a node known to be broken for TransformerEngine. It only reads the timer's cached report (no
 # probing: the prolog must be fast), and it lets the job run when there is no usable report
@@ -24,11 +25,11 @@ status="" first_error=""
 while IFS=$'\t' read -r kind id title; do
   case "$kind" in
     status) status="$id" ;;
-    error) [[ -n "$first_error" ]] || first_error="$title ($id)" ;;
+    node_error) [[ -n "$first_error" ]] || first_error="$title ($id)" ;;
   esac
 done <<< "$summary"
 
-if [[ "$status" == CRITICAL ]]; then
+if [[ "$status" == CRITICAL && -n "$first_error" ]]; then
   # slurmd logs this line; the node's drain reason becomes "Prolog error".
   echo "nvte-doctor prolog: job ${SLURM_JOB_ID:-?} refused on $(hostname -s): ${first_error:-error finding}" >&2
   exit 1

@@ -1,0 +1,270 @@
+// The Kubernetes packaging is a Kustomize tree (packaging/integrations/kubernetes: base,
+// components, overlays). Every overlay is rendered here with `kubectl kustomize`, as an operator
+// would apply it, and the rendered objects are checked: each has an apiVersion its kind lives
+// in, a name and the fields the API server requires; the images are retagged as the
+// kustomizations promise (nvte-doctor:<project version>); monitors select the DaemonSet's pods
+// on a port that exists; the preflight Job copies the bundle in an init container and runs it
+// first in the job's image with a termination message. `kubectl apply --dry-run=client` would
+// need a cluster's API discovery, so the schema checks are these. Skipped without kubectl.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::filesystem::path k_kubernetes = std::filesystem::path(NVTE_SOURCE_DIR) / "packaging" / "integrations" / "kubernetes";
+
+struct Rendered {
+  int status = -1;
+  std::string text;
+};
+
+// `kubectl kustomize DIR` (stderr folded in, so a failure shows kustomize's reason).
+Rendered render(const std::filesystem::path& dir) {
+  Rendered out;
+  std::string command = "kubectl kustomize '" + dir.string() + "' 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
+  if (!pipe) return out;
+  std::array<char, 4096> buffer{};
+  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe.get())) out.text.append(buffer.data(), n);
+  int raw = ::pclose(pipe.release());
+  out.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return out;
+}
+
+bool have_kubectl() { return std::system("kubectl version --client >/dev/null 2>&1") == 0; }
+
+// The API group/version each kind the tree uses lives in.
+const std::map<std::string, std::string> k_api_versions = {{"Namespace", "v1"},
+                                                           {"ConfigMap", "v1"},
+                                                           {"Service", "v1"},
+                                                           {"DaemonSet", "apps/v1"},
+                                                           {"Job", "batch/v1"},
+                                                           {"PodMonitor", "monitoring.coreos.com/v1"},
+                                                           {"ServiceMonitor", "monitoring.coreos.com/v1"}};
+
+std::vector<YAML::Node> objects_of(const std::string& text) {
+  std::vector<YAML::Node> out;
+  for (auto& doc : YAML::LoadAll(text))
+    if (doc.IsMap()) out.push_back(doc);
+  return out;
+}
+
+std::vector<YAML::Node> of_kind(const std::vector<YAML::Node>& objects, const std::string& kind) {
+  std::vector<YAML::Node> out;
+  for (const auto& o : objects)
+    if (o["kind"].as<std::string>() == kind) out.push_back(o);
+  return out;
+}
+
+std::string project_version() {
+  std::FILE* f = std::fopen((std::filesystem::path(NVTE_SOURCE_DIR) / "CMakeLists.txt").c_str(), "r");
+  if (!f) return {};
+  std::string text(1u << 16, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), f));
+  std::fclose(f);
+  auto at = text.find("project(nvte-doctor VERSION ");
+  if (at == std::string::npos) return {};
+  at += std::string("project(nvte-doctor VERSION ").size();
+  return text.substr(at, text.find(' ', at) - at);
+}
+
+// What the API server would refuse in a pod template: containers without a name or image,
+// volume mounts of undeclared volumes, duplicate names.
+void check_pod(const YAML::Node& pod, const std::string& where) {
+  std::set<std::string> volumes;
+  for (const auto& v : pod["volumes"]) EXPECT_TRUE(volumes.insert(v["name"].as<std::string>()).second) << where << ": duplicate volume";
+  ASSERT_TRUE(pod["containers"] && pod["containers"].size() > 0) << where << ": no containers";
+  std::set<std::string> names;
+  for (const char* list : {"initContainers", "containers"}) {
+    for (const auto& c : pod[list]) {
+      ASSERT_TRUE(c["name"] && c["image"]) << where << ": a container without name or image";
+      EXPECT_TRUE(names.insert(c["name"].as<std::string>()).second) << where << ": duplicate container " << c["name"];
+      for (const auto& m : c["volumeMounts"])
+        EXPECT_TRUE(volumes.count(m["name"].as<std::string>())) << where << ": mount of undeclared volume " << m["name"];
+    }
+  }
+}
+
+void check_objects(const std::vector<YAML::Node>& objects, const std::string& where) {
+  ASSERT_FALSE(objects.empty()) << where << ": rendered nothing";
+  for (const auto& o : objects) {
+    ASSERT_TRUE(o["kind"] && o["apiVersion"] && o["metadata"]["name"]) << where << ": an object without kind, apiVersion or name";
+    auto kind = o["kind"].as<std::string>();
+    ASSERT_TRUE(k_api_versions.count(kind)) << where << ": unexpected kind " << kind;
+    EXPECT_EQ(o["apiVersion"].as<std::string>(), k_api_versions.at(kind)) << where << ": " << kind;
+    if (kind == "DaemonSet" || kind == "Job") {
+      auto name = where + " " + kind + "/" + o["metadata"]["name"].as<std::string>();
+      check_pod(o["spec"]["template"]["spec"], name);
+      if (kind == "DaemonSet") {
+        for (const auto& kv : o["spec"]["selector"]["matchLabels"])
+          EXPECT_EQ(o["spec"]["template"]["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(), kv.second.as<std::string>())
+              << name << ": the selector does not select the template";
+      }
+    }
+  }
+}
+
+std::vector<std::string> kustomizations() {
+  std::vector<std::string> dirs;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(k_kubernetes)) {
+    if (entry.path().filename() != "kustomization.yaml") continue;
+    auto dir = entry.path().parent_path();
+    if (dir.parent_path().filename() == "components") continue; // a Component renders only inside an overlay
+    dirs.push_back(std::filesystem::relative(dir, k_kubernetes).string());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+class Kustomize : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!have_kubectl()) GTEST_SKIP() << "kubectl not installed (kubectl >= 1.27 renders Kustomize v5)";
+  }
+  std::vector<YAML::Node> rendered(const std::string& dir) {
+    auto out = render(k_kubernetes / dir);
+    EXPECT_EQ(out.status, 0) << dir << ": " << out.text;
+    return out.status == 0 ? objects_of(out.text) : std::vector<YAML::Node>{};
+  }
+};
+
+TEST_F(Kustomize, EveryKustomizationRendersValidObjects) {
+  auto dirs = kustomizations();
+  for (const char* expected :
+       {"base", "npd", "overlays/host", "overlays/prometheus", "overlays/prometheus-servicemonitor", "overlays/preflight"})
+    EXPECT_NE(std::find(dirs.begin(), dirs.end(), expected), dirs.end()) << expected;
+  for (const auto& dir : dirs) {
+    SCOPED_TRACE(dir);
+    check_objects(rendered(dir), dir);
+  }
+}
+
+TEST_F(Kustomize, ImagesAreRetaggedToTheProjectVersion) {
+  const auto version = project_version();
+  ASSERT_FALSE(version.empty());
+  auto base = of_kind(rendered("base"), "DaemonSet");
+  ASSERT_EQ(base.size(), 1u);
+  EXPECT_EQ(base[0]["spec"]["template"]["spec"]["containers"][0]["image"].as<std::string>(), "nvte-doctor:" + version);
+  for (const char* overlay : {"overlays/host", "overlays/prometheus", "overlays/prometheus-servicemonitor"}) {
+    auto ds = of_kind(rendered(overlay), "DaemonSet");
+    ASSERT_EQ(ds.size(), 1u) << overlay;
+    bool doctor = false;
+    for (const auto& c : ds[0]["spec"]["template"]["spec"]["containers"]) {
+      auto image = c["image"].as<std::string>();
+      EXPECT_EQ(image.find(':'), image.rfind(':')) << overlay << ": " << image;
+      if (c["name"].as<std::string>() == "nvte-doctor") {
+        doctor = true;
+        EXPECT_EQ(image, "registry.example.com/nvte-doctor:" + version) << overlay;
+      }
+    }
+    EXPECT_TRUE(doctor) << overlay;
+  }
+}
+
+TEST_F(Kustomize, HostOverlayCarriesTheNpdPluginAndNfdOutput) {
+  auto objects = rendered("overlays/host");
+  bool npd = false, config = false;
+  for (const auto& cm : of_kind(objects, "ConfigMap")) {
+    if (cm["metadata"]["name"].as<std::string>() == "npd-nvte-doctor") {
+      npd = true;
+      EXPECT_EQ(cm["metadata"]["namespace"].as<std::string>(), "kube-system");
+    }
+    if (cm["metadata"]["name"].as<std::string>() == "nvte-doctor-config") {
+      config = true;
+      auto conf = YAML::Load(cm["data"]["config.yaml"].as<std::string>());
+      EXPECT_EQ(conf["outputs"]["nfd"].as<std::string>(), "/etc/kubernetes/node-feature-discovery/features.d/nvte-doctor");
+      EXPECT_EQ(conf["outputs"]["prometheus"].as<std::string>(), "/var/lib/nvte-doctor/nvte_doctor.prom");
+    }
+  }
+  EXPECT_TRUE(npd);
+  EXPECT_TRUE(config);
+}
+
+// A monitor must select the DaemonSet's pods, on a port a container of theirs declares.
+TEST_F(Kustomize, MonitorsSelectTheDoctorsMetricsPort) {
+  for (const char* overlay : {"overlays/prometheus", "overlays/prometheus-servicemonitor"}) {
+    SCOPED_TRACE(overlay);
+    auto objects = rendered(overlay);
+    auto ds = of_kind(objects, "DaemonSet");
+    ASSERT_EQ(ds.size(), 1u);
+    auto labels = ds[0]["spec"]["template"]["metadata"]["labels"];
+    auto pod = ds[0]["spec"]["template"]["spec"];
+    std::set<std::string> ports;
+    std::string textfile_dir;
+    for (const auto& c : pod["containers"]) {
+      for (const auto& p : c["ports"]) ports.insert(p["name"].as<std::string>());
+      for (const auto& a : c["args"])
+        if (a.as<std::string>().rfind("--collector.textfile.directory=", 0) == 0) textfile_dir = a.as<std::string>().substr(31);
+    }
+    EXPECT_EQ(textfile_dir, "/var/lib/nvte-doctor") << "the sidecar must read where the doctor writes its textfile";
+    auto selects = [&](const YAML::Node& match) {
+      for (const auto& kv : match)
+        if (!labels[kv.first.as<std::string>()] || labels[kv.first.as<std::string>()].as<std::string>() != kv.second.as<std::string>())
+          return false;
+      return match.size() > 0;
+    };
+    auto pod_monitors = of_kind(objects, "PodMonitor");
+    auto service_monitors = of_kind(objects, "ServiceMonitor");
+    ASSERT_EQ(pod_monitors.size() + service_monitors.size(), 1u);
+    if (!pod_monitors.empty()) {
+      EXPECT_TRUE(selects(pod_monitors[0]["spec"]["selector"]["matchLabels"]));
+      EXPECT_TRUE(ports.count(pod_monitors[0]["spec"]["podMetricsEndpoints"][0]["port"].as<std::string>()));
+    } else {
+      auto services = of_kind(objects, "Service");
+      ASSERT_EQ(services.size(), 1u);
+      EXPECT_TRUE(selects(services[0]["spec"]["selector"]));
+      auto service_port = services[0]["spec"]["ports"][0];
+      EXPECT_TRUE(ports.count(service_port["targetPort"].as<std::string>()));
+      EXPECT_EQ(service_monitors[0]["spec"]["endpoints"][0]["port"].as<std::string>(), service_port["name"].as<std::string>());
+      for (const auto& kv : service_monitors[0]["spec"]["selector"]["matchLabels"])
+        EXPECT_EQ(services[0]["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(), kv.second.as<std::string>());
+    }
+  }
+}
+
+TEST_F(Kustomize, PreflightJobRunsTheBundleFirstInTheJobsImage) {
+  auto jobs = of_kind(rendered("overlays/preflight"), "Job");
+  ASSERT_EQ(jobs.size(), 1u);
+  auto pod = jobs[0]["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["restartPolicy"].as<std::string>(), "Never");
+  std::string shared;
+  for (const auto& v : pod["volumes"])
+    if (v["emptyDir"]) shared = v["name"].as<std::string>();
+  ASSERT_FALSE(shared.empty()) << "the bundle travels through an emptyDir";
+  ASSERT_EQ(pod["initContainers"].size(), 1u);
+  auto init = pod["initContainers"][0];
+  EXPECT_EQ(init["image"].as<std::string>(), "registry.example.com/nvte-doctor:" + project_version());
+  std::string copy;
+  for (const auto& w : init["command"]) copy += w.as<std::string>() + " ";
+  EXPECT_NE(copy.find("/opt/nvte-doctor/."), std::string::npos) << copy;
+  ASSERT_EQ(pod["containers"].size(), 1u);
+  auto job = pod["containers"][0];
+  std::vector<std::string> command;
+  for (const auto& w : job["command"]) command.push_back(w.as<std::string>());
+  ASSERT_FALSE(command.empty());
+  EXPECT_EQ(command[0], "/nvte-doctor/bin/nvte-doctor-preflight");
+  auto dashdash = std::find(command.begin(), command.end(), "--");
+  ASSERT_NE(dashdash, command.end()) << "the job's own command follows --";
+  EXPECT_NE(std::find(command.begin(), dashdash, "--node-root"), dashdash);
+  EXPECT_EQ(job["terminationMessagePath"].as<std::string>(), "/dev/termination-log");
+  std::string image_env;
+  for (const auto& e : job["env"])
+    if (e["name"].as<std::string>() == "JOB_IMAGE") image_env = e["value"].as<std::string>();
+  EXPECT_EQ(image_env, job["image"].as<std::string>()) << "the report names the image the job runs";
+  bool mounted = false;
+  for (const auto& m : job["volumeMounts"])
+    mounted |= m["name"].as<std::string>() == shared && m["mountPath"].as<std::string>() == "/nvte-doctor";
+  EXPECT_TRUE(mounted);
+  EXPECT_TRUE(job["resources"]["limits"]["nvidia.com/gpu"]) << "the GPU the job gets is the one checked";
+}
+
+} // namespace
