@@ -5,6 +5,7 @@
 #include "app/rules_loading.hpp"
 #include "app/workloads.hpp"
 #include "report/render.hpp"
+#include "rules/knowledge.hpp"
 #include "report/te_log_agreement.hpp"
 #include "util/json_text.hpp"
 #include "util/strings.hpp"
@@ -98,6 +99,13 @@ int run_explain(const Options& options) {
   // One pin per package; a TE log's workloads run on the versions it names, so not with them.
   if (std::none_of(observed.begin(), observed.end(), [](const auto& o) { return o != nullptr; }))
     rules::unify_pins(rules, facts, explanations, nullptr, search);
+  // Where the rules' knowledge ends for this node: a warning on every workload it concerns.
+  model::Knowledge knowledge = rules::knowledge_horizon(rules, facts);
+  if (auto beyond = rules::knowledge_finding(knowledge))
+    for (auto& e : explanations) {
+      e.findings.push_back(*beyond);
+      e.findings.back().workload = e.workload.name;
+    }
   int code = 0;
   for (const auto& e : explanations) {
     if (!e.selected) code = 2;
@@ -110,12 +118,12 @@ int run_explain(const Options& options) {
     write_output(options, options.format == Format::json ? report::render_fix_list_json(explanations)
                                                           : report::render_fix_list_text(explanations));
   } else if (options.format == Format::json) {
-    write_output(options, report::render_explain_json(explanations));
+    write_output(options, report::render_explain_json(explanations, &knowledge));
   } else {
     std::string out;
     for (std::size_t i = 0; i < explanations.size(); ++i) {
       if (i) out += "\n";
-      out += report::render_explain_text(explanations[i], text);
+      out += report::render_explain_text(explanations[i], text, &knowledge);
       if (observed[i]) out += report::render_te_log_text(explanations[i], *observed[i], text);
     }
     write_output(options, out);

@@ -15,7 +15,8 @@ std::string render_check_json(const model::Report& report) {
            {"generated_at", report.generated_at},
            {"fingerprint", report.fingerprint},
            {"facts", facts_to_json(report.facts)},
-           {"workloads", workloads}};
+           {"workloads", workloads},
+           {"knowledge", knowledge_to_json(report.knowledge)}};
   if (report.selftest) doc["selftest"] = model::to_json(*report.selftest);
   doc["findings"] = findings;
   doc["summary"] = Json{{"errors", report.summary.errors},
@@ -25,10 +26,12 @@ std::string render_check_json(const model::Report& report) {
   return util::json_text(doc, 2) + "\n";
 }
 
-std::string render_explain_json(const std::vector<model::Explanation>& explanations) {
+std::string render_explain_json(const std::vector<model::Explanation>& explanations, const model::Knowledge* knowledge) {
   Json list = Json::array();
   for (const auto& e : explanations) list.push_back(explanation_to_json(e));
-  return util::json_text(Json{{"schema_version", 1}, {"workloads", list}}, 2) + "\n";
+  Json doc{{"schema_version", 1}, {"workloads", list}};
+  if (knowledge) doc["knowledge"] = knowledge_to_json(*knowledge);
+  return util::json_text(doc, 2) + "\n";
 }
 
 } // namespace report
