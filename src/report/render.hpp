@@ -3,6 +3,7 @@
 // document as a string so the caller can write it atomically.
 #pragma once
 
+#include "model/observed_selection.hpp"
 #include "model/report.hpp"
 
 #include <string>
@@ -31,9 +32,13 @@ std::string render_probe_text(const model::Facts& facts, const TextOptions& opti
 std::string render_explain_text(const model::Explanation& explanation, const TextOptions& options,
                                 const model::Knowledge* knowledge = nullptr);
 // `explain --format json`: {"schema_version": 1, "workloads": [...]}, one explanation per
-// workload (packaging/schema/explain.schema.json), however many workloads there are; with
-// knowledge, its `knowledge` block too.
-std::string render_explain_json(const std::vector<model::Explanation>& explanations, const model::Knowledge* knowledge = nullptr);
+// workload (packaging/schema/explain.schema.json), however many workloads there are.
+// te_logs (empty, or one per explanation, null where none): what TE's own log said of each
+// workload read with --te-log, rendered as its "te_log" member next to the doctor's verdict.
+// With knowledge, its `knowledge` block too.
+std::string render_explain_json(const std::vector<model::Explanation>& explanations,
+                                const std::vector<const model::ObservedSelection*>& te_logs = {},
+                                const model::Knowledge* knowledge = nullptr);
 // One line on the edge of the knowledge ("! beyond the rules' knowledge: ..."), empty when
 // nothing is extrapolated.
 std::string render_knowledge_line(const model::Knowledge& knowledge, const TextOptions& options);
