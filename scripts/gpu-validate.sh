@@ -71,6 +71,9 @@ print("\n".join(sorted({l.split()[-1] for l in open("/proc/self/maps") if any(k 
   step probe-json 120 "$BIN" probe --format json
   step check 180 "$BIN" check "${COMMON[@]}"
   step check-json 180 "$BIN" check "${COMMON[@]}" --format json
+  # The edge of the knowledge on a real node: its GPU, cuDNN and TE are modelled (no
+  # knowledge-extrapolated, every gauge 0) unless the node is newer than the rules.
+  step knowledge-horizon 180 bash -c "\"$BIN\" check --rules rules --format prometheus | grep -E '^nvte_doctor_knowledge_extrapolated|^nvte_doctor_finding_impact'; \"$BIN\" check --rules rules --format json | \"$PY\" -c 'import json,sys; print(json.dumps(json.load(sys.stdin)[\"knowledge\"], indent=1))'"
   step explain 120 "$BIN" explain "${COMMON[@]}" --workload-set qkv_format=bshd --workload-set head_dim_qk=192 \
     --workload-set num_gqa_groups=4 --workload-set attn_mask_type=causal --workload-set max_seqlen_q=4096
   step explain-sweep 120 "$BIN" explain "${COMMON[@]}" --sweep head_dim_qk=64,128,192,256 --sweep qkv_dtype=bf16,fp16

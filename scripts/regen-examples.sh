@@ -61,6 +61,17 @@ example "A check with a workload that has no backend left, on the H100 snapshot:
   check --facts "$H100" --set env.NVTE_FUSED_ATTN=0 --set env.NVTE_UNFUSED_ATTN=0 \
   --hf-config tests/fixtures/hf/llama-3-8b/config.json --no-color
 
+example "A kernel TE selects that then computes wrong results: packed (thd) training on an RTX 50 (sm120)
+with TE 2.17, where FusedAttention's backward gives wrong gradients (TE #3333). The finding names
+its impact; the workaround and the fixed release are both verified by the model:" \
+  explain --facts "$H100" --set gpu.sm=120 --set te.version=2.17.0 --set cudnn.version=9.25.0 \
+  --workload-set qkv_format=thd --workload-set attn_mask_type=padding_causal --no-color
+
+example "A node newer than the rules: a compute capability the selection was never checked on. The
+verdict comes first, then one line saying it is extrapolated:" \
+  explain --facts "$H100" --set gpu.compute_capability=11.0 --set te.version=2.18.0 \
+  --workload-set qkv_format=bshd --no-color
+
 example "What node_exporter's textfile collector reads (\`outputs.prometheus\` in config.yaml):" \
   check --facts "$H100" --hf-config tests/fixtures/hf/llama-3-8b/config.json --format prometheus
 

@@ -9,6 +9,7 @@
 #include "app/workloads.hpp"
 #include "app/check_core.hpp"
 #include "rules/fix_search.hpp"
+#include "rules/knowledge.hpp"
 #include "report/render.hpp"
 #include "report/te_log_agreement.hpp"
 #include "util/file.hpp"
@@ -136,6 +137,8 @@ model::Report build_report(const Options& options) {
     if (observed[i]) report.findings.push_back(report::te_log_finding(e, *observed[i]));
     report.workloads.push_back(std::move(e));
   }
+  report.knowledge = rules::knowledge_horizon(rules, facts);
+  if (auto beyond = rules::knowledge_finding(report.knowledge)) report.findings.push_back(std::move(*beyond));
   if (auto stale = stale_bundle_finding(options)) report.findings.push_back(std::move(*stale));
   if (auto denied = unreadable_paths_finding(facts)) report.findings.push_back(std::move(*denied));
   report.fingerprint = util::hex64(util::fnv1a64(facts.to_json(-1) + rules.digest()));

@@ -5,6 +5,7 @@
 #include "app/rules_loading.hpp"
 #include "app/workloads.hpp"
 #include "report/render.hpp"
+#include "rules/knowledge.hpp"
 #include "report/te_log_agreement.hpp"
 #include "util/json_text.hpp"
 #include "util/strings.hpp"
@@ -98,6 +99,13 @@ int run_explain(const Options& options) {
   // One pin per package within each context of node facts (a TE log's workloads run on the
   // versions it names).
   unify_pins_per_context(rules, facts, explanations, observed, nullptr, search);
+  // Where the rules' knowledge ends for this node: a warning on every workload it concerns.
+  model::Knowledge knowledge = rules::knowledge_horizon(rules, facts);
+  if (auto beyond = rules::knowledge_finding(knowledge))
+    for (auto& e : explanations) {
+      e.findings.push_back(*beyond);
+      e.findings.back().workload = e.workload.name;
+    }
   int code = 0;
   for (const auto& e : explanations) {
     if (!e.selected) code = 2;
@@ -112,12 +120,12 @@ int run_explain(const Options& options) {
   } else if (options.format == Format::json) {
     std::vector<const model::ObservedSelection*> te_logs;
     for (const auto& o : observed) te_logs.push_back(o.get());
-    write_output(options, report::render_explain_json(explanations, te_logs));
+    write_output(options, report::render_explain_json(explanations, te_logs, &knowledge));
   } else {
     std::string out;
     for (std::size_t i = 0; i < explanations.size(); ++i) {
       if (i) out += "\n";
-      out += report::render_explain_text(explanations[i], text);
+      out += report::render_explain_text(explanations[i], text, &knowledge);
       if (observed[i]) out += report::render_te_log_text(explanations[i], *observed[i], text);
     }
     write_output(options, out);

@@ -64,6 +64,7 @@ int run_rules_show(const Options& options) {
     out += r.id + "  (" + std::string(model::to_string(r.severity)) + ", " + r.kind + ", " + r.file + ":" + std::to_string(r.line) + ")\n";
     out += "title:      " + r.title + "\n";
     out += "area:       " + r.area + "\n";
+    if (r.impact != model::Impact::none) out += "impact:     " + std::string(model::describe(r.impact)) + "\n";
     for (const auto& [fact, range] : r.applies_to) out += "applies to: " + fact + " " + range + "\n";
     if (!r.backend.empty()) out += "backend:    " + r.backend + " (" + r.effect + ")\n";
     out += "when:       " + std::string(util::trim(r.when)) + "\n";

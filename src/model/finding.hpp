@@ -14,6 +14,17 @@ enum class Severity { info, warning, error };
 std::string_view to_string(Severity severity);
 std::optional<Severity> parse_severity(std::string_view text);
 
+// What a finding does to a job when it is about a kernel that TE selects and that then
+// misbehaves: the severity says how urgent it is, the impact what kind of harm it is. Monitoring
+// and schedulers tell a silent corruption (wrong_results) apart from a crash at the first step
+// (runtime_failure); none is every other finding.
+enum class Impact { none, wrong_results, runtime_failure };
+// "wrong_results", "runtime_failure" ("" for none), as in rules and JSON.
+std::string_view to_string(Impact impact);
+std::optional<Impact> parse_impact(std::string_view text);
+// For people: "runs but computes wrong results", "fails at run time" ("" for none).
+std::string_view describe(Impact impact);
+
 // What the fix search proved a fix does: the backend the workload then gets, or the finding
 // that clears (node findings).
 struct FixOutcome {
@@ -41,6 +52,7 @@ struct Fix {
 struct Finding {
   std::string id;
   Severity severity = Severity::info;
+  Impact impact = Impact::none;
   std::string title;
   std::string message;
   std::vector<std::pair<std::string, std::string>> evidence; // fact name -> value, in rule order

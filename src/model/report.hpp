@@ -5,6 +5,7 @@
 #include "model/explanation.hpp"
 #include "model/facts.hpp"
 #include "model/finding.hpp"
+#include "model/knowledge.hpp"
 #include "model/selftest_summary.hpp"
 
 #include <optional>
@@ -31,6 +32,7 @@ struct Report {
   std::vector<Explanation> workloads;
   std::vector<Finding> findings;           // node findings, then each workload's
   std::optional<SelftestSummary> selftest; // when the self-test ran (check --selftest, run)
+  Knowledge knowledge;                     // where the rules' knowledge ends, and what lies beyond it
   Summary summary;
 
   // Counts findings (workload findings included) into summary.

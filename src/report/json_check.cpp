@@ -16,7 +16,8 @@ std::string render_check_json(const model::Report& report) {
            {"generated_at", report.generated_at},
            {"fingerprint", report.fingerprint},
            {"facts", facts_to_json(report.facts)},
-           {"workloads", workloads}};
+           {"workloads", workloads},
+           {"knowledge", knowledge_to_json(report.knowledge)}};
   if (report.selftest) doc["selftest"] = model::to_json(*report.selftest);
   doc["findings"] = findings;
   doc["summary"] = Json{{"errors", report.summary.errors},
@@ -27,13 +28,15 @@ std::string render_check_json(const model::Report& report) {
 }
 
 std::string render_explain_json(const std::vector<model::Explanation>& explanations,
-                                const std::vector<const model::ObservedSelection*>& te_logs) {
+                                const std::vector<const model::ObservedSelection*>& te_logs, const model::Knowledge* knowledge) {
   Json list = Json::array();
   for (std::size_t i = 0; i < explanations.size(); ++i) {
     list.push_back(explanation_to_json(explanations[i]));
     if (i < te_logs.size() && te_logs[i]) list.back()["te_log"] = te_log_to_json(explanations[i], *te_logs[i]);
   }
-  return util::json_text(Json{{"schema_version", 1}, {"workloads", list}}, 2) + "\n";
+  Json doc{{"schema_version", 1}, {"workloads", list}};
+  if (knowledge) doc["knowledge"] = knowledge_to_json(*knowledge);
+  return util::json_text(doc, 2) + "\n";
 }
 
 } // namespace report

@@ -54,6 +54,7 @@ Json finding_to_json(const model::Finding& finding) {
            {"evidence", evidence},
            {"fixes", fixes},
            {"references", finding.references}};
+  if (finding.impact != model::Impact::none) out["impact"] = std::string(model::to_string(finding.impact));
   if (!finding.area.empty()) out["area"] = finding.area;
   if (!finding.workload.empty()) out["workload"] = finding.workload;
   return out;
@@ -86,6 +87,21 @@ Json explanation_to_json(const model::Explanation& e) {
               {"workload", workload},
               {"assumed", e.workload.assumed},
               {"notes", e.workload.notes}};
+}
+
+Json knowledge_to_json(const model::Knowledge& k) {
+  auto text = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
+  Json extrapolated = Json::array();
+  for (const auto& e : k.extrapolated) extrapolated.push_back(Json{{"fact", e.fact}, {"value", e.value}, {"newest", e.newest}});
+  return Json{{"newest_te_modelled", text(k.newest_te_modelled)},
+              {"newest_te_published", text(k.newest_te_published)},
+              {"assumed_te_version", text(k.assumed_te)},
+              {"newest_cudnn_known", text(k.newest_cudnn_known)},
+              {"newest_flash_attn_known", text(k.newest_flash_attn_known)},
+              {"newest_flash_attn_3_known", text(k.newest_flash_attn_3_known)},
+              {"newest_flash_attn_4_known", text(k.newest_flash_attn_4_known)},
+              {"modelled_compute_capabilities", k.modelled_compute_capabilities},
+              {"extrapolated", extrapolated}};
 }
 
 Json facts_to_json(const model::Facts& facts) { return Json::parse(facts.to_json(-1))["facts"]; }

@@ -84,6 +84,11 @@ std::string render_nfd(const model::Report& report, const std::string& expires_a
   line(out, "te", fact(f, "te.version"));
   line(out, "gpu-sm", fact(f, "gpu[0].sm"));
   line(out, "rules", report.rules_digest.substr(0, 12));
+  // Schedulers keep jobs off nodes whose verdicts are guesses or whose kernels corrupt results.
+  line(out, "knowledge-extrapolated", report.knowledge.extrapolated.empty() ? "false" : "true");
+  bool wrong = false;
+  for (const auto& finding : report.findings) wrong = wrong || finding.impact == model::Impact::wrong_results;
+  line(out, "wrong-results", wrong ? "true" : "false");
   for (const auto& e : report.workloads) {
     // NFD's 63-character limit covers the whole name after its namespace:
     // "nvte-doctor.workload.<name>".

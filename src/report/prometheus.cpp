@@ -136,6 +136,22 @@ std::string render_prometheus(const model::Report& report, const RunTiming& timi
     findings.add({{"id", finding.id}, {"severity", std::string(model::to_string(finding.severity))}, {"workload", finding.workload}}, 1);
   }
 
+  Family impact("nvte_doctor_finding_impact", "gauge",
+                "One series per finding about a kernel that TE selects and that then misbehaves: impact wrong_results "
+                "(runs but computes wrong results) or runtime_failure (fails at run time); the value is always 1.");
+  for (const auto& finding : report.findings) {
+    if (finding.impact == model::Impact::none) continue;
+    impact.add({{"id", finding.id}, {"impact", std::string(model::to_string(finding.impact))}, {"workload", finding.workload}}, 1);
+  }
+  Family extrapolated("nvte_doctor_knowledge_extrapolated", "gauge",
+                      "1 when the node's fact lies beyond what the rules and TE's conformance data model (the verdicts "
+                      "are extrapolated), 0 when it is modelled; one series per fact the node has.");
+  for (const auto& x : report.knowledge.extrapolated) extrapolated.add({{"fact", x.fact}}, 1);
+  for (const char* name : {"te.version", "cudnn.version", "flash_attn.version", "flash_attn_3.version", "flash_attn_4.version"})
+    if (f.has(name) || (std::string_view(name) == "te.version" && !report.knowledge.assumed_te.empty()))
+      extrapolated.add({{"fact", name}}, 0);
+  if (f.get_int("gpu.count").value_or(0) > 0) extrapolated.add({{"fact", "gpu.compute_capability"}}, 0);
+
   Family available("nvte_doctor_attention_backend_available", "gauge",
                    "1 when TE's attention backend can run the workload on this node, else 0.");
   Family selected("nvte_doctor_attention_backend_selected", "gauge",
@@ -164,8 +180,8 @@ std::string render_prometheus(const model::Report& report, const RunTiming& timi
   duration.add({}, timing.duration_seconds);
 
   std::string out;
-  for (const Family* family : {&info, &status, &counts, &findings, &available, &selected, &runnable, &selftest_passed,
-                               &selftest_seconds, &last_run, &duration}) {
+  for (const Family* family : {&info, &status, &counts, &findings, &impact, &extrapolated, &available, &selected, &runnable,
+                               &selftest_passed, &selftest_seconds, &last_run, &duration}) {
     family->write(out);
   }
   return out;

@@ -30,13 +30,21 @@ std::string render_check_json(const model::Report& report);
 std::string render_probe_text(const model::Facts& facts, const TextOptions& options);
 
 // `explain`: one workload's verdict per backend, then the selected backend.
-std::string render_explain_text(const model::Explanation& explanation, const TextOptions& options);
+// With knowledge, a fact beyond the rules' knowledge is said in one line under the verdict (and
+// its finding, knowledge-extrapolated, is not repeated below).
+std::string render_explain_text(const model::Explanation& explanation, const TextOptions& options,
+                                const model::Knowledge* knowledge = nullptr);
 // `explain --format json`: {"schema_version": 1, "workloads": [...]}, one explanation per
 // workload (packaging/schema/explain.schema.json), however many workloads there are.
 // te_logs (empty, or one per explanation, null where none): what TE's own log said of each
 // workload read with --te-log, rendered as its "te_log" member next to the doctor's verdict.
+// With knowledge, its `knowledge` block too.
 std::string render_explain_json(const std::vector<model::Explanation>& explanations,
-                                const std::vector<const model::ObservedSelection*>& te_logs = {});
+                                const std::vector<const model::ObservedSelection*>& te_logs = {},
+                                const model::Knowledge* knowledge = nullptr);
+// One line on the edge of the knowledge ("! beyond the rules' knowledge: ..."), empty when
+// nothing is extrapolated.
+std::string render_knowledge_line(const model::Knowledge& knowledge, const TextOptions& options);
 
 // `explain --sweep`: the support matrix of one workload over the swept keys (a table for two
 // keys, one row per cell otherwise), and all cells as JSON.

@@ -17,9 +17,20 @@ struct Area {
 };
 
 constexpr Area k_areas[] = {
-    {"gpu", "GPU"},         {"driver", "Driver"},       {"cuda", "CUDA"},          {"cudnn", "cuDNN"},   {"nccl", "NCCL"},
-    {"nvrtc", "NVRTC"},     {"cublas", "cuBLAS"},       {"python", "Python"},      {"torch", "PyTorch"}, {"te", "TE"},
-    {"env", "Environment"}, {"attention", "Attention"}, {"selftest", "Self-test"},
+    {"gpu", "GPU"},
+    {"driver", "Driver"},
+    {"cuda", "CUDA"},
+    {"cudnn", "cuDNN"},
+    {"nccl", "NCCL"},
+    {"nvrtc", "NVRTC"},
+    {"cublas", "cuBLAS"},
+    {"python", "Python"},
+    {"torch", "PyTorch"},
+    {"te", "TE"},
+    {"env", "Environment"},
+    {"attention", "Attention"},
+    {"selftest", "Self-test"},
+    {"knowledge", "Knowledge"}, // only when a fact lies beyond the rules (its finding's title)
 };
 
 std::string fact(const model::Facts& facts, std::string_view name, std::string_view fallback = "") {
@@ -106,7 +117,7 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
     auto v = facts.get_string("te.version");
     if (!v) {
       auto assumed = facts.get_string("doctor.assumed_te_version");
-      return "not installed" + (assumed ? "; explain assumes TE " + *assumed : std::string());
+      return "not installed" + (assumed ? "; explain assumes TE " + *assumed + ", the newest published release" : std::string());
     }
     std::string line = *v + (facts.has("te.distribution") ? " (" + fact(facts, "te.distribution") + ")" : "");
     // What keeps it from importing is part of its line (the mark comes from the findings).
@@ -140,6 +151,7 @@ bool area_present(const model::Facts& facts, std::string_view area) {
 
 void render_finding(std::string& out, const model::Finding& f, const Style& style, bool verbose) {
   out += "  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
+  if (f.impact != model::Impact::none) out += "      " + style.red("impact: " + std::string(model::describe(f.impact))) + "\n";
   if (!f.workload.empty()) out += "      workload: " + util::one_line(f.workload) + "\n";
   out += "      " + wrap_text(f.message, 6) + "\n";
   if (!f.evidence.empty()) {

@@ -52,25 +52,45 @@ std::string selected_label(const model::Explanation& e) {
 }
 
 // The finding whose fixes answer "what do I type": the worst, first of its severity.
-const model::Finding* worst_finding(const model::Explanation& e) {
+// skip_knowledge: the knowledge finding has its own line under the verdict.
+const model::Finding* worst_finding(const model::Explanation& e, bool skip_knowledge) {
   const model::Finding* worst = nullptr;
   for (const auto& f : e.findings)
-    if (f.severity != model::Severity::info && (!worst || f.severity > worst->severity)) worst = &f;
+    if (f.severity != model::Severity::info && (!worst || f.severity > worst->severity) &&
+        !(skip_knowledge && f.id == model::k_knowledge_finding_id))
+      worst = &f;
   return worst;
 }
 
 } // namespace
 
-std::string render_explain_text(const model::Explanation& e, const TextOptions& options) {
+std::string render_knowledge_line(const model::Knowledge& knowledge, const TextOptions& options) {
+  if (knowledge.extrapolated.empty()) return {};
+  Style style(options.color);
+  std::vector<std::string> parts;
+  for (const auto& x : knowledge.extrapolated) {
+    parts.push_back(x.fact == "gpu.compute_capability" ? "compute capability " + x.value + " (modelled: " + x.newest + ")"
+                                                       : x.fact + " " + x.value + " (newest known " + x.newest + ")");
+  }
+  return "  " + style.mark(model::Severity::warning) + " " +
+         style.yellow("extrapolated beyond the rules' knowledge: " + util::join(parts, ", ")) + "  " +
+         style.dim("[" + std::string(model::k_knowledge_finding_id) + "]") + "\n";
+}
+
+std::string render_explain_text(const model::Explanation& e, const TextOptions& options, const model::Knowledge* knowledge) {
   Style style(options.color);
   std::string out;
   // The verdict first: name → backend, and the one best verified fix.
-  const model::Finding* worst = worst_finding(e);
+  const model::Finding* worst = worst_finding(e, knowledge && !knowledge->extrapolated.empty());
   const model::Fix* best = worst ? best_fix(worst->fixes) : nullptr;
   std::string headline = e.selected ? style.green(selected_label(e)) : style.red(selected_label(e));
   out += style.bold(util::one_line(e.workload.name)) + " → " + headline + (best ? " · fix: " + style.bold(fix_headline(*best)) : std::string()) + "\n";
   out += "  " + workload_line(e.workload) + " · TE " + e.te_version +
-         (e.te_version_assumed ? style.yellow(" (assumed: TE is not installed; --set te.version=X to choose)") : "") + "\n";
+         (e.te_version_assumed ? style.yellow(" (assumed: TE is not installed; the newest published release; --set te.version=X to choose)")
+                               : "") +
+         "\n";
+  const bool knowledge_said = knowledge && !knowledge->extrapolated.empty();
+  if (knowledge_said) out += render_knowledge_line(*knowledge, options);
   if (!e.workload.assumed.empty()) {
     // The shape-defining assumptions; -v lists every TE default that was filled in.
     static const std::vector<std::string_view> k_shape = {"qkv_dtype", "qkv_format", "qkv_layout", "attn_mask_type",
@@ -150,7 +170,7 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
   std::vector<const model::Finding*> ordered;
   for (auto severity : {model::Severity::error, model::Severity::warning, model::Severity::info})
     for (const auto& f : e.findings)
-      if (f.severity == severity) ordered.push_back(&f);
+      if (f.severity == severity && !(knowledge_said && f.id == model::k_knowledge_finding_id)) ordered.push_back(&f);
   std::size_t shown = 0;
   for (const model::Finding* finding : ordered) {
     const model::Finding& f = *finding;
@@ -158,6 +178,7 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
     if (!options.verbose && shown++ > 0) {
       // Beyond the worst finding, default text gives each one line and its best fix.
       out += "\n  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
+      if (f.impact != model::Impact::none) out += "      " + style.red("impact: " + std::string(model::describe(f.impact))) + "\n";
       if (const model::Fix* fix = best_fix(f.fixes)) {
         out += "      fix: " + fix_headline(*fix) + "\n";
       } else {
@@ -171,6 +192,7 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
       continue;
     }
     out += "\n  " + style.mark(f.severity) + " " + style.bold(f.title) + "  " + style.dim("[" + f.id + "]") + "\n";
+    if (f.impact != model::Impact::none) out += "      " + style.red("impact: " + std::string(model::describe(f.impact))) + "\n";
     // "No backend" is the verdict line already; its message only points at the reasons above.
     if (options.verbose || f.id != "attention-no-backend") out += "      " + wrap_text(f.message, 6) + "\n";
     out += render_fixes(f.fixes, style, 6, options.verbose);

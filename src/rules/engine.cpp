@@ -255,6 +255,7 @@ model::Finding make_finding(const RuleSet::Impl& impl, const Rule& rule, Frame& 
   model::Finding f;
   f.id = rule.summary.id;
   f.severity = rule.summary.severity;
+  f.impact = rule.summary.impact;
   f.title = rule.summary.title;
   f.area = rule.summary.area;
   f.references = rule.summary.references;

@@ -132,8 +132,8 @@ namespace {
 
 using Node = YamlNode;
 
-constexpr std::string_view k_rule_keys[] = {"id", "title", "severity", "area", "applies_to", "when", "backend", "effect",
-                                            "message", "fixes", "references", "tags", "tests"};
+constexpr std::string_view k_rule_keys[] = {"id",      "title",  "severity", "impact", "area",       "applies_to", "when",
+                                            "backend", "effect", "message",  "fixes",  "references", "tags",       "tests"};
 constexpr std::string_view k_fix_kinds[] = {"pip", "env", "config", "hardware", "upgrade", "debug", "model"};
 constexpr std::string_view k_backends[] = {"flash_attention", "fused_attention", "unfused_attention"};
 constexpr std::string_view k_sub_backends[] = {"F16_max512_seqlen", "F16_arbitrary_seqlen", "FP8"};
@@ -334,6 +334,11 @@ private:
         else error(it->second, "unknown severity '" + *s + "'", "error, warning or info");
       }
     }
+    if (auto it = fields.find("impact"); it != fields.end())
+      if (auto s = scalar(it->second, "impact")) {
+        if (auto impact = model::parse_impact(*s)) rule.summary.impact = *impact;
+        else error(it->second, "unknown impact '" + *s + "'", "wrong_results or runtime_failure");
+      }
     rule.summary.area = std::filesystem::path(m_file.relative).stem().string();
     if (auto it = fields.find("area"); it != fields.end())
       if (auto s = scalar(it->second, "area")) rule.summary.area = *s;
@@ -594,6 +599,20 @@ private:
           selection.default_te_version = v->to_string();
           m_impl.default_te_version = *v;
         }
+      } else if (key == "newest_te_modelled") {
+        if (auto s = scalar(entry.second, key)) {
+          if (auto v = model::Version::parse(*s)) selection.newest_te_modelled = v->to_string();
+          else error(entry.second, v.error().message);
+        }
+      } else if (key == "modelled_sms") {
+        if (!entry.second.IsSequence()) error(entry.second, "'modelled_sms' is a list of sm numbers (90, 100, ...)");
+        else
+          for (const auto& item : entry.second) {
+            auto sm = scalar(item, key);
+            auto n = sm ? util::parse_int(*sm) : std::nullopt;
+            if (n) selection.modelled_sms.push_back(static_cast<long>(*n));
+            else error(item, "'modelled_sms' is a list of sm numbers (90, 100, ...)");
+          }
       } else if (key == "orders") {
         if (!entry.second.IsSequence()) {
           error(entry.second, "'orders' must be a list");
@@ -637,7 +656,7 @@ private:
           selection.orders.push_back(std::move(order));
         }
       } else {
-        error(entry.first, "unknown selection key '" + key + "'", "default_te_version, orders");
+        error(entry.first, "unknown selection key '" + key + "'", "default_te_version, newest_te_modelled, modelled_sms, orders");
       }
     }
     m_impl.selection = std::move(selection);

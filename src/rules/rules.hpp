@@ -41,6 +41,7 @@ struct RuleSummary {
   std::string id;
   std::string title;
   model::Severity severity = model::Severity::info;
+  model::Impact impact = model::Impact::none; // wrong_results, runtime_failure: what the kernel does
   std::string area;
   std::string file;
   int line = 0;
@@ -69,6 +70,10 @@ struct SelectionOrder {
 struct Selection {
   std::string default_te_version; // assumed when te.version is absent; may be empty
   std::vector<SelectionOrder> orders;
+  // The edge of the knowledge (model::Knowledge): the newest TE release the selection was checked
+  // against (TE's conformance data), and the GPU architectures it was checked on (sm numbers).
+  std::string newest_te_modelled;
+  std::vector<long> modelled_sms;
 };
 
 // One `tests:` case of a rule: node facts and, when it names workload.* keys, a workload.

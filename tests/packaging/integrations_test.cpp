@@ -23,11 +23,19 @@ namespace {
 const std::filesystem::path k_integrations = std::filesystem::path(NVTE_SOURCE_DIR) / "packaging" / "integrations";
 
 // The metric families src/report/prometheus.cpp writes (the service branch's textfile output).
-const std::set<std::string> k_metrics = {
-    "nvte_doctor_info", "nvte_doctor_status", "nvte_doctor_findings_by_severity", "nvte_doctor_findings",
-    "nvte_doctor_attention_backend_available", "nvte_doctor_attention_backend_selected",
-    "nvte_doctor_workload_runnable", "nvte_doctor_selftest_passed", "nvte_doctor_selftest_duration_seconds",
-    "nvte_doctor_last_run_timestamp_seconds", "nvte_doctor_run_duration_seconds"};
+const std::set<std::string> k_metrics = {"nvte_doctor_info",
+                                         "nvte_doctor_status",
+                                         "nvte_doctor_findings_by_severity",
+                                         "nvte_doctor_findings",
+                                         "nvte_doctor_attention_backend_available",
+                                         "nvte_doctor_attention_backend_selected",
+                                         "nvte_doctor_workload_runnable",
+                                         "nvte_doctor_selftest_passed",
+                                         "nvte_doctor_selftest_duration_seconds",
+                                         "nvte_doctor_last_run_timestamp_seconds",
+                                         "nvte_doctor_run_duration_seconds",
+                                         "nvte_doctor_finding_impact",
+                                         "nvte_doctor_knowledge_extrapolated"};
 
 std::string slurp(const std::filesystem::path& path) {
   std::ifstream in(path);
