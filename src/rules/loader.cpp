@@ -132,8 +132,8 @@ namespace {
 
 using Node = YamlNode;
 
-constexpr std::string_view k_rule_keys[] = {"id", "title", "severity", "area", "applies_to", "when", "backend", "effect",
-                                            "message", "fixes", "references", "tags", "tests"};
+constexpr std::string_view k_rule_keys[] = {"id",     "title",    "severity", "area",  "applies_to", "when", "backend",
+                                            "effect", "while_in", "message",  "fixes", "references", "tags", "tests"};
 constexpr std::string_view k_fix_kinds[] = {"pip", "env", "config", "hardware", "upgrade", "debug", "model"};
 constexpr std::string_view k_backends[] = {"flash_attention", "fused_attention", "unfused_attention"};
 constexpr std::string_view k_sub_backends[] = {"F16_max512_seqlen", "F16_arbitrary_seqlen", "FP8"};
@@ -375,6 +375,17 @@ private:
       }
     } else if (!rule.backend.empty()) {
       rule.summary.effect = "unavailable";
+    }
+    if (auto it = fields.find("while_in"); it != fields.end()) {
+      if (auto s = scalar(it->second, "while_in")) {
+        auto dot = s->find('.');
+        rule.while_backend = s->substr(0, dot);
+        rule.while_sub = dot == std::string::npos ? "" : s->substr(dot + 1);
+        bool known = one_of(rule.while_backend, k_backends) &&
+                     (rule.while_sub.empty() || one_of(rule.while_sub, k_sub_backends) || one_of(rule.while_sub, k_flash_sub_backends));
+        if (!known) error(it->second, "unknown backend '" + *s + "'", "a backend or backend.<sub-backend>, as in 'backend:'");
+        else if (rule.backend.empty()) error(it->second, "'while_in' only applies to rules with 'backend:'");
+      }
     }
 
     bool templates_read_workload = false;
