@@ -1,5 +1,7 @@
 #include "model/workload.hpp"
 
+#include "model/dpa_inputs.hpp"
+
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -133,22 +135,8 @@ util::Result<void> Workload::complete() {
     assumed.emplace_back(key);
   };
   // The format follows the layout when one is given; a layout follows the format otherwise.
-  if (const Value* layout = get("qkv_layout")) {
-    std::string text = layout->as_string();
-    std::string format;
-    for (auto part : util::split(text, '_')) {
-      std::string p(part);
-      for (char c : {'2', '3'}) {
-        if (auto pos = p.find(c); pos != std::string::npos) p.erase(pos, 1);
-      }
-      if (!format.empty()) {
-        if (format != p && format.find('_') == std::string::npos) format += "_2" + p;
-        continue;
-      }
-      format = p;
-    }
-    if (!values.count("qkv_format")) values.insert_or_assign("qkv_format", Value(format));
-  }
+  if (const Value* layout = get("qkv_layout"); layout && !values.count("qkv_format"))
+    values.insert_or_assign("qkv_format", Value(qkv_format_of_layout(layout->as_string())));
   assume("qkv_dtype", Value("bf16"));
   // FP8 tensors imply FP8 attention; before the defaults would say otherwise.
   if (get("qkv_dtype")->as_string() == "fp8") {
@@ -173,19 +161,6 @@ util::Result<void> Workload::complete() {
     // tensor (no_bias, ALiBi).
     std::string bias = get("core_attention_bias_type")->as_string();
     assume("core_attention_bias_requires_grad", Value(bias == "pre_scale_bias" || bias == "post_scale_bias"));
-  }
-  {
-    // DotProductAttention aligns the window and ALiBi to the top-left corner for causal masks and
-    // to the bottom-right for the bottom-right ones, whatever bottom_right_diagonal says.
-    std::string mask = get("attn_mask_type")->as_string();
-    bool forced = mask == "causal" || mask == "padding_causal" || mask.ends_with("bottom_right");
-    bool aligned = mask.ends_with("bottom_right");
-    if (forced && get("bottom_right_diagonal")->as_bool() != aligned) {
-      if (std::find(assumed.begin(), assumed.end(), "bottom_right_diagonal") == assumed.end())
-        notes.push_back("bottom_right_diagonal set to " + std::string(aligned ? "true" : "false") + " for the " + mask +
-                        " mask, as DotProductAttention does");
-      values.insert_or_assign("bottom_right_diagonal", Value(aligned));
-    }
   }
   if (!values.count("window_size")) {
     std::string mask = get("attn_mask_type")->as_string();

@@ -8,10 +8,12 @@
 // FusedAttention survives when one of its sub-backends for the workload's dtype survives;
 // `deprioritized` filters apply only to the backend that would otherwise be selected, when the next
 // backend of the order is available (TE's "FlashAttention yields to FusedAttention"); the first
-// available backend of the selection order wins.
+// available backend of the selection order wins. Before any rule, the workload goes through
+// model::selector_inputs: what DotProductAttention itself does to its inputs (model/dpa_inputs.hpp).
 #include "rules/loader_internal.hpp"
 #include "rules/ruleset_impl.hpp"
 
+#include "model/dpa_inputs.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -312,9 +314,8 @@ const std::vector<std::string>* sub_backend_order(const SelectionOrder& order, c
 
 // explain with an optional restriction to one rule (for the rules' own test cases): a backend
 // rule is then the only filter; a workload rule the only workload rule, after the full selection.
-model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& node, const model::Workload& workload, const Rule* only) {
+model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& node, const model::Workload& given, const Rule* only) {
   model::Explanation ex;
-  ex.workload = workload;
   model::Facts overlay;
   std::optional<model::Version> te = node.get_version("te.version");
   if (te) {
@@ -325,6 +326,9 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     ex.te_version = te->to_string();
     ex.te_version_assumed = true;
   }
+  // The rules see what DotProductAttention hands the selector (model/dpa_inputs.hpp).
+  const model::Workload workload = model::selector_inputs(given, node, te);
+  ex.workload = workload;
   View view(node, &workload, &overlay, impl.default_te_version);
   const SelectionOrder& order = pick_order(impl.selection, te);
 
@@ -341,6 +345,13 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     for (const auto& rule : impl.rules) {
       if (rule.kind != RuleKind::backend) continue;
       if (only && only->kind == RuleKind::backend && &rule != only) continue;
+      if (!rule.while_backend.empty()) {
+        auto out = [](const auto& map, const std::string& name) {
+          auto it = map.find(name);
+          return it != map.end() && it->second.out;
+        };
+        if (rule.while_sub.empty() ? out(backends, rule.while_backend) : out(subs, rule.while_sub)) continue;
+      }
       if (!applies(impl, rule, frame)) continue;
       firing_elements(rule, frame, elements);
       for (auto element : elements) {

@@ -41,6 +41,9 @@ struct Rule {
   std::string backend;     // flash_attention | fused_attention | unfused_attention
   std::string sub_backend; // for fused_attention.<sub>
   bool deprioritized = false;
+  // `while_in:` the filter runs only while this backend (or sub-backend) is still in TE's running
+  // at its place in the filter order (TE nests the check inside `if use_flash_attention_2 and ...`).
+  std::string while_backend, while_sub;
   std::vector<RuleTestCase> tests;
   Location at;                             // the rule's `id:`
   std::vector<Location> reference_at;      // each reference

@@ -614,6 +614,45 @@ TEST(RulesExplain, SelectionMechanics) {
   EXPECT_NE(failure->find("no reason from rule no-such-rule"), std::string::npos) << *failure;
 }
 
+// `while_in`: a filter that TE nests inside `if use_flash_attention_2 and ...` runs only while that
+// sub-backend is still in, at its place in the order (file order), not when a filter before it
+// has taken it out; a filter after it does not matter.
+TEST(RulesExplain, WhileInSeesOnlyTheFiltersBeforeIt) {
+  std::string yaml =
+      "selection:\n  orders:\n    - te: \">=1.0\"\n      backends: [FlashAttention, FusedAttention, UnfusedDotProductAttention]\n"
+      "      fused_sub_backends: {default: [F16_arbitrary_seqlen]}\n"
+      "      flash_sub_backends: [FlashAttention3, FlashAttention2]\n"
+      "rules:\n"
+      "  - id: fa2-off-before\n    title: t\n    severity: info\n    backend: flash_attention.FlashAttention2\n"
+      "    when: workload.head_dim_qk == 96\n    message: m\n"
+      "  - id: nested-in-fa2\n    title: t\n    severity: info\n    backend: flash_attention\n"
+      "    while_in: flash_attention.FlashAttention2\n    when: workload.max_seqlen_q != workload.max_seqlen_kv\n    message: m\n"
+      "  - id: fa2-off-after\n    title: t\n    severity: info\n    backend: flash_attention.FlashAttention2\n"
+      "    when: workload.head_dim_qk == 80\n    message: m\n";
+  auto loaded = rules::RuleSet::load_text(yaml, "x.yaml");
+  ASSERT_TRUE(loaded.rules) << rules::render(loaded.diagnostics);
+  auto nested = [&](const model::Workload& w) {
+    auto ex = rules::explain(*loaded.rules, facts_of({"te.version=2.18.0"}), w);
+    for (const auto& r : ex.backends["flash_attention"].reasons)
+      if (r.rule == "nested-in-fa2") return true;
+    return false;
+  };
+  EXPECT_TRUE(nested(workload_of({{"max_seqlen_q", "128"}, {"max_seqlen_kv", "256"}})));
+  EXPECT_FALSE(nested(workload_of({{"max_seqlen_q", "128"}, {"max_seqlen_kv", "256"}, {"head_dim_qk", "96"}})))
+      << "flash-attn 2 out before";
+  EXPECT_TRUE(nested(workload_of({{"max_seqlen_q", "128"}, {"max_seqlen_kv", "256"}, {"head_dim_qk", "80"}}))) << "out only after";
+
+  auto bad = rules::RuleSet::load_text("rules:\n  - id: r\n    title: t\n    severity: info\n    when: true\n    message: m\n"
+                                       "    while_in: flash_attention.FlashAttention9\n"
+                                       "  - id: s\n    title: t\n    severity: info\n    when: true\n    message: m\n"
+                                       "    while_in: fused_attention\n",
+                                       "x.yaml");
+  ASSERT_FALSE(bad.rules);
+  std::string all = rules::render(bad.diagnostics);
+  EXPECT_NE(all.find("unknown backend 'flash_attention.FlashAttention9'"), std::string::npos) << all;
+  EXPECT_NE(all.find("'while_in' only applies to rules with 'backend:'"), std::string::npos) << all;
+}
+
 TEST(RulesExplain, AssumedTeAndOrderByVersion) {
   auto loaded = rules::RuleSet::load({k_testdata / "engine"});
   ASSERT_TRUE(loaded.rules);

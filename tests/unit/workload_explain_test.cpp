@@ -249,3 +249,59 @@ TEST(WorkloadExplain, TwoDatabasesOnTheSameFactsDoNotShareTheMemo) {
     EXPECT_EQ(from_b[0].id, "test-b");
   }
 }
+
+namespace {
+
+model::Facts node_of(const std::vector<std::string>& sets) {
+  model::Facts facts;
+  for (const auto& s : sets) EXPECT_TRUE(facts.apply_override(s).ok()) << s;
+  facts.derive();
+  return facts;
+}
+
+model::Workload workload_of(const std::vector<std::string>& settings) {
+  model::Workload w;
+  w.name = "command line";
+  EXPECT_TRUE(workload::apply_workload_settings(w, settings).ok());
+  EXPECT_TRUE(workload::finish_workload(w).ok());
+  return w;
+}
+
+} // namespace
+
+// TE checks a top-left window in cross-attention only inside `if use_flash_attention_2 and ...`:
+// once flash-attn 2 is out (switched off, outside TE's range), flash-attn 3/4 runs the window.
+TEST(WorkloadExplain, WindowCheckOnlyWhileFlashAttn2IsIn) {
+  auto w = workload_of({"attn_mask_type=no_mask", "window_size=128,128", "bottom_right_diagonal=false", "max_seqlen_q=128",
+                        "max_seqlen_kv=256", "qkv_layout=bshd_bshd_bshd"});
+  const std::string rule = "flash-attention-window-top-left-cross-attention";
+  auto with_fa2 = rules::explain(
+      shipped_rules(),
+      node_of({"te.version=2.18.0", "gpu.sm=90", "cudnn.version=9.10.2", "flash_attn.version=2.8.3", "flash_attn_3.version=3.0.0b1"}), w);
+  EXPECT_TRUE(has_reason(with_fa2.backends["flash_attention"], rule));
+  auto switched_off = rules::explain(shipped_rules(),
+                                     node_of({"te.version=2.18.0", "gpu.sm=90", "cudnn.version=9.10.2", "flash_attn.version=2.8.3",
+                                              "flash_attn_3.version=3.0.0b1", "env.NVTE_FLASH_ATTN_V2=0"}),
+                                     w);
+  EXPECT_FALSE(has_reason(switched_off.backends["flash_attention"], rule));
+  auto below_floor = rules::explain(shipped_rules(),
+                                    node_of({"te.version=2.18.0", "gpu.sm=100", "cudnn.version=9.13.1", "flash_attn.version=2.7.0",
+                                             "flash_attn_4.version=4.0.0b24", "package.nvidia_cutlass_dsl.version=4.3.0"}),
+                                    w);
+  EXPECT_FALSE(has_reason(below_floor.backends["flash_attention"], rule)) << "flash-attn 2.7.0 is below TE's Blackwell floor";
+}
+
+// DotProductAttention turns NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 into deterministic=True before it
+// selects: flash-attn older than 2.4.1 has no deterministic backward.
+TEST(WorkloadExplain, NondeterministicAlgoZeroIsDeterministic) {
+  auto w = workload_of({"attn_mask_type=causal", "head_dim_qk=128", "max_seqlen_q=2048"});
+  auto node = node_of(
+      {"te.version=2.12.0", "gpu.sm=89", "cudnn.version=9.5.1", "flash_attn.version=2.3.3", "env.NVTE_ALLOW_NONDETERMINISTIC_ALGO=0"});
+  auto ex = rules::explain(shipped_rules(), node, w);
+  EXPECT_TRUE(ex.workload.get("deterministic")->as_bool());
+  EXPECT_FALSE(ex.backends["flash_attention"].available);
+  auto allowed =
+      rules::explain(shipped_rules(), node_of({"te.version=2.12.0", "gpu.sm=89", "cudnn.version=9.5.1", "flash_attn.version=2.3.3"}), w);
+  EXPECT_FALSE(allowed.workload.get("deterministic")->as_bool());
+  EXPECT_TRUE(allowed.backends["flash_attention"].available);
+}

@@ -73,27 +73,7 @@ TEST(WorkloadModel, DerivedAsDotProductAttentionPassesThem) {
   ASSERT_TRUE(bias.set_text("core_attention_bias_type", "post_scale_bias").ok());
   ASSERT_TRUE(bias.complete().ok());
   EXPECT_TRUE(bias.get("core_attention_bias_requires_grad")->as_bool());
-
-  Workload causal;
-  ASSERT_TRUE(causal.set_text("attn_mask_type", "causal").ok());
-  ASSERT_TRUE(causal.set_text("bottom_right_diagonal", "true").ok());
-  ASSERT_TRUE(causal.complete().ok());
-  EXPECT_FALSE(causal.get("bottom_right_diagonal")->as_bool()) << "top-left causal mask";
-  ASSERT_EQ(causal.notes.size(), 1u);
-  EXPECT_NE(causal.notes[0].find("as DotProductAttention does"), std::string::npos);
-
-  Workload bottom_right;
-  ASSERT_TRUE(bottom_right.set_text("attn_mask_type", "padding_causal_bottom_right").ok());
-  ASSERT_TRUE(bottom_right.set_text("bottom_right_diagonal", "false").ok());
-  ASSERT_TRUE(bottom_right.complete().ok());
-  EXPECT_TRUE(bottom_right.get("bottom_right_diagonal")->as_bool());
-
-  Workload free;
-  ASSERT_TRUE(free.set_text("attn_mask_type", "no_mask").ok());
-  ASSERT_TRUE(free.set_text("bottom_right_diagonal", "false").ok());
-  ASSERT_TRUE(free.complete().ok());
-  EXPECT_FALSE(free.get("bottom_right_diagonal")->as_bool()) << "no_mask keeps the user's alignment";
-  EXPECT_TRUE(free.notes.empty());
+  // The diagonal forced by the mask is DotProductAttention's own step (dpa_inputs_test.cpp).
 }
 
 // Copies share their values until one of them changes (explain keeps a copy per explanation);

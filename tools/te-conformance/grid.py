@@ -10,6 +10,8 @@ Parts, in order:
   versions   every cuDNN release against the masks, layouts and head dims whose support
              changed with a cuDNN version, on every GPU class: both sides of each threshold
   random     seeded random combinations of every axis
+  combos     seeded combinations weighted to real deployments (combinations.py): several
+             non-default values each, KV-cache inference, CP, FP8, determinism from the env
   incidents  the five seed incidents of ARCHITECTURE.md with variants
   te-tests   the ModelConfigs of TE's own attention tests at the tag (model_configs.py)
 """
@@ -274,10 +276,13 @@ def _incidents():
                "workload": workload(layout="bshd_bshd_bshd", sq=2048, skv=2048, fp8=(recipe, False))}
 
 
-def cases(te_test_configs=(), random_count=260):
+def cases(te_test_configs=(), random_count=260, combo_count=3000):
     """Every case of the grid for one tag, in a stable order; names are unique."""
+    import combinations
+
     names, contents = set(), set()
-    for part in (_sweeps(), _versions(), _random(random_count), _incidents(), te_test_configs):
+    for part in (_sweeps(), _versions(), _random(random_count), _incidents(), te_test_configs,
+                 combinations.cases(combo_count, node, workload)):
         for case in part:
             content = repr((sorted(case["facts"].items()), sorted(case["workload"].items())))
             if case["name"] in names or content in contents:

@@ -14,6 +14,7 @@ import os
 import torch
 from packaging.version import Version as PkgVersion
 
+import preselect
 from teimport import Machine
 
 FA_DISTRIBUTIONS = {
@@ -138,16 +139,42 @@ def run_case(loaded, case, records=None):
     defaults = {f.name: f.default for f in dataclasses.fields(module.AttentionParams)}
 
     mask = w["attn_mask_type"]
-    mask_table = getattr(module, "AttnMaskType", None)
-    if mask_table is not None and mask not in mask_table:
+    # TE's own mask vocabulary (AttnMaskTypes in constants.py, which DotProductAttention asserts
+    # against); cpp_extensions' AttnMaskType lacks `arbitrary`, which the selector handles itself.
+    mask_names = getattr(module, "AttnMaskTypes", None) or loaded.mask_types
+    if mask_names is not None and mask not in mask_names:
         raise Unrepresentable(f"attn_mask_type {mask}")
     layout = w["qkv_layout"]
+    left, right = (int(x) for x in w["window_size"].split(","))
+    inputs = preselect.tag_inputs(loaded.checkout, loaded.tag)
+    # forward: the window checked against the mask (TE's check_set_window_size: it corrects some
+    # windows and asserts on others), then the diagonal forced by the mask.
+    try:
+        window = tuple(module.check_set_window_size(mask, (left, right)))
+    except AssertionError as why:
+        raise Unrepresentable(f"window {left},{right} refused by TE for {mask}") from None
+    brd = w.get("bottom_right_diagonal", True)
+    if mask in ("causal", "padding_causal"):
+        brd = False
+    if mask in ("causal_bottom_right", "padding_causal_bottom_right"):
+        brd = True
+    inference = _InferenceParams(bool(w.get("kv_cache_paged", False)), 256) if w.get("inference") else None
+    if inference is not None:
+        # forward's KV-cache block: the mask rewrite, then the cache's layout and format.
+        try:
+            mask, brd = inputs.kv_cache_mask(mask, brd)
+            sizes = (2, 2, 2 if w["max_seqlen_q"] == w["max_seqlen_kv"] else 3, w["num_heads"], w["num_gqa_groups"],
+                     w["head_dim_qk"], w["head_dim_v"])
+            layout, _ = preselect.kv_cache_layout(module, inputs, layout, sizes, inference.is_paged, inference)
+        except preselect.Refused as why:
+            raise Unrepresentable(f"inference {why}") from None
+        if layout == "not_supported":
+            raise Unrepresentable("inference layout not_supported")
     if hasattr(module, "QKVLayout") and layout not in module.QKVLayout:
         raise Unrepresentable(f"qkv_layout {layout}")
-    left, right = (int(x) for x in w["window_size"].split(","))
-    window = module.check_set_window_size(mask, (left, right))
-    if window != (left, right):
-        raise Unrepresentable(f"window {left},{right} is changed by TE for {mask}")
+    # DotProductAttention.__init__: deterministic from NVTE_ALLOW_NONDETERMINISTIC_ALGO (the case's
+    # environment is set) or torch's switch (the workload's `deterministic`).
+    deterministic = inputs.deterministic(bool(w.get("deterministic", False)))
 
     fp8 = bool(w.get("fp8", False))
     recipe = _Recipe(w.get("fp8_recipe", "delayed"), bool(w.get("fp8_dpa", False)), bool(w.get("fp8_mha", False)))
@@ -178,11 +205,11 @@ def run_case(loaded, case, records=None):
         "context_parallel": w["cp_size"] > 1,
         "cp_comm_type": w.get("cp_comm_type", "p2p"),
         "cp_size": w["cp_size"],
-        "deterministic": bool(w.get("deterministic", False)),
+        "deterministic": deterministic,
         "is_training": bool(w.get("is_training", True)),
         "fp8": fp8,
         "fp8_meta": {"recipe": recipe} if fp8 else None,
-        "inference_params": _InferenceParams(bool(w.get("kv_cache_paged", False)), 256) if w.get("inference") else None,
+        "inference_params": inference,
         "softmax_type": w.get("softmax_type", "vanilla"),
         "return_max_logit": bool(w.get("return_max_logit", False)),
         "cuda_graph": bool(w.get("cuda_graph", False)),
@@ -192,29 +219,26 @@ def run_case(loaded, case, records=None):
         "has_score_mod": bool(w.get("has_score_mod", False)),
     }
     if "bottom_right_diagonal" in fields:
-        # DotProductAttention.forward: top-left causal masks are False, bottom-right ones True.
-        brd = w.get("bottom_right_diagonal", True)
-        if mask in ("causal", "padding_causal"):
-            brd = False
-        if mask in ("causal_bottom_right", "padding_causal_bottom_right"):
-            brd = True
         params["bottom_right_diagonal"] = brd
     if params["alibi_slopes_shape"] is None and bias == "alibi" and w.get("alibi_slopes_shape"):
         params["alibi_slopes_shape"] = [w["num_heads"]] if w["alibi_slopes_shape"] == "nh" else [w["batch_size"], w["num_heads"]]
     for name in list(params):
-        if name not in fields:
-            value = params.pop(name)
-            # A field the tag lacks must be at its meaning-neutral value, or the case is not one
-            # this tag can be asked.
-            neutral = {"cp_size": 1, "softmax_type": "vanilla", "return_max_logit": False, "cuda_graph": False,
-                       "num_splits": 1, "fp8_output": False, "checkpoint_core_attention": False,
-                       "has_score_mod": False, "bottom_right_diagonal": True, "inference_params": None,
-                       "pad_between_seqs": False, "cp_comm_type": "p2p", "alibi_slopes_shape": None}
-            if name == "bottom_right_diagonal" and w.get("bottom_right_diagonal", True) is False and \
-                    mask not in ("causal", "padding_causal"):
-                raise Unrepresentable("bottom_right_diagonal before TE 2.14")
-            if name != "bottom_right_diagonal" and name in neutral and value != neutral[name]:
-                raise Unrepresentable(f"{name}={value} before the tag had it")
+        if name in fields:
+            continue
+        value = params.pop(name)
+        # A field AttentionParams lacks at this tag: when DotProductAttention takes the input
+        # anyway (cp_size from the CP group, checkpoint_core_attention, fp8_output, a KV cache,
+        # a CUDA graph), TE selects without it and the case is asked as it is; an input the tag
+        # does not have at all must be at its meaning-neutral value.
+        if name in ("bottom_right_diagonal", "inference_params") or inputs.accepts(name):
+            continue
+        neutral = {"softmax_type": "vanilla", "return_max_logit": False, "num_splits": 1,
+                   "has_score_mod": False, "pad_between_seqs": False, "alibi_slopes_shape": None}
+        if name in neutral and value != neutral[name]:
+            raise Unrepresentable(f"{name}={value} before the tag had it")
+    if "bottom_right_diagonal" not in fields and w.get("bottom_right_diagonal", True) is False and \
+            mask not in ("causal", "padding_causal"):
+        raise Unrepresentable("bottom_right_diagonal before TE 2.14")
     attention_params = module.AttentionParams(**params)
 
     log = _DebugLog(records)

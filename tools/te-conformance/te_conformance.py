@@ -54,14 +54,14 @@ def _write_atomically(target, lines):
     os.replace(temporary, target)
 
 
-def generate(tag, te_path, fa_path, out_dir, build_dir, random_count):
+def generate(tag, te_path, fa_path, out_dir, build_dir, random_count, combo_count):
     """Asks one tag every case; writes te-<tag>.jsonl; returns the cases it asked."""
     from teimport import TagImporter  # imports torch: only in the worker
 
     started = time.time()
     checkout = TeCheckout(te_path)
     importer = TagImporter(checkout, tag, build_dir, fa_path)
-    all_cases = list(grid.cases(model_configs.cases(checkout, tag, grid.workload, grid.node), random_count))
+    all_cases = list(grid.cases(model_configs.cases(checkout, tag, grid.workload, grid.node), random_count, combo_count))
     groups = defaultdict(list)
     for case in all_cases:
         groups[import_key(case)].append(case)
@@ -102,13 +102,15 @@ def main():
     parser.add_argument("--out", type=Path, default=HERE.parent.parent / "tests" / "conformance")
     parser.add_argument("--build-dir", type=Path, default=Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "nvte-te-conformance")
     parser.add_argument("--random", type=int, default=260, help="random cases per tag (default 260)")
+    parser.add_argument("--combinations", type=int, default=3000,
+                        help="deployment-weighted combinations per tag (default 3000; combinations.py)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     tags = ALL_TAGS if args.all else (args.tags.split(",") if args.tags else None)
     if not tags:
         parser.error("give --tags or --all")
     TeCheckout(args.te)  # fails early with a clear message
-    jobs = [(t, args.te, args.flash_attention, args.out, args.build_dir, args.random) for t in tags]
+    jobs = [(t, args.te, args.flash_attention, args.out, args.build_dir, args.random, args.combinations) for t in tags]
     cases_file = args.out / "cases.jsonl"
     known = {}
     if cases_file.exists() and not args.all:

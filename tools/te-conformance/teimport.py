@@ -20,6 +20,7 @@ narrow inputs the harness passes, and this file says so next to it.
 """
 
 import copy
+import functools
 import enum
 import importlib.abc
 import importlib.machinery
@@ -220,6 +221,8 @@ def _patch_torch():
         torch.library.custom_op = _custom_op
     if not hasattr(torch.library, "register_fake"):
         torch.library.register_fake = lambda *a, **k: (lambda f: f)
+    if not hasattr(torch.Tensor, "untyped_storage"):  # get_qkv_layout compares storage pointers
+        torch.Tensor.untyped_storage = lambda self: self.storage()
 
 
 class _CustomOp:
@@ -299,7 +302,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if fullname in self.special:
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         if fullname in self.real_sources:
-            return importlib.util.spec_from_file_location(fullname, self.real_sources[fullname])
+            return importlib.util.spec_from_file_location(fullname, self.real_sources[fullname],
+                                                          loader=_CompiledOnce(fullname, self.real_sources[fullname]))
         if fullname.split(".")[0] in self.STUB_ROOTS:
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         return None
@@ -309,6 +313,26 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         pass
+
+
+class _CompiledOnce(importlib.abc.Loader):
+    """Executes a real TE source file, compiled once per process: every import key imports the
+    tag's modules afresh, and compiling them each time was two thirds of the harness's time."""
+
+    CODE = {}
+
+    def __init__(self, name, path):
+        self.name, self.path = name, str(path)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        code = self.CODE.get(self.path)
+        if code is None:
+            with open(self.path) as source:
+                code = self.CODE[self.path] = compile(source.read(), self.path, "exec")
+        exec(code, module.__dict__)
 
 
 _STATE_TYPES = (bool, int, float, str, tuple, list, dict, set, type(None))
@@ -345,27 +369,43 @@ class LoadedSelector:
                 setattr(self.fa_utils, k, copy.copy(v))
 
 
-def load_fa4_validate_head_dims(fa_path):
-    """flash-attn 4's own _validate_head_dims (flash_attn/cute/interface.py), which TE calls to
-    decide whether FA4 takes a head-dim pair. Cut out with ast and run alone: the rest of that
-    module needs the CUTLASS DSL. Returns (function, 'commit of the checkout') or (None, None)."""
+def fa4_release_ref(fa_path, version):
+    """The flash-attention ref of an FA4 release (4.0.0b11 -> tag fa4-v4.0.0.beta11), or HEAD
+    when the checkout has no tag for it (a version newer than the checkout, or none given)."""
+    import re
+    import subprocess
+
+    match = re.fullmatch(r"4\.0\.0b(\d+)", version or "")
+    if match:
+        tag = f"fa4-v4.0.0.beta{match.group(1)}"
+        known = subprocess.run(["git", "-C", str(fa_path), "rev-parse", "--verify", "-q", f"{tag}^{{commit}}"],
+                               capture_output=True, text=True)
+        if known.returncode == 0:
+            return tag
+    return "HEAD"
+
+
+@functools.lru_cache(maxsize=None)
+def load_fa4_validate_head_dims(fa_path, ref="HEAD"):
+    """flash-attn 4's own _validate_head_dims (flash_attn/cute/interface.py) at a release, which
+    TE calls to decide whether FA4 takes a head-dim pair. Cut out with ast and run alone: the rest
+    of that module needs the CUTLASS DSL. Returns (function, 'commit') or (None, None)."""
     if fa_path is None:
         return None, None
     import ast
-    import functools
     import subprocess
 
     path = "flash_attn/cute/interface.py"
-    source = subprocess.run(["git", "-C", str(fa_path), "show", f"HEAD:{path}"], capture_output=True,
+    source = subprocess.run(["git", "-C", str(fa_path), "show", f"{ref}:{path}"], capture_output=True,
                             text=True, check=True).stdout
-    commit = subprocess.run(["git", "-C", str(fa_path), "rev-parse", "HEAD"], capture_output=True,
+    commit = subprocess.run(["git", "-C", str(fa_path), "rev-parse", f"{ref}^{{commit}}"], capture_output=True,
                             text=True, check=True).stdout.strip()
     for node in ast.parse(source).body:
         if isinstance(node, ast.FunctionDef) and node.name == "_validate_head_dims":
             namespace = {"lru_cache": functools.lru_cache}
             exec(compile(ast.Module(body=[node], type_ignores=[]), path, "exec"), namespace)
             return namespace["_validate_head_dims"], commit
-    raise SystemExit(f"{fa_path}: no _validate_head_dims in {path}")
+    raise SystemExit(f"{fa_path}@{ref}: no _validate_head_dims in {path}")
 
 
 class TagImporter:
@@ -373,6 +413,7 @@ class TagImporter:
     environment, and the SM, which flash-attn detection reads at import)."""
 
     def __init__(self, checkout, tag, build_dir: Path, fa_path=None):
+        self.fa_path = fa_path
         self.fa4_validate, self.fa4_source = load_fa4_validate_head_dims(fa_path)
         self.checkout, self.tag = checkout, tag
         self.version = checkout.version(tag)
@@ -427,8 +468,10 @@ class TagImporter:
         export = StubModule("transformer_engine.pytorch.export")
         export.is_in_onnx_export_mode = lambda: False  # the harness never exports to ONNX
         fa4 = StubModule("flash_attn.cute.interface")
-        if self.fa4_validate is not None:
-            fa4._validate_head_dims = self.fa4_validate
+        if self.fa_path is not None:
+            # The head-dim check of the FA4 release the case has installed.
+            ref = fa4_release_ref(self.fa_path, fa_versions.get("flash-attn-4"))
+            fa4._validate_head_dims = load_fa4_validate_head_dims(self.fa_path, ref)[0]
         special = {
             "flash_attn.cute.interface": fa4,
             "transformer_engine_torch": tex,
@@ -450,4 +493,8 @@ class TagImporter:
             logging.disable(logging.NOTSET)
         fa_utils = getattr(module, "FlashAttentionUtils", None)
         self.tex = tex
-        return LoadedSelector(module, backends, fa_utils)
+        loaded = LoadedSelector(module, backends, fa_utils)
+        loaded.checkout, loaded.tag = self.checkout, self.tag
+        constants = sys.modules.get("transformer_engine.pytorch.constants")
+        loaded.mask_types = getattr(constants, "AttnMaskTypes", None)
+        return loaded
