@@ -175,5 +175,9 @@ TEST_F(InputLimits, CheckWithFiveThousandFiringRulesTakesUnderFiveSeconds) {
   ASSERT_TRUE(report.is_object()) << run.out.substr(0, 300);
   EXPECT_EQ(report["summary"]["warnings"], 5000) << "every rule fires";
   EXPECT_EQ(report["summary"]["errors"], 0);
-  EXPECT_LT(run.seconds, 5 * k_slowdown) << "check with 5,000 firing rules took " << run.seconds << " s";
+  // The work is held to 5 s of CPU: on a machine shared with other builds the wall time is
+  // mostly waiting for a core (0.3 s of CPU took 4 s under a load of 20), and a quadratic
+  // regression shows in the CPU time as surely. The wall time only has to stay sane.
+  EXPECT_LT(run.cpu_seconds, 5 * k_slowdown) << "check with 5,000 firing rules took " << run.cpu_seconds << " s of CPU";
+  EXPECT_LT(run.seconds, 60 * k_slowdown) << "check with 5,000 firing rules took " << run.seconds << " s";
 }
