@@ -17,8 +17,9 @@
 #   -b DIR       the fuzz build: DIR/tests/fuzz/fuzz_<target> (default build-fuzz)
 #   -o DIR       where summary.md and the run's logs go (default DIR/campaigns/<UTC time>)
 #
-# summary.md holds one row per target: executions this run, exec/s, the total over all campaigns
-# (kept in DIR/fuzz-totals.tsv), the corpus size, and the crash/leak/timeout artifacts this run
+# summary.md holds one row per target: executions this run, exec/s, CPU seconds and executions per
+# CPU second, the total over all campaigns (kept in DIR/fuzz-totals.tsv), the corpus at the end
+# (units/size, as libFuzzer counts it), and the crash/leak/timeout artifacts this run
 # wrote (also copied to SUMMARY_DIR/artifacts/). Exit 0 when no target wrote an artifact, 1 when
 # one did, 2 on bad usage. NVTE_FUZZ_RULES_DIR is set to the repository's rules/ for the targets
 # that load the shipped rules, so a carried binary does not depend on the path it was built at.
@@ -82,13 +83,16 @@ one() { # one TARGET: runs it for its share, and writes its row to logs/TARGET.r
   local cpu
   times >"$log.times" # not in $(...): a subshell starts with no children's time
   cpu=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); n += p[1] * 60 + p[2] } printf "%.1f", n }' "$log.times")
-  local execs rate new_artifacts
+  local execs rate corpus new_artifacts
   execs=$(awk '/^stat::number_of_executed_units:/ { n = $2 } /^#[0-9]+/ { if (!n) last = substr($1, 2) } END { print n ? n : last + 0 }' "$log")
   rate=$(awk '/^stat::average_exec_per_sec:/ { print $2 }' "$log")
+  # The corpus libFuzzer held at the end (seeds and grown inputs, units/size), from its last status
+  # line; the grown part stays in DIR/corpus/TARGET for the next campaign.
+  corpus=$(awk '/ corp: / { for (i = 1; i <= NF; i++) if ($i == "corp:") c = $(i + 1) } END { print c ? c : "?" }' "$log")
   # Artifacts this run wrote: libFuzzer names them crash-, leak-, timeout-, oom-, slow-unit-<sha1>.
   new_artifacts=$(($(ls "$build/artifacts/$t" | grep -cvE '^log\.txt$') - before_artifacts))
   grep -oE "Test unit written to [^ ]+" "$log" | awk '{print $5}' | while read -r a; do cp "$a" "$summary_dir/artifacts/$t-$(basename "$a")"; done
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$execs" "${rate:-?}" "$cpu" "$(ls "$build/corpus/$t" | wc -l)" "$new_artifacts" "$rc" >"$summary_dir/logs/$t.row"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$execs" "${rate:-?}" "$cpu" "$corpus" "$new_artifacts" "$rc" >"$summary_dir/logs/$t.row"
   echo "== fuzz_$t: $execs executions, ${rate:-?} exec/s, $cpu CPU s, exit $rc, $new_artifacts new artifact(s)"
 }
 export -f one total_of fuzz_seeds
@@ -102,7 +106,7 @@ found=0
   echo
   echo "Goal $goal executions per target in total; $slice s per target at most; build $build."
   echo
-  echo "| target | executions this run | exec/s (wall) | CPU s | exec per CPU s | total, all campaigns | corpus files | new artifacts | exit |"
+  echo "| target | executions this run | exec/s (wall) | CPU s | exec per CPU s | total, all campaigns | corpus (units/size) | new artifacts | exit |"
   echo "|---|---|---|---|---|---|---|---|---|"
 } >"$summary_dir/summary.md"
 for t in "${todo[@]}"; do
