@@ -23,6 +23,8 @@ packages=(cmake ninja-build g++ pkg-config libpci-dev libyaml-cpp-dev libcurl4-o
           nlohmann-json3-dev libcli11-dev libelf-dev libsystemd-dev libyaml-dev libsodium-dev)
 if [[ $mode == all ]]; then
   packages+=(libgtest-dev libgmock-dev scdoc python3-jsonschema prometheus zsh patchelf)
+  # The style checks of the suite (tests/style): clang-format and clang-tidy 14 on the change.
+  packages+=(clang-format clang-tidy)
 fi
 missing=()
 for p in "${packages[@]}"; do

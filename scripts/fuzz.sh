@@ -4,26 +4,23 @@
 # on a working copy of its seed corpus. New inputs stay in build-fuzz/corpus/<target>/; crashes,
 # leaks and timeouts land in build-fuzz/artifacts/<target>/ — copy a reproducer into
 # tests/fuzz/corpus/<target>/ once it is fixed, and the ordinary ctest replay keeps it fixed.
-# Usage: scripts/fuzz.sh [-t SECONDS] [target...]   (targets: the fuzz_<name> files, without prefix)
+# Usage: scripts/fuzz.sh [-t SECONDS | --build] [target...]   (targets: the fuzz_<name> files,
+# without prefix; --build only builds them, e.g. for scripts/fuzz-campaign.sh or fuzz-carry.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/fuzz-seeds.sh
 seconds=180
+build_only=0
 if [[ ${1:-} == -t ]]; then seconds=$2; shift 2; fi
+if [[ ${1:-} == --build ]]; then build_only=1; shift; fi
 targets=("$@")
-if ((${#targets[@]} == 0)); then
-  for f in tests/fuzz/fuzz_*.cpp; do t=$(basename "$f" .cpp); targets+=("${t#fuzz_}"); done
-fi
+if ((${#targets[@]} == 0)); then mapfile -t targets < <(fuzz_targets .); fi
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTE_FUZZ=ON >/dev/null
 cmake --build build-fuzz -j"${JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}"
+((build_only)) && exit 0
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t" "build-fuzz/artifacts/$t"
-  seeds=("tests/fuzz/corpus/$t")
-  if [[ $t == rules_yaml ]]; then seeds+=(rules); fi # every shipped rule file (as tests/fuzz/CMakeLists.txt)
-  if [[ $t == hf_config ]]; then seeds+=(tests/fixtures/hf); fi # every model family's config.json
-  if [[ $t == megatron ]]; then seeds+=(tests/fixtures/megatron); fi # every launch script and recipe
-  if [[ $t == te_log ]]; then seeds+=(tests/fixtures/te-logs); fi # every TE-generated debug log
-  if [[ $t == side_files ]]; then seeds+=(tests/explain); fi # every explain case file
-  if [[ $t == last_report ]]; then seeds+=(tests/fixtures/snapshots); fi # snapshots hold facts as reports do
+  mapfile -t seeds < <(fuzz_seeds . "$t")
   echo "== fuzz_$t for ${seconds}s"
   # detect_leaks=0: the YAML and JSON libraries keep process-lifetime caches; leaks are checked
   # by scripts/sanitize.sh on the test suite instead.

@@ -3,12 +3,18 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|fuzz]
 #
 # cublas: the doctor's cuBLAS / cuBLASLt copies and the copy torch loads against /proc/self/maps of
 # a process that ran a GEMM on the GPU in the venv, cublasLtGetVersion() against the version the
 # probe read without loading, then bench/ (probe against nvidia-smi --query-gpu) and probe -vv's
 # phase laps; scripts/gpu-cublas-verdicts.py prints one PASS/FAIL line per claim.
+#
+# fuzz: no GPU needed, only the node's cores. The fuzzers packed by scripts/fuzz-carry.sh
+# (.gpu-fuzz/fuzz.tar.xz) run as one campaign (scripts/fuzz-campaign.sh) on every core for
+# FUZZ_SECONDS (default 360), continuing from the corpora packed with them; summary.md, the logs,
+# any crash artifacts, and the grown corpora with the new totals (fuzz-state.tar.xz, to unpack
+# into build-fuzz/ here) land in $OUT/fuzz/.
 #
 # te: a real TransformerEngine (scripts/gpu-build-te.sh builds it from the sources in .gpu-te/, or
 # installs the wheel a previous build sent back, .gpu-te/wheel/) and every claim about it: what
@@ -339,6 +345,25 @@ run_preflight() {
   fi
 }
 
+run_fuzz() {
+  local pack=${NVTE_FUZZ_PACK:-.gpu-fuzz/fuzz.tar.xz} dir=${TMPDIR:-/tmp}/nvte-fuzz
+  [[ -f $pack ]] || { echo "fuzz: no $pack (scripts/fuzz-carry.sh makes it)" | tee -a "$SUMMARY"; return 0; }
+  rm -rf "$dir" && mkdir -p "$dir" "$OUTDIR/fuzz"
+  step fuzz-unpack 120 tar -C "$dir" -xJf "$pack"
+  step fuzz-ldd 60 bash -c "LD_LIBRARY_PATH=$dir/lib ldd $dir/tests/fuzz/fuzz_version | grep -E 'not found|=>' ; ! LD_LIBRARY_PATH=$dir/lib ldd $dir/tests/fuzz/fuzz_* | grep -q 'not found'"
+  # Every target at once for the whole time, even with a few more targets than cores: better
+  # than running them in two rounds of half the time each.
+  local jobs targets
+  targets=$(ls "$dir"/tests/fuzz/fuzz_* | wc -l)
+  jobs=$(nproc)
+  ((targets > jobs)) && jobs=$targets
+  step fuzz-campaign $((${FUZZ_SECONDS:-360} + 120)) env LD_LIBRARY_PATH="$dir/lib" \
+    scripts/fuzz-campaign.sh -j "$jobs" -t "${FUZZ_SECONDS:-360}" -b "$dir" -o "$OUTDIR/fuzz"
+  step fuzz-state 120 bash -c "tar -C $dir -cf - corpus fuzz-totals.tsv | xz -T0 -3 >$OUTDIR/fuzz/fuzz-state.tar.xz"
+  cp "$OUTDIR/fuzz/summary.md" "$LOGS/fuzz-summary.md" 2>/dev/null
+  rm -rf "$OUTDIR/fuzz/logs/"*.row
+}
+
 echo "# nvte-doctor GPU validation, stage $STAGE, $(date -u +%FT%TZ), binary $BIN" >>"$SUMMARY"
 case $STAGE in
   basic) run_basic ;;
@@ -355,6 +380,7 @@ case $STAGE in
   te-models) run_te_models ;;
   cublas) run_cublas ;;
   preflight) run_preflight ;;
+  fuzz) run_fuzz ;;
   all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;
 esac

@@ -19,7 +19,10 @@ namespace {
 
 const rules::RuleSet& shipped() {
   static const rules::RuleSet set = [] {
-    auto loaded = rules::RuleSet::load({NVTE_RULES_DIR}, rules::TestCases::count);
+    // NVTE_FUZZ_RULES_DIR: a fuzzer carried to another machine (scripts/fuzz-carry.sh) finds the
+    // rules of the checkout it runs in, not the path it was built at.
+    const char* dir = std::getenv("NVTE_FUZZ_RULES_DIR");
+    auto loaded = rules::RuleSet::load({dir != nullptr && *dir != '\0' ? dir : NVTE_RULES_DIR}, rules::TestCases::count);
     if (!loaded.rules) std::abort();
     return std::move(*loaded.rules);
   }();

@@ -4,6 +4,7 @@
 #include "fuzz_common.hpp"
 #include "model/version.hpp"
 
+#include <compare>
 #include <cstdlib>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -12,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (version.ok()) {
     auto again = model::Version::parse(version->text());
     if (!again.ok() || !(*again == *version)) std::abort();
-    if ((*version <=> *version) != 0) std::abort();
+    if (std::is_neq(*version <=> *version)) std::abort();
   }
   auto range = model::VersionRange::parse(text);
   if (range.ok()) {

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct DoctorRun {
   std::string out;
   std::string err;
   double seconds = 0;
+  double cpu_seconds = 0; // user + system time of the doctor and the children it waited for
 };
 
 // The doctor's environment: what the test adds, then PATH, HOME and NO_COLOR, and in a sanitizer
@@ -38,6 +40,14 @@ inline std::map<std::string, std::string> doctor_environment(std::map<std::strin
   return env;
 }
 
+// CPU seconds of the children this process has waited for so far.
+inline double children_cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_CHILDREN, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 inline DoctorRun run_doctor(std::vector<std::string> args, std::map<std::string, std::string> env = {},
                             std::chrono::seconds timeout = std::chrono::seconds(60), std::string program = NVTE_BINARY) {
   std::vector<std::string> argv = {std::move(program)};
@@ -46,9 +56,11 @@ inline DoctorRun run_doctor(std::vector<std::string> args, std::map<std::string,
   options.timeout = timeout;
   options.environment = doctor_environment(std::move(env));
   auto start = std::chrono::steady_clock::now();
+  double cpu_start = children_cpu_seconds();
   auto result = util::run_command(argv, options);
   DoctorRun run;
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.cpu_seconds = children_cpu_seconds() - cpu_start;
   if (!result.ok()) {
     run.err = result.error().message;
     return run;
