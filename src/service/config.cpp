@@ -166,6 +166,13 @@ util::Result<Config> parse_document(const YAML::Node& root, const Parser& p) {
          }
          return {};
        }},
+      {"method", [&](const YAML::Node& n) -> util::Result<void> {
+         std::string method = NVTE_TRY(p.scalar(n, "push.method"));
+         if (method == "POST") push.method = PushMethod::post;
+         else if (method == "PUT") push.method = PushMethod::put;
+         else return p.error(n, "push.method must be POST or PUT, not '" + method + "'");
+         return {};
+       }},
       {"token_file", [&](const YAML::Node& n) -> util::Result<void> { push.token_file = NVTE_TRY(p.path(n, "push.token_file")); return {}; }},
       {"connect_timeout", set(push.connect_timeout, std::function([&](const YAML::Node& n) { return p.duration(n, "push.connect_timeout"); }))},
       {"timeout", set(push.timeout, std::function([&](const YAML::Node& n) { return p.duration(n, "push.timeout"); }))},
