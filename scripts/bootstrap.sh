@@ -22,7 +22,7 @@ esac
 packages=(cmake ninja-build g++ pkg-config libpci-dev libyaml-cpp-dev libcurl4-openssl-dev
           nlohmann-json3-dev libcli11-dev libelf-dev libsystemd-dev libyaml-dev libsodium-dev)
 if [[ $mode == all ]]; then
-  packages+=(libgtest-dev libgmock-dev scdoc python3-jsonschema prometheus zsh nginx)
+  packages+=(libgtest-dev libgmock-dev scdoc python3-jsonschema prometheus zsh nginx mmdebstrap umoci)
 fi
 missing=()
 for p in "${packages[@]}"; do
