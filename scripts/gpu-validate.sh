@@ -143,7 +143,7 @@ run_coldstart() {
   fi
 }
 
-# What docs/examples.md quotes from the GPU node (README.md a trimmed part of it): the plain check of the node, and a check whose workload has no backend
+# What docs/examples.md quotes from the GPU node (README.md a trimmed part of readme-explain-no-backend): the plain check of the node, and a check whose workload has no backend
 # until a verified fix (NVTE_FUSED_ATTN=0 and NVTE_UNFUSED_ATTN=0 on a node without flash-attn),
 # in text, JSON and explain --fix; the default explain of this node (TE absent: the assumed release).
 run_readme() {
@@ -152,6 +152,9 @@ run_readme() {
   step readme-no-backend 180 env NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=0 "$BIN" check "${COMMON[@]}" --no-color \
     --hf-config tests/fixtures/hf/llama-3-8b/config.json
   step readme-no-backend-json 180 env NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=0 "$BIN" check "${COMMON[@]}" --format json \
+    --hf-config tests/fixtures/hf/llama-3-8b/config.json
+  # README's "What it prints": the same job's explain, verdict first (the log's "# exit" is 2).
+  step readme-explain-no-backend 180 env NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=0 "$BIN" explain "${COMMON[@]}" --no-color \
     --hf-config tests/fixtures/hf/llama-3-8b/config.json
   step readme-explain-fix 180 env NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=0 "$BIN" explain "${COMMON[@]}" --fix \
     --hf-config tests/fixtures/hf/llama-3-8b/config.json
