@@ -63,7 +63,8 @@ selftest:
 daemon:
   debounce: 1s
   watch: [/opt/models]
-)", "/etc/nvte-doctor/config.yaml");
+)",
+                                      "/etc/nvte-doctor/config.yaml");
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(*config->workloads_dir, "/etc/nvte-doctor/workloads");
   ASSERT_EQ(config->rules_dirs.size(), 2u);
