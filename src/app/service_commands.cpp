@@ -9,6 +9,7 @@
 #include "app/command_io.hpp"
 #include "app/check_core.hpp"
 #include "app/rules_update.hpp"
+#include "report/render.hpp"
 #include "service/daemon.hpp"
 #include "service/fleet.hpp"
 #include "service/push.hpp"
@@ -249,7 +250,8 @@ int run_fleet(const Options& options) {
   auto summary = service::summarize_fleet(options.fleet_inputs, std::chrono::duration_cast<std::chrono::seconds>(*max_age),
                                           service::unix_now());
   if (summary.nodes.empty() && !summary.unreadable.empty()) throw util::Fatal{"no readable report: " + summary.unreadable.front()};
-  write_output(options, options.format == Format::json ? service::render_fleet_json(summary) : service::render_fleet_text(summary));
+  report::FleetTextOptions text{options.fleet_hosts, options.fleet_all};
+  write_output(options, options.format == Format::json ? report::render_fleet_json(summary) : report::render_fleet_text(summary, text));
   return summary.exit_code();
 }
 

@@ -172,11 +172,15 @@ int main(int argc, char** argv) {
   add_workload_options(*daemon, options);
   add_config_option(*daemon, options);
 
-  auto* fleet = cli.add_subcommand("fleet", "Summarise many nodes' report JSONs: findings per node, workloads per backend, stale reports");
+  auto* fleet = cli.add_subcommand(
+      "fleet", "Summarise many nodes' report JSONs: configurations, findings and workloads with their hosts, stale reports");
   fleet->add_option("reports", options.fleet_inputs, "Report files or directories of them")->required();
   fleet->add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
   fleet->add_option("--output,-o", options.output, "Write the summary to FILE (atomically) instead of stdout");
   fleet->add_option("--max-age", options.max_age, "Reports older than this are stale (default 1d; e.g. 30m, 2h)");
+  fleet->add_option("--hosts", options.fleet_hosts, "Text: at most N hosts or host ranges per line (default 8; 0: all)");
+  fleet->add_flag("--all", options.fleet_all,
+                  "Text: every configuration, finding, workload and stale node (default: the largest, in 60 lines)");
 
   auto* rules_update = rules->add_subcommand("update", "Download a signed rules bundle, verify, lint and activate it atomically");
   rules_update->add_option("url", options.update_url, "Bundle URL (https://; http:// only to 127.0.0.0/8, ::1 or localhost)")->required();

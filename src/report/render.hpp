@@ -3,6 +3,7 @@
 // document as a string so the caller can write it atomically.
 #pragma once
 
+#include "model/fleet.hpp"
 #include "model/observed_selection.hpp"
 #include "model/report.hpp"
 
@@ -90,5 +91,20 @@ std::string render_nfd(const model::Report& report, const std::string& expires_a
 // NFD label pieces: at most 63 characters of [A-Za-z0-9._-], starting and ending alphanumeric
 // (empty for an empty or unusable value). Long or changed text keeps a hash suffix to stay unique.
 std::string nfd_sanitize(std::string_view text);
+
+// `fleet`: the summary of many nodes' reports. Text is at most 60 lines (unless all): the
+// largest configurations, findings and workloads, each with its hosts as a Slurm host list cut
+// after `hosts` items (a range of consecutive hosts is one item; 0: all), and how many were left
+// out. JSON (packaging/schema/fleet.schema.json) has everything, in a stable order.
+struct FleetTextOptions {
+  std::size_t hosts = 8; // host-list items per line; 0: all
+  bool all = false;      // every configuration, finding, workload, stale node and unreadable file
+};
+std::string render_fleet_text(const model::FleetSummary& summary, const FleetTextOptions& options);
+std::string render_fleet_json(const model::FleetSummary& summary);
+// "42 s", "5 min", "3 h", "2 d" (whole units, rounded down; the sign is dropped).
+std::string human_duration(double seconds);
+// "3 h ago"; a negative age (the node's clock runs ahead) is "5 min in the future".
+std::string human_age(double age_seconds);
 
 } // namespace report

@@ -159,31 +159,61 @@ util::Result<Config> parse_document(const YAML::Node& root, const Parser& p) {
       {"nfd", [&](const YAML::Node& n) -> util::Result<void> { c.outputs.nfd = NVTE_TRY(p.path(n, "outputs.nfd")); return {}; }},
   };
   std::map<std::string, Parser::Setter, std::less<>> push_keys = {
-      {"url", [&](const YAML::Node& n) -> util::Result<void> {
+      {"url",
+       [&](const YAML::Node& n) -> util::Result<void> {
          push.url = NVTE_TRY(p.scalar(n, "push.url"));
          if (!util::starts_with(push.url, "https://") && !util::starts_with(push.url, "http://")) {
            return p.error(n, "push.url must start with https:// (or http:// for a loopback address)");
          }
          return {};
        }},
-      {"token_file", [&](const YAML::Node& n) -> util::Result<void> { push.token_file = NVTE_TRY(p.path(n, "push.token_file")); return {}; }},
-      {"connect_timeout", set(push.connect_timeout, std::function([&](const YAML::Node& n) { return p.duration(n, "push.connect_timeout"); }))},
+      {"method",
+       [&](const YAML::Node& n) -> util::Result<void> {
+         std::string method = NVTE_TRY(p.scalar(n, "push.method"));
+         if (method == "POST") push.method = PushMethod::post;
+         else if (method == "PUT") push.method = PushMethod::put;
+         else return p.error(n, "push.method must be POST or PUT, not '" + method + "'");
+         return {};
+       }},
+      {"token_file",
+       [&](const YAML::Node& n) -> util::Result<void> {
+         push.token_file = NVTE_TRY(p.path(n, "push.token_file"));
+         return {};
+       }},
+      {"connect_timeout",
+       set(push.connect_timeout, std::function([&](const YAML::Node& n) { return p.duration(n, "push.connect_timeout"); }))},
       {"timeout", set(push.timeout, std::function([&](const YAML::Node& n) { return p.duration(n, "push.timeout"); }))},
       {"backoff", set(push.backoff, std::function([&](const YAML::Node& n) { return p.duration(n, "push.backoff"); }))},
       {"max_backoff", set(push.max_backoff, std::function([&](const YAML::Node& n) { return p.duration(n, "push.max_backoff"); }))},
-      {"retries", [&](const YAML::Node& n) -> util::Result<void> { push.retries = static_cast<int>(NVTE_TRY(p.integer(n, "push.retries", 0, 20))); return {}; }},
-      {"spool_dir", [&](const YAML::Node& n) -> util::Result<void> { spool = NVTE_TRY(p.path(n, "push.spool_dir")); return {}; }},
-      {"spool_max_reports", [&](const YAML::Node& n) -> util::Result<void> {
-         push.spool_max_reports = static_cast<std::size_t>(NVTE_TRY(p.integer(n, "push.spool_max_reports", 1, 1'000'000)));
-         return {};
-       }},
-      {"spool_max_bytes", [&](const YAML::Node& n) -> util::Result<void> {
-         std::string text = NVTE_TRY(p.scalar(n, "push.spool_max_bytes"));
-         auto bytes = parse_size(text);
-         if (!bytes || *bytes < 1024) return p.error(n, "push.spool_max_bytes: '" + text + "' is not a size of at least 1K (e.g. 64M)");
-         push.spool_max_bytes = *bytes;
-         return {};
-       }},
+      {"retries",
+       [&](const YAML::Node& n) -> util::
+                                    Result<void> {
+                                      push.retries = static_cast<int>(NVTE_TRY(p.integer(n, "push.retries", 0, 20)));
+                                      return {};
+                                    }},
+      {"spool_dir",
+       [&](const YAML::Node& n) -> util::
+                                    Result<void> {
+                                      spool = NVTE_TRY(p.path(n, "push.spool_dir"));
+                                      return {};
+                                    }},
+      {"spool_max_reports",
+       [&](const YAML::Node& n) -> util::
+                                    Result<void> {
+                                      push.spool_max_reports =
+                                          static_cast<std::size_t>(NVTE_TRY(p.integer(n, "push.spool_max_reports", 1, 1'000'000)));
+                                      return {};
+                                    }},
+      {"spool_max_bytes",
+       [&](const YAML::Node& n) -> util::
+                                    Result<void> {
+                                      std::string text = NVTE_TRY(p.scalar(n, "push.spool_max_bytes"));
+                                      auto bytes = parse_size(text);
+                                      if (!bytes || *bytes < 1024)
+                                        return p.error(n, "push.spool_max_bytes: '" + text + "' is not a size of at least 1K (e.g. 64M)");
+                                      push.spool_max_bytes = *bytes;
+                                      return {};
+                                    }},
   };
   std::map<std::string, Parser::Setter, std::less<>> selftest = {
       {"policy", [&](const YAML::Node& n) -> util::Result<void> {

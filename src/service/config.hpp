@@ -21,8 +21,11 @@ inline constexpr std::string_view k_default_config_path = "/etc/nvte-doctor/conf
 enum class SelftestPolicy { never, on_change, always };
 std::string_view to_string(SelftestPolicy policy);
 
+enum class PushMethod { post, put };
+
 struct PushConfig {
-  std::string url;                                  // https://... (http:// only to loopback)
+  std::string url;                                  // https://... (http:// only to loopback); {host}: the report's host
+  PushMethod method = PushMethod::post;             // PUT: one file per node on a WebDAV or object store
   std::optional<std::filesystem::path> token_file;  // bearer token; mode must be 0600 or stricter
   std::chrono::milliseconds connect_timeout{5000};  // TCP + TLS handshake
   std::chrono::milliseconds timeout{30000};         // whole request

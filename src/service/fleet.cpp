@@ -1,39 +1,28 @@
 // Fleet summary. A report that is not JSON, or not a doctor report, is listed as unreadable
-// rather than ending the summary: one broken node must not hide the others.
+// rather than ending the summary: one broken node must not hide the others. Hosts are kept in a
+// map, so every node list comes out sorted without a sort per finding.
 #include "service/fleet.hpp"
 
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
-#include "util/json_text.hpp"
 #include "util/strings.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cctype>
 #include <ctime>
 
 namespace service {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::ordered_json;
 
 namespace {
 
-int status_rank(const std::string& status) {
-  if (status == "OK") return 0;
-  if (status == "WARNING") return 1;
-  if (status == "CRITICAL") return 2;
-  return 3;
-}
+// Threads that read reports at once; beyond a few the disk or the allocator is the limit.
+constexpr std::size_t k_max_threads = 8;
 
-int severity_rank(const std::string& severity) {
-  return severity == "error" ? 0 : severity == "warning" ? 1 : 2;
-}
-
-std::string str(const Json& doc, const char* key) {
-  return doc.contains(key) && doc[key].is_string() ? doc[key].get<std::string>() : std::string();
-}
+int severity_rank(const std::string& severity) { return severity == "error" ? 0 : severity == "warning" ? 1 : 2; }
 
 } // namespace
 
@@ -69,29 +58,14 @@ std::optional<double> parse_rfc3339(std::string_view text) {
   return std::nullopt;
 }
 
-int FleetSummary::exit_code() const {
-  int worst = unreadable.empty() ? 0 : 3;
-  for (const auto& n : nodes) worst = std::max(worst, n.stale ? 1 : status_rank(n.status));
-  return worst;
-}
+void FleetReader::add(const std::string& file, std::string_view text) { add(file, read_fleet_report(file, text)); }
 
-void FleetReader::add(const std::string& file, std::string_view text) {
-  // Reports come from other nodes: one nested 100,000 levels deep must cost this file, not the
-  // fleet's summary (nlohmann's tree recurses per level when it is destroyed).
-  if (auto checked = util::check_json(text, file); !checked) {
-    m_unreadable.push_back(checked.error().message);
+void FleetReader::add(const std::string& file, util::Result<Loaded> read) {
+  if (!read) {
+    m_unreadable.push_back(read.error().message);
     return;
   }
-  Json doc = Json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("summary") || !doc.contains("host")) {
-    m_unreadable.push_back(file + ": not an nvte-doctor report (JSON with host and summary)");
-    return;
-  }
-  Loaded loaded;
-  loaded.node.host = str(doc, "host");
-  loaded.node.file = file;
-  loaded.node.generated_at = str(doc, "generated_at");
-  loaded.node.status = doc["summary"].is_object() ? str(doc["summary"], "status") : "";
+  Loaded& loaded = *read;
   auto generated = parse_rfc3339(loaded.node.generated_at);
   if (!generated) {
     m_unreadable.push_back(file + ": generated_at '" + loaded.node.generated_at + "' is not RFC 3339");
@@ -100,33 +74,27 @@ void FleetReader::add(const std::string& file, std::string_view text) {
   loaded.generated = *generated;
   loaded.node.age_seconds = m_now - *generated;
   loaded.node.stale = loaded.node.age_seconds > static_cast<double>(m_max_age.count());
-  if (doc.contains("findings") && doc["findings"].is_array()) {
-    for (const auto& f : doc["findings"]) {
-      if (f.is_object()) loaded.findings.push_back({str(f, "id"), str(f, "severity"), str(f, "title"), {}});
-    }
-  }
-  if (doc.contains("workloads") && doc["workloads"].is_array()) {
-    for (const auto& w : doc["workloads"]) {
-      if (!w.is_object()) continue;
-      std::string backend = w.contains("selected") && w["selected"].is_string() ? w["selected"].get<std::string>() : "none";
-      loaded.workloads.emplace_back(str(w, "name"), backend);
-    }
-  }
   auto it = m_newest.find(loaded.node.host);
-  if (it == m_newest.end() || it->second.generated < loaded.generated) m_newest[loaded.node.host] = std::move(loaded);
+  if (it == m_newest.end()) m_newest.emplace(loaded.node.host, std::move(loaded));
+  else if (it->second.generated < loaded.generated) it->second = std::move(loaded);
 }
 
-FleetSummary FleetReader::finish() const {
-  FleetSummary summary;
+model::FleetSummary FleetReader::finish() const {
+  model::FleetSummary summary;
   summary.unreadable = m_unreadable;
-  std::map<std::pair<std::string, std::string>, FleetFinding> findings;
-  std::map<std::string, FleetWorkload> workloads;
+  summary.max_age_seconds = static_cast<double>(m_max_age.count());
+  std::map<std::pair<std::string, std::string>, model::FleetFinding> findings;
+  std::map<std::string, model::FleetWorkload> workloads;
+  std::map<model::StackVersions, model::FleetConfiguration> configurations;
+  summary.nodes.reserve(m_newest.size());
   for (const auto& [host, loaded] : m_newest) {
     summary.nodes.push_back(loaded.node);
     for (const auto& f : loaded.findings) {
       auto& entry = findings[{f.id, f.severity}];
-      entry.id = f.id;
-      entry.severity = f.severity;
+      if (entry.nodes.empty()) {
+        entry.id = f.id;
+        entry.severity = f.severity;
+      }
       if (entry.title.empty()) entry.title = f.title;
       if (entry.nodes.empty() || entry.nodes.back() != host) entry.nodes.push_back(host);
     }
@@ -135,17 +103,28 @@ FleetSummary FleetReader::finish() const {
       auto& hosts = workloads[name].by_backend[backend];
       if (hosts.empty() || hosts.back() != host) hosts.push_back(host);
     }
+    auto& configuration = configurations[loaded.versions];
+    if (configuration.nodes.empty() || model::status_rank(loaded.node.status) > model::status_rank(configuration.worst_status)) {
+      configuration.worst_status = loaded.node.status;
+    }
+    configuration.nodes.push_back(host);
   }
   for (auto& [_, f] : findings) summary.findings.push_back(std::move(f));
-  std::stable_sort(summary.findings.begin(), summary.findings.end(), [](const FleetFinding& a, const FleetFinding& b) {
+  std::stable_sort(summary.findings.begin(), summary.findings.end(), [](const model::FleetFinding& a, const model::FleetFinding& b) {
     if (severity_rank(a.severity) != severity_rank(b.severity)) return severity_rank(a.severity) < severity_rank(b.severity);
     return a.nodes.size() > b.nodes.size();
   });
+  for (auto& [versions, c] : configurations) {
+    c.versions = versions;
+    summary.configurations.push_back(std::move(c));
+  }
+  std::stable_sort(summary.configurations.begin(), summary.configurations.end(),
+                   [](const model::FleetConfiguration& a, const model::FleetConfiguration& b) { return a.nodes.size() > b.nodes.size(); });
   for (auto& [_, w] : workloads) summary.workloads.push_back(std::move(w));
   return summary;
 }
 
-FleetSummary summarize_fleet(const std::vector<fs::path>& inputs, std::chrono::seconds max_age, double now_seconds) {
+model::FleetSummary summarize_fleet(const std::vector<fs::path>& inputs, std::chrono::seconds max_age, double now_seconds) {
   FleetReader reader(max_age, now_seconds);
   std::vector<fs::path> files;
   for (const auto& input : inputs) {
@@ -163,88 +142,25 @@ FleetSummary summarize_fleet(const std::vector<fs::path>& inputs, std::chrono::s
       files.push_back(input);
     }
   }
-  for (const auto& file : files) {
-    auto text = util::read_input(file);
-    if (text) reader.add(file.string(), *text);
-    else reader.add_unreadable(text.error().message);
-  }
+  // Reading and parsing is most of the work and each file is independent: worker threads take
+  // files by index; the results are added in file order, so the summary does not depend on
+  // which thread finished first.
+  std::vector<std::optional<util::Result<FleetReader::Loaded>>> results(files.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < files.size();) {
+      auto text = util::read_input(files[i]);
+      results[i] = text ? read_fleet_report(files[i].string(), *text) : util::Result<FleetReader::Loaded>(text.take_error());
+    }
+  };
+  std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, k_max_threads);
+  threads = std::min(threads, files.size() / 64 + 1);
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& thread : pool) thread.join();
+  for (std::size_t i = 0; i < files.size(); ++i) reader.add(files[i].string(), std::move(*results[i]));
   return reader.finish();
-}
-
-std::string render_fleet_text(const FleetSummary& s) {
-  std::string out;
-  std::size_t stale = 0;
-  std::map<std::string, int> by_status;
-  for (const auto& n : s.nodes) {
-    ++by_status[n.status];
-    if (n.stale) ++stale;
-  }
-  out += "Nodes: " + std::to_string(s.nodes.size());
-  for (const auto& [status, count] : by_status) out += ", " + std::to_string(count) + " " + status;
-  if (stale) out += ", " + std::to_string(stale) + " stale";
-  out += "\n";
-  if (!s.findings.empty()) {
-    out += "\nFindings:\n";
-    for (const auto& f : s.findings) {
-      std::string severity = f.severity;
-      severity.resize(std::max<std::size_t>(severity.size(), 7), ' ');
-      out += "  " + severity + "  " + f.id + "  on " + std::to_string(f.nodes.size()) + " node" +
-             (f.nodes.size() == 1 ? "" : "s") + ": " + util::join(f.nodes, ", ") + "\n";
-      if (!f.title.empty()) out += "             " + f.title + "\n";
-    }
-  }
-  if (!s.workloads.empty()) {
-    out += "\nWorkloads:\n";
-    for (const auto& w : s.workloads) {
-      out += "  " + w.name + "\n";
-      for (const auto& [backend, nodes] : w.by_backend) {
-        out += "    " + (backend == "none" ? std::string("no backend") : backend) + ": " + util::join(nodes, ", ") + "\n";
-      }
-    }
-  }
-  if (stale) {
-    out += "\nStale reports:\n";
-    for (const auto& n : s.nodes) {
-      if (n.stale) out += "  " + n.host + "  generated " + n.generated_at + " (" + std::to_string(static_cast<long long>(n.age_seconds)) + " s ago)\n";
-    }
-  }
-  if (!s.unreadable.empty()) {
-    out += "\nUnreadable:\n";
-    for (const auto& u : s.unreadable) out += "  " + u + "\n";
-  }
-  return out;
-}
-
-std::string render_fleet_json(const FleetSummary& s) {
-  Json nodes = Json::array();
-  for (const auto& n : s.nodes) {
-    nodes.push_back(Json{{"host", n.host}, {"status", n.status}, {"generated_at", n.generated_at},
-                         {"age_seconds", static_cast<long long>(n.age_seconds)}, {"stale", n.stale}, {"file", n.file}});
-  }
-  Json findings = Json::array();
-  for (const auto& f : s.findings) {
-    findings.push_back(Json{{"id", f.id}, {"severity", f.severity}, {"title", f.title}, {"count", f.nodes.size()}, {"nodes", f.nodes}});
-  }
-  Json workloads = Json::array();
-  for (const auto& w : s.workloads) {
-    Json by_backend = Json::object();
-    Json runs_on = Json::array();
-    for (const auto& [backend, hosts] : w.by_backend) {
-      by_backend[backend] = hosts;
-      if (backend != "none") {
-        for (const auto& h : hosts) runs_on.push_back(h);
-      }
-    }
-    std::sort(runs_on.begin(), runs_on.end());
-    workloads.push_back(Json{{"name", w.name}, {"runs_on", runs_on}, {"by_backend", by_backend}});
-  }
-  Json stale = Json::array();
-  for (const auto& n : s.nodes) {
-    if (n.stale) stale.push_back(n.host);
-  }
-  Json doc{{"schema_version", 1}, {"nodes", nodes}, {"findings", findings}, {"workloads", workloads},
-           {"stale", stale}, {"unreadable", s.unreadable}, {"exit_code", s.exit_code()}};
-  return util::json_text(doc, 2) + "\n";
 }
 
 } // namespace service

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <memory>
 #include <optional>
@@ -188,6 +189,8 @@ util::Result<void> post_report(const PushConfig& config, const std::string& toke
   api.easy_setopt(h, CURLOPT_POST, 1L);
   api.easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
   api.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  // The body goes out as for a POST; only the method's name changes (a WebDAV server stores it).
+  if (config.method == PushMethod::put) api.easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
   api.easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
   api.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
   api.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
@@ -219,6 +222,23 @@ util::Result<void> post_report(const PushConfig& config, const std::string& toke
     return util::make_error(util::ErrorKind::io, "push to " + config.url + " failed: HTTP " + std::to_string(status));
   }
   return {};
+}
+
+std::string push_url(std::string_view url, std::string_view host) {
+  static const char k_hex[] = "0123456789ABCDEF";
+  std::string name;
+  for (unsigned char c : host.empty() ? std::string_view("unknown") : host) {
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '-') {
+      name += static_cast<char>(c);
+    } else {
+      name += '%';
+      name += k_hex[c >> 4];
+      name += k_hex[c & 15];
+    }
+  }
+  std::string out(url);
+  for (std::size_t at = out.find("{host}"); at != std::string::npos; at = out.find("{host}", at + name.size())) out.replace(at, 6, name);
+  return out;
 }
 
 std::chrono::milliseconds retry_delay(const PushConfig& config, int attempt) {
@@ -253,6 +273,12 @@ FlushResult flush_with_token(const PushConfig& config, Spool& spool, const std::
       if (spool.set_aside(file, *why)) ++result.set_aside;
       continue;
     }
+    PushConfig target = config;
+    if (config.url.find("{host}") != std::string::npos) {
+      auto doc = nlohmann::json::parse(*body, nullptr, false);
+      bool named = doc.is_object() && doc.contains("host") && doc["host"].is_string();
+      target.url = push_url(config.url, named ? doc["host"].get<std::string>() : "");
+    }
     std::string key = file.stem().string();
     util::Result<void> sent = util::make_error(util::ErrorKind::io, "not sent");
     for (int attempt = 0; attempt <= config.retries; ++attempt) {
@@ -262,7 +288,7 @@ FlushResult flush_with_token(const PushConfig& config, Spool& spool, const std::
                         " ms after: " + sent.error().message);
         do_sleep(delay);
       }
-      sent = post_report(config, token, *body, key);
+      sent = post_report(target, token, *body, key);
       if (sent.ok()) break;
       if (sent.error().kind == util::ErrorKind::invalid) break; // configuration problems do not heal
     }

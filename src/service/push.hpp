@@ -48,7 +48,11 @@ private:
 // write, and an empty one. The token never appears in a message.
 util::Result<std::string> read_token(const std::filesystem::path& file);
 
-// One POST of body (application/json) to url; ok on 2xx. Errors: timeout, connection failures,
+// The push URL for a report of host: every "{host}" in url replaced by the host name, with any
+// byte outside [A-Za-z0-9._-] percent-encoded (an empty host is "unknown").
+std::string push_url(std::string_view url, std::string_view host);
+
+// One POST (or PUT, config.method) of body (application/json) to config.url; ok on 2xx. Errors: timeout, connection failures,
 // other statuses ("HTTP 500 from URL").
 util::Result<void> post_report(const PushConfig& config, const std::string& token, const std::string& body,
                                const std::string& idempotency_key);

@@ -48,7 +48,8 @@ outputs:
   prometheus: /var/lib/node_exporter/nvte.prom
   nfd: /etc/kubernetes/node-feature-discovery/features.d/nvte-doctor
 push:
-  url: https://collector.example/reports
+  url: https://collector.example/reports/{host}.json
+  method: PUT
   token_file: token
   connect_timeout: 2s
   timeout: 10s
@@ -62,7 +63,8 @@ selftest:
 daemon:
   debounce: 1s
   watch: [/opt/models]
-)", "/etc/nvte-doctor/config.yaml");
+)",
+                                      "/etc/nvte-doctor/config.yaml");
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(*config->workloads_dir, "/etc/nvte-doctor/workloads");
   ASSERT_EQ(config->rules_dirs.size(), 2u);
@@ -71,7 +73,8 @@ daemon:
   EXPECT_EQ(config->max_age, 7200s);
   EXPECT_EQ(config->outputs.report, "/srv/doctor/report.json");
   ASSERT_TRUE(config->push);
-  EXPECT_EQ(config->push->url, "https://collector.example/reports");
+  EXPECT_EQ(config->push->url, "https://collector.example/reports/{host}.json");
+  EXPECT_EQ(config->push->method, service::PushMethod::put);
   EXPECT_EQ(*config->push->token_file, "/etc/nvte-doctor/token");
   EXPECT_EQ(config->push->retries, 5);
   EXPECT_EQ(config->push->backoff, 250ms);
@@ -96,6 +99,7 @@ TEST(Config, ErrorsPointAtTheSpot) {
       {"selftest:\n  policy: sometimes\n", "cfg.yaml:2:11: selftest.policy: 'sometimes' is not one of never, on_change, always"},
       {"push:\n  retries: 3\n", "cfg.yaml:2:3: push needs a url"},
       {"push:\n  url: ftp://x\n", "push.url must start with https://"},
+      {"push:\n  url: https://x\n  method: PATCH\n", "cfg.yaml:3:11: push.method must be POST or PUT, not 'PATCH'"},
       {"push:\n  url: https://x\n  retries: -1\n", "cfg.yaml:3:12: push.retries: '-1' is not a whole number from 0 to 20"},
       {"push:\n  url: https://x\n  spool_max_bytes: lots\n", "push.spool_max_bytes: 'lots'"},
       {"outputs: [a, b]\n", "cfg.yaml:1:10: outputs must be a mapping"},

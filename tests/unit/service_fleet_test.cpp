@@ -1,8 +1,10 @@
 // fleet: three nodes' reports (one stale, one without a backend for a workload) and a broken
-// file summarised into findings per node, workloads per backend and stale nodes.
+// file summarised into findings per node, configurations, workloads per backend and stale nodes;
+// the text stays within 60 lines for a fleet with many of everything; human ages.
 #include "service/fleet.hpp"
 
 #include "report/render.hpp"
+#include "support/report_schema.hpp"
 #include "support/sample_report.hpp"
 #include "util/file.hpp"
 
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 using testing::HasSubstr;
+using testing::Not;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
@@ -64,15 +67,32 @@ TEST(Fleet, Summarises) {
   EXPECT_EQ(ds.by_backend.at("none"), (std::vector<std::string>{"gpu-a", "gpu-c"}));
   EXPECT_EQ(ds.by_backend.at("UnfusedDotProductAttention"), std::vector<std::string>{"gpu-b"});
 
-  std::string text = service::render_fleet_text(s);
-  EXPECT_THAT(text, HasSubstr("Nodes: 3"));
-  EXPECT_THAT(text, HasSubstr("1 stale"));
-  EXPECT_THAT(text, HasSubstr("error    workload-no-attention-backend  on 2 nodes: gpu-a, gpu-c"));
-  EXPECT_THAT(text, HasSubstr("no backend: gpu-a, gpu-c"));
-  EXPECT_THAT(text, HasSubstr("Stale reports:\n  gpu-c"));
+  // All three run the h100-node snapshot's stack: one configuration, CRITICAL at worst.
+  ASSERT_EQ(s.configurations.size(), 1u);
+  EXPECT_EQ(s.configurations[0].versions,
+            (model::StackVersions{"580.159.04", "13.0", "9.19.0", "2.28.9", "2.11.0+cu130", s.configurations[0].versions[5]}));
+  EXPECT_EQ(s.configurations[0].worst_status, "CRITICAL");
+  EXPECT_EQ(s.configurations[0].nodes.size(), 3u);
 
-  auto json = nlohmann::json::parse(service::render_fleet_json(s));
+  std::string text = report::render_fleet_text(s, {});
+  EXPECT_THAT(text, HasSubstr("Nodes: 3 (1 WARNING, 2 CRITICAL), 1 stale, 1 unreadable; newest report 5 min ago, oldest 3 d ago\n"));
+  EXPECT_THAT(text, HasSubstr("error    workload-no-attention-backend  on 2 nodes: gpu-a,gpu-c\n"));
+  EXPECT_THAT(text, HasSubstr("    no backend                  2 nodes: gpu-a,gpu-c\n    UnfusedDotProductAttention  1 node: gpu-b\n"));
+  EXPECT_THAT(text,
+              HasSubstr("Unreadable: 1\n  " + (dir / "broken.json").string() + ": not valid JSON: parse error at line 1, column 10: "));
+  EXPECT_THAT(text,
+              HasSubstr("Stale reports (older than 24 h): 1 node, oldest first\n  gpu-c  generated 2026-11-19T05:00:00Z (3 d ago)\n"));
+  EXPECT_THAT(text, HasSubstr("  nodes  worst     driver      CUDA  cuDNN   NCCL    torch"));
+  EXPECT_THAT(text, HasSubstr("      3  CRITICAL  580.159.04  13.0  9.19.0  2.28.9  2.11.0+cu130"));
+
+  auto json = nlohmann::json::parse(report::render_fleet_json(s));
   EXPECT_EQ(json["findings"][0]["count"], 2);
+  EXPECT_EQ(json["findings"][0]["hostlist"], "gpu-a,gpu-c");
+  EXPECT_EQ(json["configurations"][0]["driver"], "580.159.04");
+  EXPECT_EQ(json["configurations"][0]["count"], 3);
+  EXPECT_EQ(json["summary"]["nodes"], 3);
+  EXPECT_EQ(json["summary"]["by_status"]["CRITICAL"], 2);
+  EXPECT_VALID_JSON_FOR(report::render_fleet_json(s), "fleet.schema.json");
   EXPECT_EQ(json["stale"], nlohmann::json::array({"gpu-c"}));
   EXPECT_EQ(json["workloads"][1]["runs_on"], nlohmann::json::array({"gpu-a", "gpu-b", "gpu-c"}));
   EXPECT_EQ(json["exit_code"], 3);
@@ -81,6 +101,101 @@ TEST(Fleet, Summarises) {
   auto fresh_only = service::summarize_fleet({dir / "node0.json", dir / "node1.json"}, 24h, now);
   EXPECT_EQ(fresh_only.exit_code(), 2);
   fs::remove_all(dir);
+}
+
+// A report with only what fleet reads, as text.
+std::string mini_report(const std::string& host, const std::string& status, const std::string& driver, const std::string& te,
+                        const std::string& finding, const std::string& selected) {
+  nlohmann::json doc{
+      {"host", host},
+      {"generated_at", "2026-11-22T04:00:00Z"},
+      {"facts", {{"driver", {{"version", driver}}}, {"cuda", {{"toolkit_version", "12.4"}}}, {"te", {{"version", te}}}}},
+      {"workloads", {{{"name", "llama"}, {"selected", selected.empty() ? nlohmann::json(nullptr) : nlohmann::json(selected)}}}},
+      {"findings", nlohmann::json::array()},
+      {"summary", {{"status", status}}}};
+  if (!finding.empty()) doc["findings"].push_back({{"id", finding}, {"severity", "error"}, {"title", "t " + finding}});
+  return doc.dump();
+}
+
+TEST(Fleet, ConfigurationsGroupNodesByStack) {
+  service::FleetReader reader(24h, *service::parse_rfc3339("2026-11-22T05:00:00Z"));
+  for (int i = 1; i <= 6; ++i) {
+    char host[16];
+    std::snprintf(host, sizeof host, "gpu%04d", i);
+    bool old_driver = i > 4;
+    reader.add(std::string(host) + ".json", mini_report(host, old_driver ? "CRITICAL" : "OK", old_driver ? "535.54.03" : "580.95.05",
+                                                        "2.3.0", old_driver ? "driver-too-old" : "", old_driver ? "" : "FusedAttention"));
+  }
+  auto s = reader.finish();
+  ASSERT_EQ(s.configurations.size(), 2u);
+  EXPECT_EQ(s.configurations[0].nodes.size(), 4u);
+  EXPECT_EQ(s.configurations[0].worst_status, "OK");
+  EXPECT_EQ(s.configurations[0].versions[0], "580.95.05");
+  EXPECT_EQ(s.configurations[0].versions[1], "12.4"); // the toolkit's when there is no runtime version
+  EXPECT_FALSE(s.configurations[0].versions[2]);      // no cuDNN fact: absent, not ""
+  EXPECT_EQ(s.configurations[1].worst_status, "CRITICAL");
+
+  std::string text = report::render_fleet_text(s, {});
+  EXPECT_THAT(text, HasSubstr("      4  OK        580.95.05  12.4  -      -     -      2.3.0  gpu[0001-0004]\n"));
+  EXPECT_THAT(text, HasSubstr("      2  CRITICAL  535.54.03  12.4  -      -     -      2.3.0  gpu[0005-0006]\n"));
+  EXPECT_THAT(text, HasSubstr("error    driver-too-old  on 2 nodes: gpu[0005-0006]\n           t driver-too-old\n"));
+  EXPECT_THAT(text, HasSubstr("    no backend      2 nodes: gpu[0005-0006]\n    FusedAttention  4 nodes: gpu[0001-0004]\n"));
+  auto json = nlohmann::json::parse(report::render_fleet_json(s));
+  EXPECT_EQ(json["configurations"][1]["hostlist"], "gpu[0005-0006]");
+  EXPECT_TRUE(json["configurations"][0]["cudnn"].is_null());
+  EXPECT_EQ(json["workloads"][0]["backends"][0],
+            (nlohmann::json{{"backend", "FusedAttention"}, {"count", 4}, {"hostlist", "gpu[0001-0004]"}}));
+  EXPECT_VALID_JSON_FOR(report::render_fleet_json(s), "fleet.schema.json");
+}
+
+// Many of everything: the default text keeps to 60 lines and says what it left out; --all and
+// --hosts 0 show everything.
+TEST(Fleet, TextFitsSixtyLines) {
+  service::FleetReader reader(1h, *service::parse_rfc3339("2026-11-22T05:00:00Z"));
+  for (int i = 0; i < 400; ++i) {
+    nlohmann::json doc = nlohmann::json::parse(mini_report("node" + std::to_string(i * 3), i % 3 ? "WARNING" : "CRITICAL",
+                                                           "5" + std::to_string(i % 20), "2." + std::to_string(i % 7), "", ""));
+    doc["generated_at"] = i % 2 ? "2026-11-22T04:59:00Z" : "2026-11-20T04:00:00Z";
+    doc["workloads"] = nlohmann::json::array();
+    for (int w = 0; w < 6; ++w) {
+      doc["workloads"].push_back({{"name", "w" + std::to_string(w)}, {"selected", "backend" + std::to_string((i + w) % 7)}});
+    }
+    for (int f = 0; f < 3; ++f) {
+      doc["findings"].push_back({{"id", "finding-" + std::to_string((i + f) % 25)}, {"severity", "warning"}, {"title", "a title"}});
+    }
+    reader.add("n" + std::to_string(i) + ".json", doc.dump());
+    reader.add("junk" + std::to_string(i) + ".json", "not json");
+  }
+  auto s = reader.finish();
+  std::string text = report::render_fleet_text(s, {});
+  EXPECT_LE(std::count(text.begin(), text.end(), '\n'), 60) << text;
+  EXPECT_THAT(text, HasSubstr("Configurations (driver, CUDA, cuDNN, NCCL, torch, TE): 140\n"));
+  EXPECT_THAT(text, HasSubstr("… 132 more configurations"));
+  EXPECT_THAT(text, HasSubstr("… 17 more findings"));
+  EXPECT_THAT(text, HasSubstr("… 3 more workloads"));
+  EXPECT_THAT(text, HasSubstr("… 4 more backends"));
+  EXPECT_THAT(text, HasSubstr("… 198 more stale nodes"));
+  EXPECT_THAT(text, HasSubstr("… 398 more unreadable files"));
+  EXPECT_THAT(text, HasSubstr(",… +"));
+  for (std::size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    EXPECT_LE(end - start, 200u) << text.substr(start, end - start);
+  }
+  std::string all = report::render_fleet_text(s, {0, true});
+  EXPECT_THAT(all, Not(HasSubstr("more")));
+  EXPECT_THAT(all, HasSubstr("finding-24"));
+  EXPECT_GT(std::count(all.begin(), all.end(), '\n'), 800);
+}
+
+TEST(Fleet, HumanAges) {
+  EXPECT_EQ(report::human_age(0), "0 s ago");
+  EXPECT_EQ(report::human_age(119), "119 s ago");
+  EXPECT_EQ(report::human_age(120), "2 min ago");
+  EXPECT_EQ(report::human_age(3 * 3600 + 59), "3 h ago");
+  EXPECT_EQ(report::human_age(3 * 3600 * 2), "6 h ago");
+  EXPECT_EQ(report::human_age(47 * 3600), "47 h ago");
+  EXPECT_EQ(report::human_age(3 * 86400 + 5), "3 d ago");
+  EXPECT_EQ(report::human_age(-300), "5 min in the future");
+  EXPECT_EQ(report::human_duration(86400), "24 h");
 }
 
 TEST(Fleet, Rfc3339) {

@@ -418,6 +418,15 @@ TEST(Push, RedirectsAreNamedAsSuch) {
   EXPECT_THAT(sent.error().message, HasSubstr("HTTP 302: the server redirects"));
 }
 
+// {host} in the URL: one file per node on a WebDAV or object store; the name cannot leave its path.
+TEST(Push, UrlNamesTheHost) {
+  EXPECT_EQ(service::push_url("https://c.example/reports/{host}.json", "gpu0001"), "https://c.example/reports/gpu0001.json");
+  EXPECT_EQ(service::push_url("https://c.example/{host}/{host}.json", "a-b.c_d"), "https://c.example/a-b.c_d/a-b.c_d.json");
+  EXPECT_EQ(service::push_url("https://c.example/r/{host}.json", "../../etc/x y?"), "https://c.example/r/..%2F..%2Fetc%2Fx%20y%3F.json");
+  EXPECT_EQ(service::push_url("https://c.example/r/{host}.json", ""), "https://c.example/r/unknown.json");
+  EXPECT_EQ(service::push_url("https://c.example/reports", "gpu1"), "https://c.example/reports");
+}
+
 TEST(Push, RetryDelayGrowsAndIsCapped) {
   service::PushConfig c;
   c.backoff = 100ms;

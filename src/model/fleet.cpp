@@ -1,0 +1,20 @@
+#include "model/fleet.hpp"
+
+#include <algorithm>
+
+namespace model {
+
+int status_rank(const std::string& status) {
+  if (status == "OK") return 0;
+  if (status == "WARNING") return 1;
+  if (status == "CRITICAL") return 2;
+  return 3;
+}
+
+int FleetSummary::exit_code() const {
+  int worst = unreadable.empty() ? 0 : 3;
+  for (const auto& n : nodes) worst = std::max(worst, n.stale ? 1 : status_rank(n.status));
+  return worst;
+}
+
+} // namespace model

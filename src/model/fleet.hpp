@@ -1,0 +1,60 @@
+// The fleet summary: what `nvte-doctor fleet` makes of many nodes' reports, neutral data for the
+// renderers (report/fleet_*.cpp). Host lists are sorted; every count is a number of nodes, each
+// node counted once with its newest report.
+#pragma once
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace model {
+
+struct FleetNode {
+  std::string host;
+  std::string file;
+  std::string generated_at;
+  std::string status;     // the report's summary.status
+  double age_seconds = 0; // now - generated_at; negative when the node's clock runs ahead
+  bool stale = false;     // older than the max age
+};
+
+struct FleetFinding {
+  std::string id;
+  std::string severity;
+  std::string title;
+  std::vector<std::string> nodes;
+};
+
+// The software stack a node runs, in this order: driver, CUDA, cuDNN, NCCL, torch, TE. An
+// absent component (no torch on the node) is nullopt.
+inline constexpr std::array<const char*, 6> k_configuration_keys = {"driver", "cuda", "cudnn", "nccl", "torch", "te"};
+using StackVersions = std::array<std::optional<std::string>, 6>;
+
+struct FleetConfiguration {
+  StackVersions versions;
+  std::string worst_status; // of the nodes' newest reports
+  std::vector<std::string> nodes;
+};
+
+struct FleetWorkload {
+  std::string name;
+  std::map<std::string, std::vector<std::string>> by_backend; // backend (or "none") -> nodes
+};
+
+struct FleetSummary {
+  std::vector<FleetNode> nodes;                   // by host
+  std::vector<FleetFinding> findings;             // errors first, then by node count
+  std::vector<FleetConfiguration> configurations; // by node count, most first
+  std::vector<FleetWorkload> workloads;           // by name
+  std::vector<std::string> unreadable;            // "file: reason"
+  double max_age_seconds = 0;                     // what made a node stale
+  // The worst fresh status; a stale node counts as WARNING; an unreadable file makes it 3.
+  int exit_code() const;
+};
+
+// 0 OK, 1 WARNING, 2 CRITICAL, 3 anything else (UNKNOWN, a missing status).
+int status_rank(const std::string& status);
+
+} // namespace model
