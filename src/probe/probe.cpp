@@ -23,10 +23,11 @@ constexpr ProbeSpec k_probes[] = {
     {"driver", "NVIDIA kernel driver from /proc/driver/nvidia (no vendor library)", run_driver_probe},
     {"pci", "NVIDIA GPUs on the PCI bus (libpci; works without a driver)", run_pci_probe},
     {"nvml", "driver and GPU details from NVML, in a bounded child process", run_nvml_probe, start_nvml_probe, nvml_needed},
-    {"cuda_driver", "the libcuda the loader picks and its CUDA version (no cuInit)", run_cuda_driver_probe,
-     start_cuda_driver_probe, cuda_driver_needed},
+    {"cuda_driver", "the libcuda the loader picks and its CUDA version (no cuInit)", run_cuda_driver_probe, start_cuda_driver_probe,
+     cuda_driver_needed},
     {"python", "Python interpreters and installed packages, without starting Python", run_python_probe},
     {"libraries", "every copy of cuDNN, NCCL, NVRTC, cudart and libcuda, and which one is loaded", run_libraries_probe},
+    {"native", "TE, flash-attn and torch native code linked as ld.so would: missing libraries and symbols", run_native_probe},
 };
 
 } // namespace
