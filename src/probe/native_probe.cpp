@@ -217,7 +217,8 @@ void record_unit(const Host& host, const std::vector<std::string>& sites, const 
 // Distributions of interest on the interpreter's sys.path, the first of each name.
 std::vector<Distribution> find_distributions(const Host& host, const std::vector<std::string>& sites) {
   auto wanted = [](const std::string& n) {
-    return n == "flash_attn" || n == "flash_attn_3" || n == "flashattn_hopper" || n == "apex" || util::starts_with(n, "transformer_engine");
+    return n == "torch" || n == "flash_attn" || n == "flash_attn_3" || n == "flashattn_hopper" || n == "apex" ||
+           util::starts_with(n, "transformer_engine");
   };
   std::vector<Distribution> out;
   std::set<std::string> seen;
@@ -280,13 +281,14 @@ void run_native_probe(const Host& host, model::Facts& facts) {
   }
   std::vector<Unit> units;
   if (auto torch = facts.get_string("torch.path")) {
+    const Distribution* torch_dist = find_dist(dists, "torch");
     std::string lib = *torch + "/lib";
     if (node_file_type(host.root, lib + "/libtorch_global_deps.so") == NodeFileType::regular)
-      units.push_back({"torch", lib + "/libtorch_global_deps.so", true, nullptr});
+      units.push_back({"torch", lib + "/libtorch_global_deps.so", true, torch_dist});
     bool c_module = false;
     for (const auto& name : node_list_directory(host.root, *torch)) {
       if (util::starts_with(name, "_C.") && util::ends_with(name, ".so")) {
-        units.push_back({"torch", *torch + "/" + name, false, nullptr});
+        units.push_back({"torch", *torch + "/" + name, false, torch_dist});
         c_module = true;
       }
     }
@@ -294,7 +296,7 @@ void run_native_probe(const Host& host, model::Facts& facts) {
     if (!c_module) {
       for (auto name : {"libc10.so", "libc10_cuda.so", "libtorch_cpu.so", "libtorch.so", "libtorch_cuda.so", "libtorch_python.so"}) {
         if (node_file_type(host.root, lib + "/" + name) == NodeFileType::regular)
-          units.push_back({"torch", lib + "/" + name, false, nullptr});
+          units.push_back({"torch", lib + "/" + name, false, torch_dist});
       }
     }
   }
