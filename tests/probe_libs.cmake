@@ -87,6 +87,8 @@ set(cublaslt_map -Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/fakes/fake_cub
 nvte_fake_lib(cublaslt13_0 SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT LINK_FLAGS ${cublaslt_map})
 nvte_fake_lib(cublaslt13_1 SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT FAKE_CUBLASLT_GROUPED
               LINK_FLAGS ${cublaslt_map})
+# The same entry points without the version node: ld.so then reports the version, not a symbol.
+nvte_fake_lib(cublaslt13_unversioned SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT FAKE_CUBLASLT_GROUPED)
 nvte_fake_lib(te_core_grouped SONAME libtransformer_engine.so SOURCE fake_link.cpp DEFINES FAKE_TE_CORE FAKE_CUBLASLT_GROUPED
               NEEDED cublaslt13_1 cudnn9_19 cudart13)
 # A cuDNN sub-library (libcudnn_adv.so.9, ...): only its presence beside libcudnn.so.N matters.

@@ -157,6 +157,24 @@ TEST(LinkMap, LocalAndGlobalScopes) {
   EXPECT_EQ(lost.unresolved.size(), 2u);
 }
 
+// A library without the version node its users were linked against: "version `libcublasLt.so.13'
+// not found (required by libtransformer_engine.so)", while the unversioned definitions still
+// serve the versioned references (glibc accepts a definition from an object without versions).
+TEST(LinkMap, MissingVersionNode) {
+  NodeFixture node("h100-node");
+  node.install("/lib/libcublasLt.so.13", "cublaslt13_unversioned");
+  node.install("/lib/libcudnn.so.9", "cudnn9_19");
+  node.install("/lib/libcudart.so.13", "cudart13");
+  node.install("/te/libtransformer_engine.so", "te_core_grouped");
+  probe::LinkMap map(probe::LoaderView{node.root(), {"/lib"}, nullptr, {}});
+  auto r = map.open("/te/libtransformer_engine.so", true, true);
+  ASSERT_TRUE(r.opened) << r.error;
+  EXPECT_TRUE(r.unresolved.empty());
+  EXPECT_TRUE(r.missing.empty());
+  ASSERT_EQ(r.missing_versions.size(), 1u);
+  EXPECT_EQ(r.missing_versions[0], "libcublasLt.so.13 of libcublasLt.so.13 (required by libtransformer_engine.so)");
+}
+
 TEST(NativeProbe, HealthyTreesLinkAndGiveNoFinding) {
   NodeFixture node("h100-node", std::vector<std::string>{"h100-node-te"});
   model::Facts facts = probe_files(node.host());
@@ -176,6 +194,13 @@ TEST(NativeProbe, HealthyTreesLinkAndGiveNoFinding) {
   EXPECT_NE(std::find(files.begin(), files.end(), "torch:libc10_cuda.so"), files.end());
   auto findings = rules::evaluate_node(test_support::shipped_rules(), facts);
   EXPECT_EQ(native_findings(findings), std::vector<std::string>{});
+
+  // Incident #2's A100 node (TE 2.3, torch 2.3, a cuDNN 8 system copy and a cuDNN 9 wheel): whole.
+  NodeFixture a100("a100-node");
+  model::Facts a100_facts = probe_files(a100.host());
+  EXPECT_EQ(a100_facts.get_string("probe.native.status"), "ok");
+  EXPECT_GE(a100_facts.get_int("native.extension_count").value_or(0), 2);
+  EXPECT_EQ(native_findings(rules::evaluate_node(test_support::shipped_rules(), a100_facts)), std::vector<std::string>{});
 
   // Without TE and flash-attn the probe does not run.
   NodeFixture plain("h100-node");
