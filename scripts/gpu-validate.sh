@@ -3,7 +3,12 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|ext]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|ext]
+#
+# cublas: the doctor's cuBLAS / cuBLASLt copies and the copy torch loads against /proc/self/maps of
+# a process that ran a GEMM on the GPU in the venv, cublasLtGetVersion() against the version the
+# probe read without loading, then bench/ (probe against nvidia-smi --query-gpu) and probe -vv's
+# phase laps; scripts/gpu-cublas-verdicts.py prints one PASS/FAIL line per claim.
 #
 # te: a real TransformerEngine (scripts/gpu-build-te.sh builds it from the sources in .gpu-te/, or
 # installs the wheel a previous build sent back, .gpu-te/wheel/) and every claim about it: what
@@ -152,7 +157,7 @@ run_coldstart() {
   fi
 }
 
-# What docs/examples.md quotes from the GPU node (README.md a trimmed part of it): the plain check of the node, and a check whose workload has no backend
+# What docs/examples.md quotes from the GPU node (README.md a trimmed part of readme-explain-no-backend): the plain check of the node, and a check whose workload has no backend
 # until a verified fix (NVTE_FUSED_ATTN=0 and NVTE_UNFUSED_ATTN=0 on a node without flash-attn),
 # in text, JSON and explain --fix; the default explain of this node (TE absent: the assumed release).
 run_readme() {
@@ -161,6 +166,9 @@ run_readme() {
   step readme-no-backend 180 env NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=0 "$BIN" check "${COMMON[@]}" --no-color \
     --hf-config tests/fixtures/hf/llama-3-8b/config.json
   step readme-no-backend-json 180 env NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=0 "$BIN" check "${COMMON[@]}" --format json \
+    --hf-config tests/fixtures/hf/llama-3-8b/config.json
+  # README's "What it prints": the same job's explain, verdict first (the log's "# exit" is 2).
+  step readme-explain-no-backend 180 env NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=0 "$BIN" explain "${COMMON[@]}" --no-color \
     --hf-config tests/fixtures/hf/llama-3-8b/config.json
   step readme-explain-fix 180 env NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=0 "$BIN" explain "${COMMON[@]}" --fix \
     --hf-config tests/fixtures/hf/llama-3-8b/config.json
@@ -266,6 +274,34 @@ run_te() {
   cat "$LOGS/te-verdicts.log" >>"$SUMMARY"
 }
 
+# What a process that runs a cuBLAS GEMM maps: torch.matmul on the GPU goes through cublasLt (a
+# plain GEMM) and libcublas; the version from the mapped cuBLASLt itself.
+CUBLAS_TRUTH='import ctypes, os, torch
+a = torch.ones(64, 64, device="cuda")
+(a @ a).sum().item()
+torch.nn.functional.linear(a, a, a[0]).sum().item()
+maps = sorted({l.split()[-1] for l in open("/proc/self/maps") if "/" in l})
+for p in maps:
+    n = os.path.basename(p)
+    if n.startswith("libcublasLt.so") or n.startswith("libcublas.so"):
+        print("mapped", n, os.path.realpath(p))
+        if n.startswith("libcublasLt.so"):
+            f = ctypes.CDLL(p).cublasLtGetVersion
+            f.restype = ctypes.c_size_t
+            print("cublasLtGetVersion", f())
+print("torch", torch.__version__, "cuda", torch.version.cuda)'
+
+run_cublas() {
+  step cublas-truth 180 "$PY" -c "$CUBLAS_TRUTH"
+  step cublas-probe 120 "$BIN" probe
+  step cublas-probe-json 120 "$BIN" probe --format json
+  local i
+  for i in 1 2 3; do step "cublas-probe-laps-$i" 60 "$BIN" probe -vv; done
+  step cublas-bench 580 env NVTE_DOCTOR_BIN="$BIN" NVTE_BENCH_RUNS=30 bench/run.sh "$LOGS/bench"
+  step cublas-verdicts 60 python3 scripts/gpu-cublas-verdicts.py "$LOGS"
+  cat "$LOGS/cublas-verdicts.log" >>"$SUMMARY"
+}
+
 # The self-test's TE path at the full shapes of the HF fixtures (seq 8192 where the model has it),
 # with TE pointed at torch's cuDNN (CUDNN_PATH, the doctor's verified fix: without it TE's
 # FusedAttention fails at every shape on the reference node, two cuDNN copies being mapped).
@@ -333,6 +369,7 @@ case $STAGE in
   bench) run_bench ;;
   te) run_te ;;
   te-models) run_te_models ;;
+  cublas) run_cublas ;;
   ext) run_ext ;;
   all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;

@@ -56,6 +56,14 @@ nvte_fake_lib(nvrtc_builtins13 SONAME libnvrtc-builtins.so.13.0)
 nvte_fake_lib(cudart12 SONAME libcudart.so.12 DEFINES FAKE_CUDART_VERSION=12040)
 nvte_fake_lib(cudart13 SONAME libcudart.so.13 DEFINES FAKE_CUDART_VERSION=13000)
 nvte_fake_lib(libcuda SONAME libcuda.so.1)
+# cuBLAS 13.0 (the nvidia-cublas wheel of torch cu130) and 13.1 (the CUDA 13.0.2 toolkit's);
+# libcublas needs its cuBLASLt, as the real one does.
+nvte_fake_lib(cublaslt13_0 SONAME libcublasLt.so.13 DEFINES FAKE_CUBLASLT_VERSION=130000)
+nvte_fake_lib(cublaslt13_1 SONAME libcublasLt.so.13 DEFINES FAKE_CUBLASLT_VERSION=130100)
+nvte_fake_lib(cublas13_0 SONAME libcublas.so.13 RUNPATH "$ORIGIN" NEEDED cublaslt13_0
+              DEFINES FAKE_CUBLAS_MAJOR=13 FAKE_CUBLAS_MINOR=0 FAKE_CUBLAS_PATCH=0)
+nvte_fake_lib(cublas13_1 SONAME libcublas.so.13 RUNPATH "$ORIGIN" NEEDED cublaslt13_1
+              DEFINES FAKE_CUBLAS_MAJOR=13 FAKE_CUBLAS_MINOR=1 FAKE_CUBLAS_PATCH=0)
 # A library with no version source but its version call: the "loaded" path.
 nvte_fake_lib(cudnn9_bare SONAME libcudnn.so.9 DEFINES FAKE_CUDNN_VERSION=91000)
 # torch 2.3.0+cu121: cuDNN 8 era; RUNPATH into the pip wheels like the real libtorch_cuda.so.
@@ -65,11 +73,11 @@ nvte_fake_lib(torch_cuda_cu121 SONAME libtorch_cuda.so
 # torch 2.11.0+cu130: cuDNN 9, CUDA 13 wheels under nvidia/cu13/lib.
 nvte_fake_lib(torch_cuda_cu130 SONAME libtorch_cuda.so
               RUNPATH "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../nvidia/nccl/lib:$ORIGIN/../../nvidia/cu13/lib:$ORIGIN"
-              NEEDED cudnn9_19 cudart13 nccl2)
+              NEEDED cudnn9_19 cudart13 nccl2 cublas13_0 cublaslt13_0)
 nvte_fake_lib(caffe2_nvrtc_cu130 SONAME libcaffe2_nvrtc.so RUNPATH "$ORIGIN/../../nvidia/cu13/lib:$ORIGIN" NEEDED nvrtc13)
 # TE's core library as a source build makes it: no RUNPATH.
 nvte_fake_lib(te_core_cu12 SONAME libtransformer_engine.so NEEDED cudnn9_1 cudart12)
-nvte_fake_lib(te_core_cu13 SONAME libtransformer_engine.so NEEDED cudnn9_19 cudart13)
+nvte_fake_lib(te_core_cu13 SONAME libtransformer_engine.so NEEDED cudnn9_19 cudart13 cublas13_1 cublaslt13_1)
 # Loader-order probes: the same NEEDED with an old-style RPATH, and with a RUNPATH.
 nvte_fake_lib(consumer_rpath SONAME libconsumer.so RUNPATH "$ORIGIN/rpath_dir" RPATH NEEDED cudnn9_14)
 nvte_fake_lib(consumer_runpath SONAME libconsumer.so RUNPATH "$ORIGIN/runpath_dir" NEEDED cudnn9_14)
@@ -84,19 +92,15 @@ nvte_fake_lib(c10_cuda_old SONAME libc10_cuda.so SOURCE fake_link.cpp DEFINES FA
 nvte_fake_lib(ext_torch211 SOURCE fake_link.cpp DEFINES FAKE_EXT_NEW NEEDED c10_new c10_cuda_new)
 nvte_fake_lib(ext_torch26 SOURCE fake_link.cpp DEFINES FAKE_EXT_OLD NEEDED c10_new c10_cuda_old)
 set(cublaslt_map -Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/fakes/fake_cublaslt.map)
-nvte_fake_lib(cublaslt13_0 SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT LINK_FLAGS ${cublaslt_map})
-nvte_fake_lib(cublaslt13_1 SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT FAKE_CUBLASLT_GROUPED
+nvte_fake_lib(lt13_no_grouped SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT LINK_FLAGS ${cublaslt_map})
+nvte_fake_lib(lt13_grouped SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT FAKE_CUBLASLT_GROUPED
               LINK_FLAGS ${cublaslt_map})
 # The same entry points without the version node: ld.so then reports the version, not a symbol.
-nvte_fake_lib(cublaslt13_unversioned SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT FAKE_CUBLASLT_GROUPED)
+nvte_fake_lib(lt13_unversioned SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT FAKE_CUBLASLT_GROUPED)
 nvte_fake_lib(te_core_grouped SONAME libtransformer_engine.so SOURCE fake_link.cpp DEFINES FAKE_TE_CORE FAKE_CUBLASLT_GROUPED
-              NEEDED cublaslt13_1 cudnn9_19 cudart13)
+              NEEDED lt13_grouped cudnn9_19 cudart13)
 # A cuDNN sub-library (libcudnn_adv.so.9, ...): only its presence beside libcudnn.so.N matters.
 nvte_fake_lib(cudnn_part SOURCE fake_link.cpp)
-# torch 2.11's libtorch_cuda.so with libcublasLt.so.13 from the nvidia-cublas wheel, as the real one.
-nvte_fake_lib(torch_cuda_cu130_blas SONAME libtorch_cuda.so
-              RUNPATH "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../nvidia/nccl/lib:$ORIGIN/../../nvidia/cu13/lib:$ORIGIN"
-              NEEDED cudnn9_19 cudart13 nccl2 cublaslt13_0)
 
 add_custom_target(nvte_fake_libs ALL DEPENDS ${NVTE_FAKE_LIB_OUTPUTS})
 
@@ -105,6 +109,7 @@ nvte_unit_test(probe_libs_tests
           unit/elf_reader_test.cpp unit/ld_cache_test.cpp unit/loader_model_test.cpp unit/dist_info_test.cpp
           unit/library_version_test.cpp unit/te_load_order_test.cpp unit/python_probe_test.cpp
           unit/libraries_probe_test.cpp unit/te_node_rules_test.cpp unit/import_order_test.cpp
+          unit/pep440_test.cpp unit/requirements_test.cpp unit/cublas_probe_test.cpp
           unit/native_link_test.cpp
   LIBS nvte_probe nvte_rules)
 add_dependencies(probe_libs_tests nvte_fake_libs)

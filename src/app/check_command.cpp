@@ -119,21 +119,17 @@ model::Report build_report(const Options& options) {
   laps.lap("node fixes");
   model::Facts scratch;
   std::vector<model::Explanation> explanations;
-  bool any_log = false;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const model::Workload& w = workloads[i];
     const model::Facts& workload_facts = facts_for(facts, observed[i].get(), scratch); // a TE log's versions
-    any_log = any_log || observed[i] != nullptr;
     explanations.push_back(rules::explain(rules, workload_facts, w));
     rules::verify_explanation(rules, workload_facts, explanations.back(), search);
     laps.lap("workload " + w.name);
   }
-  // One pin per package across the node's findings and every workload's. A TE log's workloads
-  // run on the versions the log names, not the node's, so their pins are left as found.
-  if (!any_log) {
-    rules::unify_pins(rules, facts, explanations, &report.findings, search);
-    laps.lap("one pin per package");
-  }
+  // One pin per package across the node's findings and its workloads'; a TE log's workloads run
+  // on the versions the log names, so they are unified within their own context.
+  unify_pins_per_context(rules, facts, explanations, observed, &report.findings, search);
+  laps.lap("one pin per package");
   for (std::size_t i = 0; i < explanations.size(); ++i) {
     auto& e = explanations[i];
     for (const auto& f : e.findings) report.findings.push_back(f);

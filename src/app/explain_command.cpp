@@ -95,9 +95,9 @@ int run_explain(const Options& options) {
     explanations.push_back(rules::explain(rules, workload_facts, w));
     rules::verify_explanation(rules, workload_facts, explanations.back(), search);
   }
-  // One pin per package; a TE log's workloads run on the versions it names, so not with them.
-  if (std::none_of(observed.begin(), observed.end(), [](const auto& o) { return o != nullptr; }))
-    rules::unify_pins(rules, facts, explanations, nullptr, search);
+  // One pin per package within each context of node facts (a TE log's workloads run on the
+  // versions it names).
+  unify_pins_per_context(rules, facts, explanations, observed, nullptr, search);
   int code = 0;
   for (const auto& e : explanations) {
     if (!e.selected) code = 2;
@@ -110,7 +110,9 @@ int run_explain(const Options& options) {
     write_output(options, options.format == Format::json ? report::render_fix_list_json(explanations)
                                                           : report::render_fix_list_text(explanations));
   } else if (options.format == Format::json) {
-    write_output(options, report::render_explain_json(explanations));
+    std::vector<const model::ObservedSelection*> te_logs;
+    for (const auto& o : observed) te_logs.push_back(o.get());
+    write_output(options, report::render_explain_json(explanations, te_logs));
   } else {
     std::string out;
     for (std::size_t i = 0; i < explanations.size(); ++i) {

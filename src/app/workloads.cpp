@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include "workload/hf_config.hpp"
 #include "workload/megatron.hpp"
 #include "workload/te_log.hpp"
@@ -86,6 +87,28 @@ const model::Facts& facts_for(const model::Facts& node, const model::ObservedSel
   }
   scratch.derive();
   return scratch;
+}
+
+void unify_pins_per_context(const rules::RuleSet& rules, const model::Facts& node, std::vector<model::Explanation>& explanations,
+                            const std::vector<std::shared_ptr<const model::ObservedSelection>>& observed,
+                            std::vector<model::Finding>* node_findings, const rules::SearchOptions& search) {
+  // The context of a workload: the node facts its TE log names ("" for the node's own facts).
+  auto context_of = [&](std::size_t i) {
+    std::string key;
+    if (i < observed.size() && observed[i])
+      for (const auto& [name, value] : observed[i]->node_facts) key += name + "=" + value + "\n";
+    return key;
+  };
+  std::map<std::string, std::vector<std::size_t>> contexts;
+  contexts[""]; // the node's findings have a context even without workloads of the node
+  for (std::size_t i = 0; i < explanations.size(); ++i) contexts[context_of(i)].push_back(i);
+  for (const auto& [key, members] : contexts) {
+    std::vector<model::Explanation*> group;
+    for (std::size_t i : members) group.push_back(&explanations[i]);
+    model::Facts scratch;
+    const model::Facts& facts = key.empty() ? node : facts_for(node, observed[members.front()].get(), scratch);
+    rules::unify_pins(rules, facts, group, key.empty() ? node_findings : nullptr, search);
+  }
 }
 
 } // namespace app

@@ -7,6 +7,7 @@
 #include "model/facts.hpp"
 #include "model/observed_selection.hpp"
 #include "model/workload.hpp"
+#include "rules/fix_search.hpp"
 
 #include <memory>
 #include <vector>
@@ -24,5 +25,13 @@ std::vector<model::Workload> load_workloads(const Options& options, const std::v
 // applied over them as --set applies its; `node` itself for a workload without a TE log.
 // `scratch` holds the copy. A value the fact catalog refuses is util::Fatal naming the log line.
 const model::Facts& facts_for(const model::Facts& node, const model::ObservedSelection* observed, model::Facts& scratch);
+
+// One pin per package within each context of node facts (rules::unify_pins): the node's own
+// workloads with node_findings (may be nullptr), and the workloads of each set of facts a TE log
+// names, apart. Pins of one package may differ only between contexts. observed: as load_workloads
+// returns it, one per explanation.
+void unify_pins_per_context(const rules::RuleSet& rules, const model::Facts& node, std::vector<model::Explanation>& explanations,
+                            const std::vector<std::shared_ptr<const model::ObservedSelection>>& observed,
+                            std::vector<model::Finding>* node_findings, const rules::SearchOptions& search);
 
 } // namespace app

@@ -13,9 +13,10 @@ namespace gpuapi {
 
 namespace {
 
-using CudnnGetVersion = std::size_t (*)();
+using SizeVersion = std::size_t (*)(); // cudnnGetVersion, cublasLtGetVersion
 using IntOut = int (*)(int*);
 using TwoIntOut = int (*)(int*, int*);
+using PropertyOut = int (*)(int, int*); // cublasGetProperty(libraryPropertyType, int*)
 
 const char* symbol_of(VersionedLibrary library) {
   switch (library) {
@@ -23,6 +24,8 @@ const char* symbol_of(VersionedLibrary library) {
   case VersionedLibrary::nccl: return "ncclGetVersion";
   case VersionedLibrary::nvrtc: return "nvrtcVersion";
   case VersionedLibrary::cudart: return "cudaRuntimeGetVersion";
+  case VersionedLibrary::cublas: return "cublasGetProperty";
+  case VersionedLibrary::cublaslt: return "cublasLtGetVersion";
   }
   return "";
 }
@@ -36,7 +39,18 @@ std::string ask(VersionedLibrary library, const std::string& path) {
   int b = 0;
   int status = 0;
   switch (library) {
-  case VersionedLibrary::cudnn: return "ok " + std::to_string(util::function_cast<CudnnGetVersion>(*address)());
+  case VersionedLibrary::cudnn:
+  case VersionedLibrary::cublaslt: return "ok " + std::to_string(util::function_cast<SizeVersion>(*address)());
+  case VersionedLibrary::cublas: {
+    std::string out = "ok";
+    for (int property : {0, 1, 2}) { // MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL
+      status = util::function_cast<PropertyOut>(*address)(property, &a);
+      if (status != 0) break;
+      out += " " + std::to_string(a);
+    }
+    if (status == 0) return out;
+    break;
+  }
   case VersionedLibrary::nccl: status = util::function_cast<IntOut>(*address)(&a); break;
   case VersionedLibrary::cudart: status = util::function_cast<IntOut>(*address)(&a); break;
   case VersionedLibrary::nvrtc:

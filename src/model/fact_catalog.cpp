@@ -30,6 +30,19 @@ using T = ValueType;
   {library ".copies[].source", T::string, "where it was found: ld_cache, ld_library_path, cuda_home, compat, site_packages, conda, system"}, \
   {library ".copies[].version_source", T::string, "how its version was read: file_name, header, dist_info, elf_string, loaded"}
 
+// The Requires-Dist closure of a package (probe/requirements.hpp): what its distributions
+// require that the interpreter does not have.
+// clang-format off
+#define NVTE_REQUIREMENTS(package)                                                                              \
+  {package ".requirements.missing_count", T::integer,                                                          \
+   "Requires-Dist entries of " package "'s distributions (markers and extras in effect) that none installed meets"}, \
+  {package ".requirements.missing[].requirement", T::string, "an unmet requirement as pip names it (importlib-metadata>=1.0)"}, \
+  {package ".requirements.missing[].name", T::string, "its distribution name, normalized (importlib_metadata)"}, \
+  {package ".requirements.missing[].required_by", T::string, "the distribution whose METADATA requires it"},      \
+  {package ".requirements.missing[].extra", T::string, "the extra that brings it (pytorch, jax, core_cu12); absent when none"}, \
+  {package ".requirements.missing[].found_version", T::string, "the installed version outside the specifier; absent when not installed"}
+// clang-format on
+
 const FactSpec k_catalog[] = {
     {"gpu.count", T::integer, "number of NVIDIA GPUs"},
     {"gpu[].index", T::integer, "index of the GPU (NVML / PCI bus order)"},
@@ -60,6 +73,8 @@ const FactSpec k_catalog[] = {
     NVTE_LIBRARY("nccl"),
     NVTE_LIBRARY("nvrtc"),
     NVTE_LIBRARY("cudart"),
+    NVTE_LIBRARY("cublas"),
+    NVTE_LIBRARY("cublaslt"),
     NVTE_LIBRARY("libcuda"),
     {"cudnn.loaded_by", T::string, "which consumer's choice cudnn.version reports: transformer_engine, torch, loader"},
     {"cudnn.copies_disagree", T::boolean, "the copies of cuDNN on the node have different versions"},
@@ -70,10 +85,15 @@ const FactSpec k_catalog[] = {
     {"cudnn.copies[].missing_sublibraries", T::string, "their file names, ', '-separated"},
     {"cudnn.copies[].distribution", T::string, "the pip distribution whose RECORD lists the copy (nvidia-cudnn-cu13)"},
     {"cudnn.copies[].distribution_version", T::string, "that distribution's version, as pip names it (9.19.0.56)"},
+    {"cublaslt.copies_disagree", T::boolean, "the copies of cuBLASLt on the node have different versions"},
     NVTE_LOADED_BY("torch", "cudnn"),
     NVTE_LOADED_BY("torch", "nccl"),
     NVTE_LOADED_BY("torch", "nvrtc"),
     NVTE_LOADED_BY("torch", "cudart"),
+    NVTE_LOADED_BY("torch", "cublas"),
+    NVTE_LOADED_BY("torch", "cublaslt"),
+    NVTE_LOADED_BY("te", "cublas"),
+    NVTE_LOADED_BY("te", "cublaslt"),
     NVTE_LOADED_BY("te", "cudnn"),
     NVTE_LOADED_BY("te", "nvrtc"),
     NVTE_LOADED_BY("te", "nccl"),
@@ -115,13 +135,11 @@ const FactSpec k_catalog[] = {
     {"te.torch_extension.present", T::boolean,
      "TE's search finds exactly one PyTorch extension (recorded where PyTorch or transformer_engine_torch is installed)"},
     {"te.torch_extension.reason", T::string, "why TE's search finds no PyTorch extension, or several"},
-    {"te.requirements.missing_count", T::integer,
-     "Requires-Dist entries of TE's distributions (no extras) that no installed distribution meets"},
-    {"te.requirements.missing[].requirement", T::string, "an unmet requirement as pip names it (pydantic, importlib-metadata>=1.0)"},
-    {"te.requirements.missing[].name", T::string, "its distribution name, normalized (importlib_metadata)"},
-    {"te.requirements.missing[].required_by", T::string, "the TE distribution whose METADATA requires it"},
-    {"te.requirements.missing[].found_version", T::string,
-     "the installed version that does not meet the specifier (absent when not installed)"},
+    NVTE_REQUIREMENTS("te"),
+    NVTE_REQUIREMENTS("torch"),
+    NVTE_REQUIREMENTS("flash_attn"),
+    NVTE_REQUIREMENTS("flash_attn_3"),
+    NVTE_REQUIREMENTS("flash_attn_4"),
     // The native probe (native_probe.cpp): one entry per TE / flash-attn / apex / torch shared
     // object an interpreter would load, linked the way ld.so would after `import torch`.
     {"native.extension_count", T::integer, "shared objects the native probe linked"},

@@ -311,7 +311,7 @@ void Facts::derive() {
     if (sm && !cc) set(base + ".compute_capability", Version{static_cast<long>(*sm / 10), static_cast<long>(*sm % 10)});
   }
   if (gpus > 0 || !has("gpu.count")) set("gpu.count", static_cast<long>(gpus));
-  for (std::string_view lib : {"cudnn", "nccl", "nvrtc", "cudart", "libcuda"}) {
+  for (std::string_view lib : {"cudnn", "nccl", "nvrtc", "cudart", "cublas", "cublaslt", "libcuda"}) {
     std::string name(lib);
     if (auto v = get_version(name + ".version")) set(name + ".major", v->major());
     for (std::size_t i = 0, n = count(name + ".copies"); i < n; ++i) {

@@ -10,6 +10,8 @@ namespace {
 
 using T = ValueType;
 
+// One key per line, however long: a table to read down, not to wrap.
+// clang-format off
 const std::vector<WorkloadKeySpec> k_keys = {
     {"qkv_dtype", T::string, "bf16", {"bf16", "fp16", "fp8", "fp32"}, "data type of Q, K and V"},
     {"qkv_layout", T::string, "", {}, "memory layout of Q, K, V, e.g. bshd_bshd_bshd, sbh3d, thd_thd_thd (default: from qkv_format)"},
@@ -59,7 +61,10 @@ const std::vector<WorkloadKeySpec> k_keys = {
     {"attn_logit_softcapping", T::number, "0.0", {}, "attention logits soft-capped as cap * tanh(s / cap) before softmax (Gemma-2's attn_logit_softcapping); 0 = none"},
     {"attention_chunk_size", T::integer, "0", {}, "causal attention within chunks of this many tokens (Llama 4's attention_chunk_size); 0 = none"},
     {"attention_backend", T::string, "", {"auto", "flash", "fused", "unfused"}, "Megatron-LM's --attention-backend, whose NVTE_*_ATTN switches Megatron sets before TE selects (absent: not launched by Megatron)"},
+    // Hugging Face's attn_implementation: whether TE is asked at all (te), never what it is asked.
+    {"attn_implementation", T::string, "", {}, "Hugging Face attn_implementation the model is loaded with: te (NeMo AutoModel) runs TE's DotProductAttention; transformers' own (eager, sdpa, flash_attention_2, ...) never call TE (absent: not said)"},
 };
+// clang-format on
 
 bool is_allowed(const WorkloadKeySpec& spec, const Value& value) {
   if (spec.allowed_values.empty() || !value.is(ValueType::string)) return true;

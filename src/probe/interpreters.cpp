@@ -208,7 +208,9 @@ std::vector<std::string> Interpreter::package_dirs() const {
   return dirs;
 }
 
-InterpreterScan find_interpreters(const Host& host) {
+namespace {
+
+InterpreterScan find_interpreters_uncached(const Host& host) {
   InterpreterScan scan;
   std::vector<std::pair<std::string, std::string>> candidates; // path, origin
   if (host.python) candidates.emplace_back(normalize_node_path(*host.python).string(), "option");
@@ -265,6 +267,23 @@ InterpreterScan find_interpreters(const Host& host) {
     if (!seen.insert(key).second) continue;
     scan.interpreters.push_back(std::move(it));
   }
+  return scan;
+}
+
+} // namespace
+
+InterpreterScan find_interpreters(const Host& host) {
+  // The python and libraries probes both ask, for the same host, within one run.
+  std::string key = host.root.string();
+  for (const char* var : {"PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "PYENV_VERSION"}) {
+    auto it = host.env.find(var);
+    key += '\n' + (it == host.env.end() ? std::string("\x01") : it->second);
+  }
+  key += '\n' + (host.python ? host.python->string() : std::string("\x01"));
+  auto* slot = node_memo_slot("interpreters", key);
+  if (slot && *slot) return *std::static_pointer_cast<InterpreterScan>(*slot);
+  InterpreterScan scan = find_interpreters_uncached(host);
+  if (slot) *slot = std::make_shared<InterpreterScan>(scan);
   return scan;
 }
 

@@ -46,11 +46,12 @@ std::map<std::string, WheelFile> wheel_files(const Host& host, const std::vector
   for (const auto& site : sites) {
     // Only nvidia-* wheels own vendor libraries: skip reading every other METADATA.
     for (const auto& dist : scan_site_packages(host.root, site, "nvidia").distributions) {
-      const LibrarySpec* owner = nullptr;
+      // A wheel may ship several (nvidia-cublas: libcublas and libcublasLt).
+      std::vector<const LibrarySpec*> owners;
       for (const auto& spec : library_specs()) {
-        if (!spec.dist_prefix.empty() && util::starts_with(dist.normalized, spec.dist_prefix)) owner = &spec;
+        if (!spec.dist_prefix.empty() && util::starts_with(dist.normalized, spec.dist_prefix)) owners.push_back(&spec);
       }
-      if (!owner) continue;
+      if (owners.empty()) continue;
       auto version = model::Version::parse(dist.version);
       auto files = read_record(host.root, dist);
       if (!version || !files) {
@@ -58,7 +59,8 @@ std::map<std::string, WheelFile> wheel_files(const Host& host, const std::vector
         continue;
       }
       for (const auto& file : *files) {
-        if (!is_library_file(*owner, std::filesystem::path(file).filename().string())) continue;
+        std::string name = std::filesystem::path(file).filename().string();
+        if (std::none_of(owners.begin(), owners.end(), [&](const LibrarySpec* o) { return is_library_file(*o, name); })) continue;
         if (auto real = resolve_node_path(host.root, file))
           out.emplace(real->real.string(), WheelFile{*version, dist.metadata_path, dist.name, dist.version});
       }
@@ -228,8 +230,10 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
       util::Result<ConsumerChoice> searched = util::Error{util::ErrorKind::unsupported, ""};
       if (spec.key != "nccl") searched = te_search(te_ctx, *te_version, spec);
       bool te_searches = searched.ok() || searched.error().kind != util::ErrorKind::unsupported;
-      // cudart: when TE's wheel search finds nothing, libtransformer_engine.so's NEEDED decides.
-      if (spec.key == "cudart" && !searched.ok()) te_searches = false;
+      // cudart, cuBLAS: TE loads them only from a wheel (v2.4+); when that finds nothing,
+      // libtransformer_engine.so's NEEDED decides.
+      bool wheel_only = spec.key == "cudart" || spec.key == "cublas" || spec.key == "cublaslt";
+      if (wheel_only && !searched.ok()) te_searches = false;
       if (te_searches) {
         te_choice = std::move(searched);
       } else {
@@ -360,7 +364,8 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
     total_copies += copies.size();
     facts.set(key + ".copy_count", static_cast<long>(copies.size()));
     facts.set(key + ".distinct_versions", static_cast<long>(versions.size()));
-    if (spec.key == "cudnn" || spec.key == "nccl" || spec.key == "nvrtc") facts.set(key + ".copies_disagree", versions.size() > 1);
+    if (spec.key == "cudnn" || spec.key == "nccl" || spec.key == "nvrtc" || spec.key == "cublaslt")
+      facts.set(key + ".copies_disagree", versions.size() > 1);
     if (torch_choice) set_consumer(facts, "torch." + key, copies, *torch_choice);
     if (te_choice) set_consumer(facts, "te." + key, copies, *te_choice);
     derive_import_orders(facts, key);

@@ -19,11 +19,16 @@ namespace probe {
 
 namespace {
 
+constexpr std::size_t k_header_head = 64u << 10;
+
 const LibrarySpec k_specs[] = {
     {"cudnn", "libcudnn", "nvidia_cudnn", gpuapi::VersionedLibrary::cudnn},
     {"nccl", "libnccl", "nvidia_nccl", gpuapi::VersionedLibrary::nccl},
     {"nvrtc", "libnvrtc", "nvidia_cuda_nvrtc", gpuapi::VersionedLibrary::nvrtc},
     {"cudart", "libcudart", "nvidia_cuda_runtime", gpuapi::VersionedLibrary::cudart},
+    // One wheel ships both (nvidia-cublas-cu12; for CUDA 13 nvidia-cublas, in nvidia/cu13/lib).
+    {"cublas", "libcublas", "nvidia_cublas", gpuapi::VersionedLibrary::cublas},
+    {"cublaslt", "libcublasLt", "nvidia_cublas", gpuapi::VersionedLibrary::cublaslt},
     {"libcuda", "libcuda", "", std::nullopt},
 };
 
@@ -35,9 +40,9 @@ bool digits_and_dots(std::string_view s) {
   return s.find("..") == std::string_view::npos;
 }
 
-// "#define NAME value" -> value.
-std::optional<long> define_value(std::string_view text, std::string_view name) {
-  for (auto line : util::split(text, '\n')) {
+// "#define NAME value" -> value, from the header's lines.
+std::optional<long> define_value(const std::vector<std::string_view>& lines, std::string_view name) {
+  for (auto line : lines) {
     line = util::trim(line);
     if (!util::starts_with(line, "#define")) continue;
     auto rest = util::trim(line.substr(7));
@@ -51,7 +56,8 @@ std::optional<long> define_value(std::string_view text, std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<model::Version> version_in_header(const LibrarySpec& spec, std::string_view text) {
+std::optional<model::Version> version_in_header(const LibrarySpec& spec, std::string_view header) {
+  const std::vector<std::string_view> text = util::split(header, '\n');
   auto triple = [&](std::string_view a, std::string_view b, std::string_view c) -> std::optional<model::Version> {
     auto x = define_value(text, a), y = define_value(text, b), z = define_value(text, c);
     if (!x || !y || !z) return std::nullopt;
@@ -62,6 +68,15 @@ std::optional<model::Version> version_in_header(const LibrarySpec& spec, std::st
   if (spec.key == "cudart") {
     if (auto v = define_value(text, "CUDART_VERSION")) return model::Version{*v / 1000, (*v % 1000) / 10};
   }
+  if (spec.key == "cublas" || spec.key == "cublaslt") {
+    // cublas_api.h: CUBLAS_VER_MAJOR 13, _MINOR 1, _PATCH 0, _BUILD 3 -> 13.1.0.3, the wheel's
+    // version; cuBLASLt is released with cuBLAS and has no header of its own for it.
+    auto major = define_value(text, "CUBLAS_VER_MAJOR"), minor = define_value(text, "CUBLAS_VER_MINOR");
+    auto patch = define_value(text, "CUBLAS_VER_PATCH"), build = define_value(text, "CUBLAS_VER_BUILD");
+    if (!major || !minor || !patch) return std::nullopt;
+    if (build) return model::Version{*major, *minor, *patch, *build};
+    return model::Version{*major, *minor, *patch};
+  }
   return std::nullopt;
 }
 
@@ -69,6 +84,7 @@ std::vector<std::string_view> headers_of(const LibrarySpec& spec) {
   if (spec.key == "cudnn") return {"cudnn_version.h", "cudnn.h"};
   if (spec.key == "nccl") return {"nccl.h"};
   if (spec.key == "cudart") return {"cuda_runtime_api.h"};
+  if (spec.key == "cublas" || spec.key == "cublaslt") return {"cublas_api.h"};
   return {};
 }
 
@@ -125,10 +141,13 @@ const LibrarySpec* find_library_spec(std::string_view key) {
 }
 
 bool is_library_file(const LibrarySpec& spec, std::string_view name) {
-  std::string base = std::string(spec.stem) + ".so";
-  if (name == base) return true;
-  if (!util::starts_with(name, base + ".")) return false;
-  return digits_and_dots(name.substr(base.size() + 1));
+  // Asked for every name of every search directory for every library (thousands of names in
+  // /usr/lib/x86_64-linux-gnu): compare in place, no string built.
+  if (!util::starts_with(name, spec.stem)) return false;
+  std::string_view rest = name.substr(spec.stem.size());
+  if (rest == ".so") return true;
+  if (!util::starts_with(rest, ".so.")) return false;
+  return digits_and_dots(rest.substr(4));
 }
 
 std::string so_suffix(const LibrarySpec& spec, std::string_view name) {
@@ -159,7 +178,9 @@ std::optional<CopyVersion> version_from_header(const std::filesystem::path& root
   for (const auto& inc : include_dirs) {
     for (auto header : headers) {
       std::string file = inc + "/" + std::string(header);
-      auto text = util::read_file(host_path(root, file), 4u << 20);
+      // The version defines are within the first 8 KB of every release's header (cudnn_version.h,
+      // nccl.h, cuda_runtime_api.h at 6 KB of its 600 KB, cublas_api.h at 3 KB of 330 KB).
+      auto text = util::read_file_head(host_path(root, file), k_header_head);
       if (!text) continue;
       auto v = version_in_header(spec, *text);
       if (!v) continue;
@@ -209,8 +230,14 @@ util::Result<CopyVersion> version_from_loading(const LibrarySpec& spec, const st
   case gpuapi::VersionedLibrary::nccl: v = model::Version::from_packed(raw[0]); break;
   case gpuapi::VersionedLibrary::nvrtc: v = model::Version{raw[0], raw.size() > 1 ? raw[1] : 0}; break;
   case gpuapi::VersionedLibrary::cudart: v = model::Version{raw[0] / 1000, (raw[0] % 1000) / 10}; break;
+  case gpuapi::VersionedLibrary::cublas: v = model::Version{raw[0], raw.size() > 1 ? raw[1] : 0, raw.size() > 2 ? raw[2] : 0}; break;
+  case gpuapi::VersionedLibrary::cublaslt: v = model::Version{raw[0] / 10000, (raw[0] % 10000) / 100, raw[0] % 100}; break;
   }
-  return CopyVersion{v, "loaded", std::string(gpuapi::VersionedLibrary::cudnn == *spec.api ? "cudnnGetVersion" : "version call")};
+  std::string call = "version call";
+  if (*spec.api == gpuapi::VersionedLibrary::cudnn) call = "cudnnGetVersion";
+  if (*spec.api == gpuapi::VersionedLibrary::cublaslt) call = "cublasLtGetVersion";
+  if (*spec.api == gpuapi::VersionedLibrary::cublas) call = "cublasGetProperty";
+  return CopyVersion{v, "loaded", call};
 }
 
 } // namespace probe

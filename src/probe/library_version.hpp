@@ -5,11 +5,14 @@
 //   2. dist_info   — the owning wheel's METADATA when its RECORD lists the file (the caller
 //                    passes what it found);
 //   3. header      — the neighbouring include directory: cudnn_version.h, nccl.h,
-//                    cuda_runtime_api.h, when its major matches the file's SONAME major;
+//                    cuda_runtime_api.h, cublas_api.h (cuBLAS and cuBLASLt), when its major
+//                    matches the file's SONAME major;
 //   4. elf_string  — a string the vendor embeds: "NCCL version 2.28.9+cuda13.0",
 //                    NVRTC's "release 13.0, V13.0.88";
 //   5. loaded      — the library's own version call in a child process, fresh link namespace
-//                    (gpuapi::query_library_version), only when allowed.
+//                    (gpuapi::query_library_version), only when allowed: cudnnGetVersion,
+//                    ncclGetVersion, nvrtcVersion, cudaRuntimeGetVersion, cublasGetProperty,
+//                    cublasLtGetVersion.
 #pragma once
 
 #include "gpuapi/library_version.hpp"
@@ -25,7 +28,7 @@
 namespace probe {
 
 struct LibrarySpec {
-  std::string_view key;         // fact prefix: cudnn, nccl, nvrtc, cudart, libcuda
+  std::string_view key;         // fact prefix: cudnn, nccl, nvrtc, cudart, cublas, cublaslt, libcuda
   std::string_view stem;        // file stem: libcudnn (files libcudnn.so, libcudnn.so.9, ...)
   std::string_view dist_prefix; // wheels that ship it: nvidia_cudnn (normalized name prefix); "" none
   std::optional<gpuapi::VersionedLibrary> api; // its version call, if it has one we use

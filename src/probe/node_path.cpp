@@ -40,7 +40,7 @@ struct Memo {
   using Key = std::pair<std::string, std::string>; // root, node path
   std::map<Key, util::Result<ResolvedPath>> resolved;
   std::map<Key, NodeFileType> types;
-  std::map<Key, std::vector<std::string>> listings;
+  std::map<Key, NodeListing> listings;
   std::map<Key, std::shared_ptr<void>> slots; // kind, key
   std::set<std::string> denied; // node directories whose listing or lookup failed with EACCES/EPERM
 };
@@ -210,12 +210,12 @@ NodeFileType file_type_uncached(const std::filesystem::path& root, const std::fi
   return NodeFileType::other;
 }
 
-std::vector<std::string> list_uncached(const std::filesystem::path& root, const std::filesystem::path& node_dir) {
+NodeListing list_uncached(const std::filesystem::path& root, const std::filesystem::path& node_dir) {
   auto resolved = resolve_node_path(root, node_dir);
   if (!resolved) return {};
   auto names = util::list_directory(util::under_root(root, resolved->real));
   if (!names && names.error().kind == util::ErrorKind::permission && g_memo) g_memo->denied.insert(resolved->real.string());
-  return names ? std::move(names).value() : std::vector<std::string>{};
+  return names ? NodeListing(std::move(names).value()) : NodeListing();
 }
 
 } // namespace
@@ -224,8 +224,25 @@ NodeFileType node_file_type(const std::filesystem::path& root, const std::filesy
   return remembered(&Memo::types, root, node_path, file_type_uncached);
 }
 
-std::vector<std::string> node_list_directory(const std::filesystem::path& root, const std::filesystem::path& node_dir) {
-  return remembered(&Memo::listings, root, node_dir, list_uncached);
+NodeListing node_list_directory(const std::filesystem::path& root, const std::filesystem::path& node_dir) {
+  if (!g_memo) return list_uncached(root, node_dir);
+  auto key = memo_key(root, node_dir);
+  if (auto it = g_memo->listings.find(key); it != g_memo->listings.end()) return it->second;
+  // Remembered by the real directory too: on a merged-/usr system /lib/x86_64-linux-gnu and
+  // /usr/lib/x86_64-linux-gnu (thousands of names, both search directories), /bin and /usr/bin
+  // (both on PATH) are one directory, listed once.
+  NodeListing listing;
+  if (auto resolved = resolve_node_path(root, node_dir)) {
+    auto real_key = memo_key(root, resolved->real);
+    if (auto it = g_memo->listings.find(real_key); it != g_memo->listings.end()) {
+      listing = it->second;
+    } else {
+      listing = list_uncached(root, node_dir);
+      g_memo->listings.emplace(std::move(real_key), listing);
+    }
+  }
+  g_memo->listings.emplace(std::move(key), listing);
+  return listing;
 }
 
 std::string multiarch_triplet() {

@@ -34,8 +34,25 @@ enum class NodeFileType { none, regular, directory, other };
 // What node_path is after following symlinks (none when it or its target is missing).
 NodeFileType node_file_type(const std::filesystem::path& root, const std::filesystem::path& node_path);
 
+// A node directory's names, sorted. The run's memo shares one listing with every caller: the
+// copy scans ask for /usr/lib/x86_64-linux-gnu (thousands of names) once per library, and a
+// copy each time was a tenth of the probe's instructions.
+class NodeListing {
+public:
+  NodeListing() : m_names(std::make_shared<const std::vector<std::string>>()) {}
+  explicit NodeListing(std::vector<std::string> names) : m_names(std::make_shared<const std::vector<std::string>>(std::move(names))) {}
+  std::vector<std::string>::const_iterator begin() const { return m_names->begin(); }
+  std::vector<std::string>::const_iterator end() const { return m_names->end(); }
+  std::size_t size() const { return m_names->size(); }
+  bool empty() const { return m_names->empty(); }
+  const std::vector<std::string>& names() const { return *m_names; }
+
+private:
+  std::shared_ptr<const std::vector<std::string>> m_names;
+};
+
 // Names in a node directory, sorted; empty when it is missing or unreadable.
-std::vector<std::string> node_list_directory(const std::filesystem::path& root, const std::filesystem::path& node_dir);
+NodeListing node_list_directory(const std::filesystem::path& root, const std::filesystem::path& node_dir);
 
 // While a NodeFsMemo lives, resolve_node_path, node_file_type and node_list_directory answer
 // repeated questions from memory. One probe run asks for the same directories and paths many

@@ -5,14 +5,14 @@
 //   torch.version / torch.cuda_version / torch.path / torch.cudnn.compiled_version
 //   te.version / te.distribution / te.path / te.cuda_major
 //   te.core_library.path, te.torch_extension.{path,present,reason}: TE's own search for its files
-//   te.requirements.missing_count / te.requirements.missing[].{requirement,name,required_by,found_version}:
-//     the Requires-Dist of every TE distribution (extras and other markers left out) that the
-//     interpreter's installed distributions do not meet — what --no-deps and --target skip
+//   {te,torch,flash_attn,flash_attn_3,flash_attn_4}.requirements.*: the Requires-Dist closure
+//     (requirements.hpp) — what --no-deps and --target skip
 //   flash_attn.version, flash_attn_3.version, megatron_core.version
 #include "probe/dist_info.hpp"
 #include "probe/interpreters.hpp"
 #include "probe/node_path.hpp"
 #include "probe/node_probes.hpp"
+#include "probe/requirements.hpp"
 #include "probe/te_load_order.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
@@ -203,61 +203,6 @@ void record_te_files(const Host& host, const Interpreter& it, const Packages& pa
   else facts.set("te.torch_extension.reason", ext.error().message);
 }
 
-// Whether an installed version meets a simple specifier (">=1.0", "==2.*", ">=2.1,<3"); true
-// when the specifier is one VersionRange cannot read (~=, ===): presence is then what counts.
-bool meets(const std::string& installed, const std::string& specifier) {
-  if (specifier.empty()) return true;
-  auto range = model::VersionRange::parse(specifier);
-  auto version = model::Version::parse(installed);
-  if (!range || !version) return true;
-  return range->contains(*version);
-}
-
-void record_te_requirements(const Host& host, const Interpreter& it, const Packages& packages, model::Facts& facts,
-                            std::vector<std::string>& problems) {
-  struct Needed {
-    Requirement requirement;
-    std::string required_by;
-  };
-  std::vector<Needed> needed;
-  for (const auto& dist : packages.all) {
-    if (!util::starts_with(dist.normalized, "transformer_engine")) continue;
-    for (const auto& text : dist.requires_dist) {
-      auto r = parse_requirement(text);
-      if (!r) {
-        problems.push_back(dist.metadata_path + ": unreadable Requires-Dist '" + text + "'");
-        continue;
-      }
-      // Extras are optional by definition; other markers (python_version, platform) are not
-      // evaluated here, so such a requirement is not claimed missing.
-      if (!r->marker.empty()) continue;
-      needed.push_back({std::move(*r), dist.name});
-    }
-  }
-  if (needed.empty() && !facts.has("te.version")) return;
-  std::set<std::string> names;
-  for (const auto& n : needed) names.insert(n.requirement.normalized);
-  std::map<std::string, std::string> installed; // normalized name -> version, the first on sys.path
-  for (const auto& dir : it.package_dirs()) {
-    SiteScan scan = scan_site_packages(host.root, dir, {}, [&](const std::string& n) { return names.count(n) > 0; });
-    for (auto& d : scan.distributions) installed.emplace(d.normalized, d.version);
-  }
-  facts.erase_prefix("te.requirements.missing");
-  std::size_t missing = 0;
-  std::set<std::string> reported;
-  for (const auto& n : needed) {
-    auto found = installed.find(n.requirement.normalized);
-    if (found != installed.end() && meets(found->second, n.requirement.specifier)) continue;
-    if (!reported.insert(n.requirement.text()).second) continue; // pydantic in two TE distributions
-    std::string base = "te.requirements.missing[" + std::to_string(missing++) + "]";
-    facts.set(base + ".requirement", n.requirement.text());
-    facts.set(base + ".name", n.requirement.normalized);
-    facts.set(base + ".required_by", n.required_by);
-    if (found != installed.end()) facts.set(base + ".found_version", found->second);
-  }
-  facts.set("te.requirements.missing_count", static_cast<long>(missing));
-}
-
 } // namespace
 
 void run_python_probe(const Host& host, model::Facts& facts) {
@@ -307,7 +252,7 @@ void run_python_probe(const Host& host, model::Facts& facts) {
   facts.set("python.env_kind", it.env_kind);
   record_packages(host, packages[*chosen], facts, problems);
   record_te_files(host, it, packages[*chosen], facts);
-  record_te_requirements(host, it, packages[*chosen], facts, problems);
+  record_requirements(host, it, packages[*chosen].all, facts, problems);
 
   facts.set("probe.python.status", "ok");
   if (!problems.empty()) facts.set("probe.python.reason", util::join(problems, "; "));

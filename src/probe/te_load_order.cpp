@@ -17,6 +17,8 @@
 //   cudart: TE loads none itself before v2.4 (libtransformer_engine.so's NEEDED decides);
 //     v2.4-v2.10 the wheel nvidia/cuda_runtime/lib first (v2.4 L324); v2.11+ wheel cudart only
 //     when neither NVRTC nor cuRAND came from the system (v2.11 L374-378).
+//   cuBLAS / cuBLASLt: the same shape from the wheel nvidia/cublas/lib (v2.4 L323, v2.10 L390;
+//     v2.11+ also nvidia/cu13/...), else libtransformer_engine.so's NEEDED.
 #include "probe/te_load_order.hpp"
 
 #include "probe/node_path.hpp"
@@ -60,7 +62,7 @@ std::vector<TeStep> v211_steps(std::string_view upper, std::string_view lower) {
   };
 }
 
-const std::vector<TeSearchRule>& rules() {
+const std::vector<TeSearchRule>& base_rules() {
   static const std::vector<TeSearchRule> table = {
       {"cudnn", ">=1.10,<1.11", "v1.10 transformer_engine/common/__init__.py L48-78 (_load_cudnn)",
        {pip("nvidia/cudnn/lib", "libcudnn"), glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false),
@@ -109,6 +111,37 @@ const std::vector<TeSearchRule>& rules() {
        true},
   };
   return table;
+}
+
+// cuBLAS: every lib*.so.*[0-9] of the wheel directory (libcublas, libcublasLt, libnvblas), so the
+// same steps decide both libraries.
+const std::vector<TeSearchRule>& cublas_rules() {
+  static const std::vector<TeSearchRule> table = [] {
+    std::vector<TeSearchRule> out;
+    for (std::string_view library : {"cublas", "cublaslt"}) {
+      out.push_back({library,
+                     ">=2.4,<2.11",
+                     "v2.4 transformer_engine/common/__init__.py L323 (_load_nvidia_cuda_library(\"cublas\"); to v2.10 L390)",
+                     {pip("nvidia/cublas/lib", "lib")}});
+      out.push_back({library,
+                     ">=2.11",
+                     "v2.11 transformer_engine/common/__init__.py L374-378 (_load_cuda_library_from_python(\"cublas\"))",
+                     {pip("nvidia/cu13/cublas/lib", "lib"), pip("nvidia/cu13/lib", "libcublas"), pip("nvidia/cublas/lib", "lib"),
+                      pip("nvidia/cuda_cublas/lib", "lib")},
+                     true});
+    }
+    return out;
+  }();
+  return table;
+}
+
+const std::vector<TeSearchRule>& rules() {
+  static const std::vector<TeSearchRule> all = [] {
+    std::vector<TeSearchRule> out = base_rules();
+    out.insert(out.end(), cublas_rules().begin(), cublas_rules().end());
+    return out;
+  }();
+  return all;
 }
 
 std::string env_value(const TeContext& ctx, std::string_view var) {
@@ -301,13 +334,15 @@ util::Result<ConsumerChoice> te_search(const TeContext& ctx, const model::Versio
     return util::Error{util::ErrorKind::unsupported, "TE " + te_version.to_string() + " does not search for " +
                                                          std::string(spec.key) + " itself (or the release is not modelled)"};
   }
-  if (rule->cudart_only_without_ctk) {
-    // TE v2.11+ loads the wheel cudart only when neither NVRTC nor cuRAND came from the system.
+  if (rule->wheel_only_without_ctk) {
+    // TE v2.11+ loads the wheel cudart and cuBLAS only when neither NVRTC nor cuRAND came from
+    // the system.
     for (std::string_view other : {"nvrtc", "curand"}) {
       LibrarySpec other_spec{other, other == "nvrtc" ? "libnvrtc" : "libcurand", "", std::nullopt};
       if (auto sub = te_search(ctx, te_version, other_spec); sub && sub->reason.find("pip wheel") == std::string::npos) {
         return util::Error{util::ErrorKind::not_found, "TE " + te_version.to_string() + " found a system " + std::string(other) +
-                                                           " and so loads no cudart itself (" + std::string(rule->citation) + ")"};
+                                                           " and so loads no " + std::string(spec.key) + " itself (" +
+                                                           std::string(rule->citation) + ")"};
       }
     }
   }

@@ -41,11 +41,11 @@ struct TeStep {
 };
 
 struct TeSearchRule {
-  std::string_view library; // cudnn, nvrtc, cudart, curand
+  std::string_view library;  // cudnn, nvrtc, cudart, curand, cublas, cublaslt
   std::string_view versions; // a VersionRange
   std::string_view citation; // "v2.11 transformer_engine/common/__init__.py L301-352"
   std::vector<TeStep> steps;
-  bool cudart_only_without_ctk = false; // v2.11+: TE loads wheel cudart only when no system NVRTC and cuRAND
+  bool wheel_only_without_ctk = false; // v2.11+: TE loads wheel cudart / cuBLAS only without system NVRTC and cuRAND
 };
 
 std::span<const TeSearchRule> te_search_rules();

@@ -1,5 +1,6 @@
 #include "report/json_model.hpp"
 #include "report/render.hpp"
+#include "report/te_log_agreement.hpp"
 #include "util/json_text.hpp"
 
 namespace report {
@@ -25,9 +26,13 @@ std::string render_check_json(const model::Report& report) {
   return util::json_text(doc, 2) + "\n";
 }
 
-std::string render_explain_json(const std::vector<model::Explanation>& explanations) {
+std::string render_explain_json(const std::vector<model::Explanation>& explanations,
+                                const std::vector<const model::ObservedSelection*>& te_logs) {
   Json list = Json::array();
-  for (const auto& e : explanations) list.push_back(explanation_to_json(e));
+  for (std::size_t i = 0; i < explanations.size(); ++i) {
+    list.push_back(explanation_to_json(explanations[i]));
+    if (i < te_logs.size() && te_logs[i]) list.back()["te_log"] = te_log_to_json(explanations[i], *te_logs[i]);
+  }
   return util::json_text(Json{{"schema_version", 1}, {"workloads", list}}, 2) + "\n";
 }
 

@@ -79,6 +79,7 @@ std::string render_nfd(const model::Report& report, const std::string& expires_a
   line(out, "cuda", fact(f, "cuda.runtime_version"));
   line(out, "cudnn", fact(f, "cudnn.version"));
   line(out, "nccl", fact(f, "nccl.version"));
+  line(out, "cublaslt", fact(f, "cublaslt.version"));
   line(out, "torch", fact(f, "torch.version"));
   line(out, "te", fact(f, "te.version"));
   line(out, "gpu-sm", fact(f, "gpu[0].sm"));

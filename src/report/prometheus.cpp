@@ -116,6 +116,7 @@ std::string render_prometheus(const model::Report& report, const RunTiming& timi
             {"cuda", first_fact(f, {"cuda.runtime_version", "cuda.toolkit_version"})},
             {"cudnn", fact(f, "cudnn.version")},
             {"nccl", fact(f, "nccl.version")},
+            {"cublaslt", fact(f, "cublaslt.version")},
             {"torch", fact(f, "torch.version")},
             {"te", fact(f, "te.version")},
             {"gpu", fact(f, "gpu[0].name")}},

@@ -3,6 +3,7 @@
 // document as a string so the caller can write it atomically.
 #pragma once
 
+#include "model/observed_selection.hpp"
 #include "model/report.hpp"
 
 #include <string>
@@ -29,7 +30,10 @@ std::string render_probe_text(const model::Facts& facts, const TextOptions& opti
 std::string render_explain_text(const model::Explanation& explanation, const TextOptions& options);
 // `explain --format json`: {"schema_version": 1, "workloads": [...]}, one explanation per
 // workload (packaging/schema/explain.schema.json), however many workloads there are.
-std::string render_explain_json(const std::vector<model::Explanation>& explanations);
+// te_logs (empty, or one per explanation, null where none): what TE's own log said of each
+// workload read with --te-log, rendered as its "te_log" member next to the doctor's verdict.
+std::string render_explain_json(const std::vector<model::Explanation>& explanations,
+                                const std::vector<const model::ObservedSelection*>& te_logs = {});
 
 // `explain --sweep`: the support matrix of one workload over the swept keys (a table for two
 // keys, one row per cell otherwise), and all cells as JSON.

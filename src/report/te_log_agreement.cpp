@@ -71,6 +71,33 @@ std::string render_te_log_text(const model::Explanation& e, const model::Observe
   return out;
 }
 
+Json te_log_to_json(const model::Explanation& e, const model::ObservedSelection& te) {
+  auto diffs = model::compare_selection(te, e);
+  auto backend_or_null = [](const std::optional<std::string>& name) { return name ? Json(*name) : Json(nullptr); };
+  Json logged{{"selected_known", te.selected_known},
+              {"selected", backend_or_null(te.selected)},
+              {"raised_no_backend", te.raised_no_backend},
+              {"available", Json::object()},
+              {"fused_sub_backend", backend_or_null(te.fused_sub_backend)},
+              {"flash_version", backend_or_null(te.flash_version)},
+              {"disabling", te.disabling}};
+  for (const auto& [backend, available] : te.available) logged["available"][backend] = available;
+  Json differences = Json::array();
+  for (const auto& d : diffs)
+    differences.push_back(
+        Json{{"what", d.what}, {"te", d.te}, {"doctor", d.doctor}, {"te_reasons", d.te_reasons}, {"doctor_rules", d.doctor_rules}});
+  bool verdict = te.selected_known || !te.available.empty();
+  Json out{{"source", te.source},
+           {"te", std::move(logged)},
+           {"doctor_selected", backend_or_null(e.selected)},
+           {"agreement", !verdict        ? "no_verdict"
+                         : diffs.empty() ? "agrees"
+                                         : "disagrees"},
+           {"differences", std::move(differences)}};
+  if (!diffs.empty()) out["report_line"] = te_log_report_line(e, te);
+  return out;
+}
+
 model::Finding te_log_finding(const model::Explanation& e, const model::ObservedSelection& te_log) {
   const model::ObservedSelection* te = &te_log;
   auto diffs = model::compare_selection(*te, e);

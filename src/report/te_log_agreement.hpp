@@ -6,6 +6,7 @@
 
 #include "model/finding.hpp"
 #include "model/observed_selection.hpp"
+#include "report/json_model.hpp"
 #include "report/render.hpp"
 
 #include <string>
@@ -16,6 +17,12 @@ namespace report {
 // the line to paste. With options.verbose, also every field read from TE's config line and what
 // was ignored.
 std::string render_te_log_text(const model::Explanation& explanation, const model::ObservedSelection& te, const TextOptions& options);
+
+// explain --format json's "te_log" member of a workload read from a TE log: TE's logged verdict,
+// the doctor's, whether they agree ("agrees", "disagrees", or "no_verdict" when the log holds no
+// verdict after its config line) and, per difference, which backend or filter differs with TE's
+// Disabling lines and the doctor's rules (report.schema.json#/$defs/te_log).
+Json te_log_to_json(const model::Explanation& explanation, const model::ObservedSelection& te);
 
 // check's finding for a workload read from a TE log: te-log-agrees (info) or te-log-disagrees
 // (warning, the paste line in its message).

@@ -17,9 +17,9 @@ struct Area {
 };
 
 constexpr Area k_areas[] = {
-    {"gpu", "GPU"},       {"driver", "Driver"},   {"cuda", "CUDA"},        {"cudnn", "cuDNN"},
-    {"nccl", "NCCL"},     {"nvrtc", "NVRTC"},     {"python", "Python"},    {"torch", "PyTorch"},
-    {"te", "TE"},         {"env", "Environment"}, {"attention", "Attention"}, {"selftest", "Self-test"},
+    {"gpu", "GPU"},         {"driver", "Driver"},       {"cuda", "CUDA"},          {"cudnn", "cuDNN"},   {"nccl", "NCCL"},
+    {"nvrtc", "NVRTC"},     {"cublas", "cuBLAS"},       {"python", "Python"},      {"torch", "PyTorch"}, {"te", "TE"},
+    {"env", "Environment"}, {"attention", "Attention"}, {"selftest", "Self-test"},
 };
 
 std::string fact(const model::Facts& facts, std::string_view name, std::string_view fallback = "") {
@@ -39,6 +39,18 @@ std::string library_line(const model::Facts& facts, std::string_view lib) {
     if (facts.get_bool(name + ".copies_disagree").value_or(false)) line += " with different versions";
   }
   return line;
+}
+
+// ", requires pydantic (not installed), einops>=0.8 (0.6.1 installed)" for a package's unmet
+// Requires-Dist, or "".
+std::string unmet_requirements(const model::Facts& facts, const std::string& package) {
+  std::vector<std::string> missing;
+  for (std::size_t i = 0, n = facts.count(package + ".requirements.missing"); i < n; ++i) {
+    std::string base = package + ".requirements.missing[" + std::to_string(i) + "]";
+    auto found = facts.get_string(base + ".found_version");
+    missing.push_back(fact(facts, base + ".requirement") + (found ? " (" + util::one_line(*found) + " installed)" : " (not installed)"));
+  }
+  return missing.empty() ? std::string() : ", requires " + util::join(missing, ", ");
 }
 
 std::string area_summary(const model::Facts& facts, std::string_view area) {
@@ -73,6 +85,12 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
     return line.empty() ? "no CUDA runtime found" : line;
   }
   if (area == "cudnn" || area == "nccl" || area == "nvrtc") return library_line(facts, area);
+  // cuBLAS: TE's and torch's GEMMs run on cuBLASLt. A node where the probe found neither (a
+  // snapshot from before cuBLAS was probed) gets no line unless a finding is about it.
+  if (area == "cublas") {
+    if (facts.has("cublaslt.version")) return "cuBLASLt " + library_line(facts, "cublaslt");
+    return facts.has("cublas.version") ? library_line(facts, "cublas") : std::string();
+  }
   if (area == "python") {
     auto exe = facts.get_string("python.executable");
     if (!exe) return "no interpreter found";
@@ -80,7 +98,8 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
   }
   if (area == "torch") {
     auto v = facts.get_string("torch.version");
-    return v ? *v + (facts.has("torch.cuda_version") ? ", built for CUDA " + fact(facts, "torch.cuda_version") : "")
+    return v ? *v + (facts.has("torch.cuda_version") ? ", built for CUDA " + fact(facts, "torch.cuda_version") : "") +
+                   unmet_requirements(facts, "torch")
              : "not installed";
   }
   if (area == "te") {
@@ -91,10 +110,7 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
     }
     std::string line = *v + (facts.has("te.distribution") ? " (" + fact(facts, "te.distribution") + ")" : "");
     // What keeps it from importing is part of its line (the mark comes from the findings).
-    std::vector<std::string> missing;
-    for (std::size_t i = 0, n = facts.count("te.requirements.missing"); i < n; ++i)
-      missing.push_back(fact(facts, "te.requirements.missing[" + std::to_string(i) + "].requirement"));
-    if (!missing.empty()) line += ", requires " + util::join(missing, ", ") + " (not installed)";
+    line += unmet_requirements(facts, "te");
     if (facts.get_bool("te.torch_extension.present") == false) line += ", no PyTorch extension";
     return line;
   }
@@ -115,6 +131,7 @@ bool area_present(const model::Facts& facts, std::string_view area) {
   if (area == "driver") return facts.has("driver.version");
   if (area == "cuda") return facts.has("cuda.runtime_version") || facts.has("cuda.toolkit_version");
   if (area == "cudnn" || area == "nccl" || area == "nvrtc") return facts.has(std::string(area) + ".version");
+  if (area == "cublas") return facts.has("cublaslt.version") || facts.has("cublas.version");
   if (area == "python") return facts.has("python.executable");
   if (area == "torch") return facts.has("torch.version");
   if (area == "te") return facts.has("te.version");

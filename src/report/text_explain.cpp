@@ -119,22 +119,29 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
     }
   } else {
     // A healthy workload: the backends that do not change the verdict on one line, with the one
-    // verified change that brings TE's preferred backend back ("faster with ...").
+    // verified change that makes TE select a backend it ranks above the selected one here
+    // ("faster with ..."). TE's order is FlashAttention, FusedAttention, Unfused, except where it
+    // deprioritizes FlashAttention itself (Hopper+: FusedAttention for performance): forcing such
+    // a backend back (NVTE_FUSED_ATTN=0) goes against TE's own preference and is not "faster".
     std::string faster;
     for (const auto& backend : k_backends) {
       if (e.selected && *e.selected == backend.label) break; // only those TE prefers to the selected
       auto it = e.backends.find(backend.key);
-      if (it == e.backends.end() || it->second.available) continue;
+      if (it == e.backends.end() || it->second.available || it->second.deprioritized) continue;
       for (const auto& reason : it->second.reasons)
         for (const auto& fix : reason.fixes)
-          if (faster.empty() && fix.verified && !fix.command.empty())
+          if (faster.empty() && fix.verified && fix.verified->backend == backend.label && !fix.command.empty())
             faster = std::string(backend.label) + ": " + fix.command + " (verified)";
     }
     std::vector<std::string> others;
     for (const auto& backend : k_backends) {
       auto it = e.backends.find(backend.key);
       if ((e.selected && *e.selected == backend.label) || it == e.backends.end()) continue;
-      others.push_back(std::string(backend.label) + (it->second.available ? " available" : " out"));
+      // A backend TE passes over for performance (FlashAttention on Hopper+) takes the workload.
+      others.push_back(std::string(backend.label) + (it->second.available ? " available"
+                                                     : it->second.deprioritized
+                                                         ? " available (TE prefers " + e.selected.value_or("") + " here)"
+                                                         : " out"));
     }
     if (!faster.empty()) out += "  faster with " + wrap_text(faster, 4) + "\n";
     out += style.dim("  " + wrap_text(util::join(others, ", ") + "; -v shows why", 2)) + "\n";

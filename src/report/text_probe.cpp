@@ -19,7 +19,8 @@ struct Section {
 };
 
 constexpr Section k_library_sections[] = {
-    {"cudnn", "cuDNN"}, {"nccl", "NCCL"}, {"nvrtc", "NVRTC"}, {"cudart", "CUDA runtime (cudart)"}, {"libcuda", "libcuda"},
+    {"cudnn", "cuDNN"},   {"nccl", "NCCL"},         {"nvrtc", "NVRTC"},     {"cudart", "CUDA runtime (cudart)"},
+    {"cublas", "cuBLAS"}, {"cublaslt", "cuBLASLt"}, {"libcuda", "libcuda"},
 };
 
 constexpr Section k_other_sections[] = {
@@ -139,7 +140,8 @@ std::string render_probe_text(const model::Facts& facts, const TextOptions& opti
       // Consumer choices are shown with their library above.
       if (!options.verbose && (section.prefix == "torch" || section.prefix == "te") &&
           (row.first.find(".cudnn.") != std::string::npos || row.first.find(".nccl.") != std::string::npos ||
-           row.first.find(".nvrtc.") != std::string::npos || row.first.find(".cudart.") != std::string::npos))
+           row.first.find(".nvrtc.") != std::string::npos || row.first.find(".cudart.") != std::string::npos ||
+           row.first.find(".cublas.") != std::string::npos || row.first.find(".cublaslt.") != std::string::npos))
         continue;
       rows.push_back(row);
     }

@@ -595,7 +595,9 @@ private:
         return std::nullopt;
       }
       if (!is_collection(s.kids[0].text)) {
-        error(s.kids[0], "'" + s.kids[0].text + "' is not a collection", "collections: gpu, cudnn.copies, nccl.copies, nvrtc.copies, cudart.copies, libcuda.copies, python.interpreters");
+        error(s.kids[0], "'" + s.kids[0].text + "' is not a collection",
+              "collections: gpu, cudnn.copies, nccl.copies, nvrtc.copies, cudart.copies, cublas.copies, cublaslt.copies, libcuda.copies, "
+              "python.interpreters");
         return std::nullopt;
       }
       t.operand = {Operand::Kind::count, m_table.intern_collection(s.kids[0].text), {}};

@@ -799,6 +799,13 @@ std::optional<std::string> pinned_version(const model::Fix& fix, const std::stri
 
 void unify_pins(const RuleSet& rules, const model::Facts& facts, std::vector<model::Explanation>& explanations,
                 std::vector<model::Finding>* node_findings, const SearchOptions& options) {
+  std::vector<model::Explanation*> all;
+  for (auto& e : explanations) all.push_back(&e);
+  unify_pins(rules, facts, all, node_findings, options);
+}
+
+void unify_pins(const RuleSet& rules, const model::Facts& facts, const std::vector<model::Explanation*>& explanations,
+                std::vector<model::Finding>* node_findings, const SearchOptions& options) {
   // Every finding of the report with the workload it is about (nullptr: a node finding).
   struct Site {
     model::Finding* finding;
@@ -807,8 +814,8 @@ void unify_pins(const RuleSet& rules, const model::Facts& facts, std::vector<mod
   std::vector<Site> sites;
   if (node_findings)
     for (auto& f : *node_findings) sites.push_back({&f, nullptr});
-  for (auto& e : explanations)
-    for (auto& f : e.findings) sites.push_back({&f, &e.workload});
+  for (auto* e : explanations)
+    for (auto& f : e->findings) sites.push_back({&f, &e->workload});
   // One search session per workload (and one for the node): their baselines are reused.
   std::map<const model::Workload*, std::unique_ptr<Session>> sessions;
   auto session_for = [&](const model::Workload* w) -> Session& {
@@ -899,7 +906,8 @@ void unify_pins(const RuleSet& rules, const model::Facts& facts, std::vector<mod
       fixes = std::move(unique);
     }
     // A backend reason's fix that pins another release: re-checked with the chosen one.
-    for (auto& e : explanations) {
+    for (auto* explanation : explanations) {
+      model::Explanation& e = *explanation;
       for (auto& [key, verdict] : e.backends) {
         for (auto& reason : verdict.reasons) {
           for (auto& fix : reason.fixes) {

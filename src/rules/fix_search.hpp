@@ -45,6 +45,10 @@ void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::
 // dropped. Backend reasons' fixes are re-checked the same way. In place; after the searches.
 void unify_pins(const RuleSet& rules, const model::Facts& facts, std::vector<model::Explanation>& explanations,
                 std::vector<model::Finding>* node_findings, const SearchOptions& options);
+// The same for some of a report's explanations: those explained with these facts (one context of
+// node facts; a TE log's workloads carry the versions it names, so each log is its own context).
+void unify_pins(const RuleSet& rules, const model::Facts& facts, const std::vector<model::Explanation*>& explanations,
+                std::vector<model::Finding>* node_findings, const SearchOptions& options);
 
 // Every error and warning node finding gets search_fixes (in place).
 void verify_node_findings(const RuleSet& rules, const model::Facts& facts, std::vector<model::Finding>& findings,

@@ -256,7 +256,8 @@ std::string pip_install_command(const Scope& scope, std::string_view package, st
   if (cuda_major <= 0) cuda_major = 12; // the wheels most installs use; documented
   std::string wheel(package);
   if (package == "nvidia-cudnn" || package == "nvidia-nccl") wheel += "-cu" + std::to_string(cuda_major);
-  if (package == "nvidia-cuda-nvrtc" && cuda_major <= 12) wheel += "-cu" + std::to_string(cuda_major);
+  // CUDA 13's runtime wheels dropped the suffix: nvidia-cuda-nvrtc, nvidia-cublas.
+  if ((package == "nvidia-cuda-nvrtc" || package == "nvidia-cublas") && cuda_major <= 12) wheel += "-cu" + std::to_string(cuda_major);
   if (!version.empty()) wheel += "==" + std::string(version);
   return python_command(scope) + " -m pip install " + util::shell_quote(wheel);
 }

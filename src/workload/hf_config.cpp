@@ -303,6 +303,19 @@ util::Result<void> read_score_features(const Json& config, const std::string& ty
     s.notes.push_back("attn_logit_softcapping " + number_text(*cap) + ": scores become " + number_text(*cap) + " * tanh(s / " +
                       number_text(*cap) + ") before the softmax");
   }
+  // The attention implementation a config was saved with (some keep attn_implementation or
+  // _attn_implementation): only NeMo AutoModel's "te" hands attention to TE; every value of
+  // transformers' own runs it outside TE (the hf-attention-outside-te rule says so).
+  for (const char* key : {"attn_implementation", "_attn_implementation"}) {
+    auto impl = find_string(config, key);
+    if (!impl || impl->empty()) continue;
+    NVTE_TRY_VOID(w.set_text("attn_implementation", *impl));
+    s.notes.push_back(std::string(key) + " " + *impl +
+                      (*impl == "te" ? ": NeMo AutoModel runs this attention in TE's DotProductAttention"
+                                     : ": transformers runs this attention itself, not in TE (load with NeMo AutoModel's "
+                                       "attn_implementation=\"te\" for the verdict below to apply)"));
+    break;
+  }
   if (auto cap = find_number(config, "final_logit_softcapping"); cap && *cap > 0)
     s.notes.push_back("final_logit_softcapping " + number_text(*cap) + " caps the LM head's logits, not attention: nothing for TE's attention");
   return {};

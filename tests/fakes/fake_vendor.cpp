@@ -1,6 +1,7 @@
 // A stand-in for a vendor library, compiled many times by tests/probe_libs.cmake with different
 // SONAMEs, RUNPATHs, NEEDED entries and -D choices: it exports the version entry point a real
-// build has (cudnnGetVersion, ncclGetVersion, nvrtcVersion, cudaRuntimeGetVersion) returning the
+// build has (cudnnGetVersion, ncclGetVersion, nvrtcVersion, cudaRuntimeGetVersion, cublasLtGetVersion,
+// cublasGetProperty) returning the
 // configured numbers, and embeds the version string the real file carries (FAKE_STRING selects
 // one), so every version source of the libraries probe can be exercised without NVIDIA files.
 #include <cstddef>
@@ -29,6 +30,20 @@ int nvrtcVersion(int* major, int* minor) {
 #ifdef FAKE_CUDART_VERSION
 int cudaRuntimeGetVersion(int* version) {
   *version = FAKE_CUDART_VERSION;
+  return 0;
+}
+#endif
+
+#ifdef FAKE_CUBLASLT_VERSION
+std::size_t cublasLtGetVersion() { return FAKE_CUBLASLT_VERSION; }
+#endif
+
+#ifdef FAKE_CUBLAS_MAJOR
+// cublasGetProperty(libraryPropertyType, int*): MAJOR_VERSION 0, MINOR_VERSION 1, PATCH_LEVEL 2.
+int cublasGetProperty(int type, int* value) {
+  if (type < 0 || type > 2) return 7; // CUBLAS_STATUS_INVALID_VALUE
+  const int parts[] = {FAKE_CUBLAS_MAJOR, FAKE_CUBLAS_MINOR, FAKE_CUBLAS_PATCH};
+  *value = parts[type];
   return 0;
 }
 #endif

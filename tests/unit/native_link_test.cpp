@@ -84,8 +84,8 @@ TEST(ElfSymbols, HashLookupsWithVersions) {
   EXPECT_FALSE(defines(*c10_cuda, "_ZN3c104cuda9SetDeviceEi"));            // SetDevice(int)
   EXPECT_FALSE(defines(*c10_cuda, "_ZN3c104warnERKNS_14SourceLocationE")); // referenced, not defined
 
-  auto lt_old = symbols("cublaslt13_0");
-  auto lt_new = symbols("cublaslt13_1");
+  auto lt_old = symbols("lt13_no_grouped");
+  auto lt_new = symbols("lt13_grouped");
   ASSERT_TRUE(lt_old && lt_new);
   EXPECT_TRUE(defines(*lt_old, "cublasLtCreate", "libcublasLt.so.13"));
   EXPECT_TRUE(defines(*lt_old, "cublasLtCreate"));
@@ -162,7 +162,7 @@ TEST(LinkMap, LocalAndGlobalScopes) {
 // serve the versioned references (glibc accepts a definition from an object without versions).
 TEST(LinkMap, MissingVersionNode) {
   NodeFixture node("h100-node");
-  node.install("/lib/libcublasLt.so.13", "cublaslt13_unversioned");
+  node.install("/lib/libcublasLt.so.13", "lt13_unversioned");
   node.install("/lib/libcudnn.so.9", "cudnn9_19");
   node.install("/lib/libcudart.so.13", "cudart13");
   node.install("/te/libtransformer_engine.so", "te_core_grouped");
@@ -273,7 +273,7 @@ TEST(NativeProbe, TeCoreNeedsNewerCublasLt) {
   EXPECT_EQ(f->fixes.front().command, k_python + " -m pip install --upgrade nvidia-cublas");
   EXPECT_EQ(native_findings(findings).size(), 1u) << ::testing::PrintToString(native_findings(findings));
 
-  node.install(k_site + "/nvidia/cu13/lib/libcublasLt.so.13", "cublaslt13_1");
+  node.install(k_site + "/nvidia/cu13/lib/libcublasLt.so.13", "lt13_grouped");
   EXPECT_EQ(native_findings(rules::evaluate_node(test_support::shipped_rules(), probe_files(node.host()))), std::vector<std::string>{});
 }
 

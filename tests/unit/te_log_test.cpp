@@ -5,7 +5,9 @@
 // processes, repeated configs, bad input, and the speed guard (a 10 MB log in < 0.5 s).
 #include "app/workloads.hpp"
 #include "model/observed_selection.hpp"
+#include "probe/relink.hpp"
 #include "report/te_log_agreement.hpp"
+#include "rules/fix_search.hpp"
 #include "rules/rules.hpp"
 #include "util/file.hpp"
 #include "workload/te_log.hpp"
@@ -277,6 +279,64 @@ TEST(TeLog, ADisagreementNamesTheBackendAndTheLineToPaste) {
   EXPECT_NE(line.find("te-log disagrees | "), std::string::npos) << line;
   EXPECT_NE(line.find("te.version=2.18.0"), std::string::npos) << line;
   EXPECT_EQ(report::te_log_finding(e, te).id, "te-log-disagrees");
+}
+
+// One pin per package per context of node facts (issue 21): a report with the node's own
+// findings and workload (TE 2.18, cuDNN 9.1: the node's cuDNN-minimum finding and incident 2's
+// context-parallel finding pin different cuDNN releases) and a TE log's workload (the versions
+// the log names) unifies the node's pins into one, and the log's within its own context.
+TEST(TeLog, OnePinPerPackagePerFactContextInAMixedReport) {
+  rules::SearchOptions search;
+  search.relink = [](model::Facts& f, std::string_view lib) { probe::relink_from_facts(f, lib); };
+  model::Facts node;
+  for (const char* set :
+       {"te.version=2.18.0", "gpu.compute_capability=9.0", "cudnn.version=9.1.0", "torch.cuda_version=12.4", "torch.version=2.6.0"})
+    ASSERT_TRUE(node.apply_override(set).ok()) << set;
+  node.derive();
+  std::vector<model::Finding> node_findings = rules::evaluate_node(shipped_rules(), node);
+  rules::verify_node_findings(shipped_rules(), node, node_findings, search);
+
+  model::Workload own;
+  own.name = "incident-2";
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"qkv_format", "bshd"},
+                                                                             {"attn_mask_type", "causal"},
+                                                                             {"num_heads", "32"},
+                                                                             {"head_dim_qk", "128"},
+                                                                             {"max_seqlen_q", "4096"},
+                                                                             {"cp_size", "2"},
+                                                                             {"cp_comm_type", "all_gather"}})
+    ASSERT_TRUE(own.set_text(k, v).ok()) << k;
+  ASSERT_TRUE(own.complete().ok());
+  auto log = workload::load_te_log(log_dir() / "v2.18-incident2-sm90-cudnn-9.3.log");
+  ASSERT_TRUE(log) << log.error().message;
+  model::Workload logged = log->workloads.at(0).workload;
+  ASSERT_TRUE(workload::finish_workload(logged));
+  std::vector<std::shared_ptr<const model::ObservedSelection>> observed{nullptr, log->workloads.at(0).observed};
+
+  std::vector<model::Explanation> explanations;
+  model::Facts scratch;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const model::Facts& facts = app::facts_for(node, observed[i].get(), scratch);
+    explanations.push_back(rules::explain(shipped_rules(), facts, i == 0 ? own : logged));
+    rules::verify_explanation(shipped_rules(), facts, explanations.back(), search);
+  }
+  app::unify_pins_per_context(shipped_rules(), node, explanations, observed, &node_findings, search);
+
+  auto pins = [](const std::vector<const std::vector<model::Finding>*>& lists) {
+    std::set<std::string> out;
+    for (const auto* list : lists)
+      for (const auto& f : *list)
+        for (const auto& fix : f.fixes)
+          if (fix.verified)
+            for (const auto& [name, value] : fix.changes)
+              if (name == "cudnn.version") out.insert(value);
+    return out;
+  };
+  auto in_node = pins({&node_findings, &explanations[0].findings});
+  ASSERT_EQ(in_node.size(), 1u) << testing::PrintToString(in_node);
+  EXPECT_GE(*model::Version::parse(*in_node.begin()), (model::Version{9, 6}));
+  auto in_log = pins({&explanations[1].findings});
+  EXPECT_LE(in_log.size(), 1u) << testing::PrintToString(in_log);
 }
 
 // The speed guard of issue 21: a 10 MB log of a long run (many steps, four layers' configs
