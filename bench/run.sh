@@ -12,7 +12,10 @@
 # NVTE_BENCH_TOOLS, else next to the binary, else from its bench/ subdirectory. Without
 # NVTE_DOCTOR_BIN the script builds everything in release mode in build-bench/ first.
 # Knobs: NVTE_BENCH_RUNS (30), NVTE_BENCH_SLOW_RUNS (3: collect_env, selftest),
-# NVTE_BENCH_EXPLAIN_SECONDS (5, in five windows), NVTE_BENCH_RULES (rules/ of this tree), NVTE_BENCH_SELFTEST_ARGS.
+# NVTE_BENCH_EXPLAIN_SECONDS (5, in five windows), NVTE_BENCH_RULES (rules/ of this tree), NVTE_BENCH_SELFTEST_ARGS,
+# NVTE_BENCH_ROOT (a node root made by bench/fixture-root.sh: adds probe_root, the probe of that
+# tree with its TE on PYTHONPATH, and probe_root_no_te, the same tree without it, so the native
+# probe's cost shows as their difference).
 # OUT_DIR defaults to $OUT, else ./bench-out.
 #
 # Exit status: 0 when every measurement ran (timings never fail anything), 1 when the harness
@@ -122,6 +125,11 @@ hf_args=(--hf-config "$hf/llama-3-8b/config.json" --hf-config "$hf/mixtral-8x7b/
 m probe "$runs" 1 --warmup 2 -- "$bin" probe
 # With NVML and libcuda asked too (what the systemd units run): no target, shown for its cost.
 m probe_deep "$runs" 1 --warmup 2 -- "$bin" probe --deep
+if [[ -n ${NVTE_BENCH_ROOT:-} ]]; then
+  root_env=(env -i PATH=/opt/torch/.venv/bin:/usr/bin VIRTUAL_ENV=/opt/torch/.venv)
+  m probe_root "$runs" 1 --warmup 2 -- "${root_env[@]}" PYTHONPATH=/opt/te "$bin" probe --root "$NVTE_BENCH_ROOT"
+  m probe_root_no_te "$runs" 1 --warmup 2 -- "${root_env[@]}" "$bin" probe --root "$NVTE_BENCH_ROOT"
+fi
 m check "$runs" 1 --warmup 1 -- "$bin" check --rules "$rules"
 m check_3_workloads "$runs" 1 --warmup 1 -- "$bin" check --rules "$rules" "${hf_args[@]}"
 

@@ -3,7 +3,7 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|fuzz]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|fuzz|ext]
 #
 # cublas: the doctor's cuBLAS / cuBLASLt copies and the copy torch loads against /proc/self/maps of
 # a process that ran a GEMM on the GPU in the venv, cublasLtGetVersion() against the version the
@@ -23,6 +23,15 @@
 # selector and Python tier (default shape and the HF fixtures' shapes), and live conformance
 # (tools/te-conformance/live.py) with each cuDNN copy TE can be made to load; the live records
 # land in the stage's tarball (live/). te-models: the self-test's TE path at the HF fixtures' shapes.
+#
+# ext: link-time truth (issue 22): a real torch C++ extension compiled here against the venv's
+# torch (g++ with torch's include and lib dirs, no network), laid out as flash-attn's
+# flash_attn_2_cuda in a --target style directory on PYTHONPATH (a dist-info whose RECORD lists
+# it); the doctor's native probe and check on it, and the truth (`import torch,
+# flash_attn_2_cuda`, or ctypes.CDLL after `import torch` where the node has no Python.h); then
+# the same source with -DNVTE_EXT_MISSING, which calls a c10 function torch does not have. With
+# TE installed by the te stage ($TE_PREFIX), the same on TE's real libraries. ext-verdicts prints
+# one PASS/FAIL line per claim.
 #
 # Every step is guarded (a timeout, its exit code recorded) and never stops the others. Logs
 # go to $OUT/gpu-validate/ (or ./gpu-validate-out/), one per step with the command line, exit
@@ -364,6 +373,45 @@ run_fuzz() {
   rm -rf "$OUTDIR/fuzz/logs/"*.row
 }
 
+# ext (see the head): a torch extension that links, the same with a symbol torch lacks, the doctor
+# and the truth on both; TE's real libraries when the te stage installed them.
+# The truth for one layout: import the module after torch (or dlopen it RTLD_LOCAL|RTLD_NOW, what
+# Python does for an extension module, where the node cannot build one).
+EXT_TRUTH='import sys, os, ctypes
+import torch
+path = sys.argv[1]
+try:
+    if sys.argv[2] == "python":
+        sys.path.insert(0, os.path.dirname(path)); import flash_attn_2_cuda; print("EXT LOADS", flash_attn_2_cuda.twice(torch.ones(2)).tolist())
+    else:
+        ctypes.CDLL(path); print("EXT LOADS")
+except (ImportError, OSError) as e:
+    print("EXT FAILS", str(e).splitlines()[0])'
+
+run_ext() {
+  local root=${EXT_DIR:-/tmp/nvte-ext} v so
+  rm -rf "$root"
+  step ext-build-good 600 "$PY" scripts/gpu-build-ext.py "$root/good"
+  step ext-build-bad 600 "$PY" scripts/gpu-build-ext.py "$root/bad" -DNVTE_EXT_MISSING
+  for v in good bad; do
+    so=$(ls "$root/$v"/flash_attn_2_cuda*.so 2>/dev/null | head -1)
+    step "ext-truth-$v" 120 "$PY" -c "$EXT_TRUTH" "${so:-$root/$v/missing.so}" "$(cat "$root/$v/mode" 2>/dev/null || echo ctypes)"
+    step "ext-probe-json-$v" 120 env PYTHONPATH="$root/$v" "$BIN" probe --format json
+    step "ext-check-$v" 180 env PYTHONPATH="$root/$v" "$BIN" check "${COMMON[@]}" --no-color -v
+  done
+  # The probe's cost with the native probe running (TE or flash-attn present), next to without.
+  for i in 1 2 3 4 5; do step "ext-probe-time-$i" 60 env PYTHONPATH="$root/good" "$BIN" probe --format json; done
+  for i in 1 2 3; do step "ext-probe-time-plain-$i" 60 "$BIN" probe --format json; done
+  if [[ -d $TE_PREFIX/transformer_engine ]]; then
+    step ext-te-truth 120 env PYTHONPATH="$TE_PREFIX:$PWD/.gpu-te/py" "$PY" -c "$TRUTH" torch,transformer_engine.pytorch
+    step ext-te-probe-json 120 env PYTHONPATH="$TE_PREFIX:$PWD/.gpu-te/py" "$BIN" probe --format json
+    step ext-te-check 180 env PYTHONPATH="$TE_PREFIX:$PWD/.gpu-te/py" "$BIN" check "${COMMON[@]}" --no-color -v
+  fi
+  # Every claim against the truth, one PASS/FAIL line each, and the native probe's time.
+  step ext-verdicts 60 python3 scripts/gpu-ext-verdicts.py "$LOGS"
+  cat "$LOGS/ext-verdicts.log" >>"$SUMMARY"
+}
+
 echo "# nvte-doctor GPU validation, stage $STAGE, $(date -u +%FT%TZ), binary $BIN" >>"$SUMMARY"
 case $STAGE in
   basic) run_basic ;;
@@ -381,6 +429,7 @@ case $STAGE in
   cublas) run_cublas ;;
   preflight) run_preflight ;;
   fuzz) run_fuzz ;;
+  ext) run_ext ;;
   all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;
 esac

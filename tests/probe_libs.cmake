@@ -2,14 +2,20 @@
 # at build time, from tests/fakes/fake_vendor.cpp: no binaries live in git. Each carries the
 # SONAME / RUNPATH / RPATH / NEEDED entries of the real file it stands for; the tests copy a
 # fixture root to a temporary directory and install these files at the paths that
-# tests/fixtures/<node>/fake-libs.txt names.
+# tests/fixtures/<node>/fake-libs.txt names. They are linked with -nostdlib: the only NEEDED
+# entries are the ones given here, so a fixture root without libc still links them whole (the
+# native probe checks every NEEDED entry). SOURCE picks another source (tests/fakes/fake_link.cpp:
+# torch, TE, flash-attn and cuBLASLt stand-ins), LINK_FLAGS adds linker options (a version script).
 set(NVTE_FAKE_LIBS_DIR ${CMAKE_CURRENT_BINARY_DIR}/fake_libs)
 set(NVTE_FAKE_LIB_OUTPUTS "")
 
 function(nvte_fake_lib name)
-  cmake_parse_arguments(ARG "RPATH" "SONAME;RUNPATH" "DEFINES;NEEDED" ${ARGN})
+  cmake_parse_arguments(ARG "RPATH" "SONAME;RUNPATH;SOURCE" "DEFINES;NEEDED;LINK_FLAGS" ${ARGN})
   set(out ${NVTE_FAKE_LIBS_DIR}/${name}.so)
-  set(cmd ${CMAKE_CXX_COMPILER} -shared -fPIC -O0 -o ${out} ${CMAKE_CURRENT_SOURCE_DIR}/fakes/fake_vendor.cpp)
+  if(NOT ARG_SOURCE)
+    set(ARG_SOURCE fake_vendor.cpp)
+  endif()
+  set(cmd ${CMAKE_CXX_COMPILER} -shared -fPIC -O0 -nostdlib -o ${out} ${CMAKE_CURRENT_SOURCE_DIR}/fakes/${ARG_SOURCE} ${ARG_LINK_FLAGS})
   if(ARG_SONAME)
     list(APPEND cmd -Wl,-soname,${ARG_SONAME})
   endif()
@@ -34,7 +40,7 @@ function(nvte_fake_lib name)
   add_custom_command(OUTPUT ${out}
                      COMMAND ${CMAKE_COMMAND} -E make_directory ${NVTE_FAKE_LIBS_DIR}
                      COMMAND ${cmd}
-                     DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fakes/fake_vendor.cpp ${deps}
+                     DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fakes/${ARG_SOURCE} ${CMAKE_CURRENT_SOURCE_DIR}/fakes/fake_cublaslt.map ${deps}
                      COMMENT "Building fake vendor library ${name}" VERBATIM)
   set(NVTE_FAKE_LIB_OUTPUTS ${NVTE_FAKE_LIB_OUTPUTS} ${out} PARENT_SCOPE)
 endfunction()
@@ -76,6 +82,26 @@ nvte_fake_lib(te_core_cu13 SONAME libtransformer_engine.so NEEDED cudnn9_19 cuda
 nvte_fake_lib(consumer_rpath SONAME libconsumer.so RUNPATH "$ORIGIN/rpath_dir" RPATH NEEDED cudnn9_14)
 nvte_fake_lib(consumer_runpath SONAME libconsumer.so RUNPATH "$ORIGIN/runpath_dir" NEEDED cudnn9_14)
 
+# The native probe's link checks (fake_link.cpp): torch 2.11's libc10 / libc10_cuda and an
+# older torch's, whose c10::cuda::SetDevice took an int (flash-attn #931, #966); extensions built
+# against each; libcublasLt.so.13 before and after cublasLtGroupedMatrixLayoutInit_internal
+# (TE #2504), with the real library's version node; TE's core library needing it.
+nvte_fake_lib(c10_new SONAME libc10.so SOURCE fake_link.cpp DEFINES FAKE_C10)
+nvte_fake_lib(c10_cuda_new SONAME libc10_cuda.so SOURCE fake_link.cpp DEFINES FAKE_C10_CUDA_NEW NEEDED c10_new)
+nvte_fake_lib(c10_cuda_old SONAME libc10_cuda.so SOURCE fake_link.cpp DEFINES FAKE_C10_CUDA_OLD NEEDED c10_new)
+nvte_fake_lib(ext_torch211 SOURCE fake_link.cpp DEFINES FAKE_EXT_NEW NEEDED c10_new c10_cuda_new)
+nvte_fake_lib(ext_torch26 SOURCE fake_link.cpp DEFINES FAKE_EXT_OLD NEEDED c10_new c10_cuda_old)
+set(cublaslt_map -Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/fakes/fake_cublaslt.map)
+nvte_fake_lib(lt13_no_grouped SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT LINK_FLAGS ${cublaslt_map})
+nvte_fake_lib(lt13_grouped SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT FAKE_CUBLASLT_GROUPED
+              LINK_FLAGS ${cublaslt_map})
+# The same entry points without the version node: ld.so then reports the version, not a symbol.
+nvte_fake_lib(lt13_unversioned SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT FAKE_CUBLASLT_GROUPED)
+nvte_fake_lib(te_core_grouped SONAME libtransformer_engine.so SOURCE fake_link.cpp DEFINES FAKE_TE_CORE FAKE_CUBLASLT_GROUPED
+              NEEDED lt13_grouped cudnn9_19 cudart13)
+# A cuDNN sub-library (libcudnn_adv.so.9, ...): only its presence beside libcudnn.so.N matters.
+nvte_fake_lib(cudnn_part SOURCE fake_link.cpp)
+
 add_custom_target(nvte_fake_libs ALL DEPENDS ${NVTE_FAKE_LIB_OUTPUTS})
 
 nvte_unit_test(probe_libs_tests
@@ -84,6 +110,7 @@ nvte_unit_test(probe_libs_tests
           unit/library_version_test.cpp unit/te_load_order_test.cpp unit/python_probe_test.cpp
           unit/libraries_probe_test.cpp unit/te_node_rules_test.cpp unit/import_order_test.cpp
           unit/pep440_test.cpp unit/requirements_test.cpp unit/cublas_probe_test.cpp
+          unit/native_link_test.cpp
   LIBS nvte_probe nvte_rules)
 add_dependencies(probe_libs_tests nvte_fake_libs)
 target_include_directories(probe_libs_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})

@@ -7,6 +7,7 @@
 //                  library's SONAME.
 // PyTorch's collect_env reports whatever ldconfig lists first; this probe reports what the
 // process maps, with the reason it wins.
+#include "probe/cudnn_parts.hpp"
 #include "probe/dist_info.hpp"
 #include "probe/import_order.hpp"
 #include "probe/interpreters.hpp"
@@ -31,6 +32,8 @@ namespace {
 struct WheelFile {
   model::Version version;
   std::string distribution; // metadata directory
+  std::string name;         // the distribution as METADATA names it (nvidia-cudnn-cu13)
+  std::string version_text; // its version as pip writes it (9.19.0.56)
 };
 
 // Real path of every vendor library file that an nvidia-* wheel's RECORD lists.
@@ -58,7 +61,8 @@ std::map<std::string, WheelFile> wheel_files(const Host& host, const std::vector
       for (const auto& file : *files) {
         std::string name = std::filesystem::path(file).filename().string();
         if (std::none_of(owners.begin(), owners.end(), [&](const LibrarySpec* o) { return is_library_file(*o, name); })) continue;
-        if (auto real = resolve_node_path(host.root, file)) out.emplace(real->real.string(), WheelFile{*version, dist.metadata_path});
+        if (auto real = resolve_node_path(host.root, file))
+          out.emplace(real->real.string(), WheelFile{*version, dist.metadata_path, dist.name, dist.version});
       }
     }
   }
@@ -335,6 +339,26 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
         facts.set(base + ".version", c.version->version);
         facts.set(base + ".version_source", c.version->source);
         versions.insert(c.version->version.to_string());
+      }
+    }
+    // Whether each copy a consumer loads is whole (cudnn_parts.hpp).
+    if (spec.key == "cudnn") {
+      std::set<std::string> loaded;
+      for (const auto* choice : {&te_choice, &torch_choice, &loader_choice})
+        if (*choice && **choice) loaded.insert((**choice)->real);
+      for (std::size_t i = 0; i < copies.size(); ++i) {
+        const auto& c = copies[i];
+        if (!loaded.count(c.real_path)) continue;
+        std::string base = key + ".copies[" + std::to_string(i) + "]";
+        auto major = soname_major(spec, c);
+        if (!major && c.version) major = c.version->version.major();
+        auto missing = missing_cudnn_parts(host.root, c.real_path, major.value_or(0));
+        facts.set(base + ".missing_sublibrary_count", static_cast<long>(missing.size()));
+        if (!missing.empty()) facts.set(base + ".missing_sublibraries", util::join(missing, ", "));
+        if (auto w = wheels.find(c.real_path); w != wheels.end()) {
+          facts.set(base + ".distribution", w->second.name);
+          facts.set(base + ".distribution_version", w->second.version_text);
+        }
       }
     }
     total_copies += copies.size();

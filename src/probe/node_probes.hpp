@@ -32,5 +32,8 @@ ProbeSpec::Need cuda_driver_needed(const Host& host, const model::Facts& facts);
 // Written elsewhere (libraries_probe.cpp, python_probe.cpp).
 void run_libraries_probe(const Host& host, model::Facts& facts);
 void run_python_probe(const Host& host, model::Facts& facts);
+// native.*: TE's, flash-attn's and torch's shared objects linked the way ld.so would link them
+// after `import torch` (native_probe.cpp); skipped without TE and flash-attn.
+void run_native_probe(const Host& host, model::Facts& facts);
 
 } // namespace probe

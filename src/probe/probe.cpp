@@ -27,6 +27,7 @@ constexpr ProbeSpec k_probes[] = {
      cuda_driver_needed},
     {"python", "Python interpreters and installed packages, without starting Python", run_python_probe},
     {"libraries", "every copy of cuDNN, NCCL, NVRTC, cudart, cuBLAS, cuBLASLt and libcuda, and which one is loaded", run_libraries_probe},
+    {"native", "TE, flash-attn and torch native code linked as ld.so would: missing libraries and symbols", run_native_probe},
 };
 
 } // namespace

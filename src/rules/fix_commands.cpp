@@ -114,6 +114,36 @@ NodeAbi node_abi(const model::Facts& facts) {
   return node;
 }
 
+namespace {
+
+// What a package install does to the native probe's link facts (native.*, the cuDNN copy
+// completeness): TE and flash-attn install with --no-build-isolation (the catalog's pip flags),
+// so their extensions are compiled against the installed torch and its symbols resolve; a cuDNN
+// wheel installs whole; a cuBLAS wheel of the catalog is the newest and defines what TE calls.
+void relink_native(const Package& package, model::Facts& facts) {
+  std::string owner;
+  if (package.fact == "te.version") owner = "te";
+  else if (package.fact == "flash_attn.version") owner = "flash_attn";
+  else if (package.fact == "flash_attn_3.version") owner = "flash_attn_3";
+  bool cublas = package.library == "cublas" || package.name.starts_with("nvidia-cublas");
+  for (std::size_t i = 0, n = facts.count("native.extensions"); i < n; ++i) {
+    std::string base = "native.extensions[" + std::to_string(i) + "]";
+    if (!owner.empty() && facts.get_string(base + ".package") == owner) facts.set(base + ".torch_symbol_count", model::Value(0L));
+    if (cublas) facts.set(base + ".cublaslt_symbol_count", model::Value(0L));
+  }
+  if (!package.library.empty()) {
+    const std::string& lib = package.library;
+    auto path = facts.get_string(lib + ".path");
+    for (std::size_t i = 0, n = facts.count(lib + ".copies"); i < n; ++i) {
+      std::string base = lib + ".copies[" + std::to_string(i) + "]";
+      if (path && facts.get_string(base + ".path") == *path && facts.has(base + ".missing_sublibrary_count"))
+        facts.set(base + ".missing_sublibrary_count", model::Value(0L));
+    }
+  }
+}
+
+} // namespace
+
 bool apply_change(const Change& c, model::Facts& facts, model::Workload& workload, std::string& why_not) {
   switch (c.kind) {
   case ChangeKind::env:
@@ -153,6 +183,7 @@ bool apply_change(const Change& c, model::Facts& facts, model::Workload& workloa
         facts.set(lib + ".path", path);
       }
     }
+    relink_native(*c.package, facts);
     facts.derive();
     return true;
   }
@@ -185,6 +216,9 @@ std::vector<std::string> moved_fact_prefixes(const Change& c) {
       prefixes.insert(prefixes.end(), {lib + ".", "te." + lib + ".", "torch." + lib + "."});
     }
     if (c.name == "te.version") prefixes.insert(prefixes.end(), {"te.", "cudnn.", "torch.cudnn."});
+    // A TE, flash-attn or cuBLAS install relinks the native probe's facts (relink_native).
+    if (c.name == "te.version" || c.name.starts_with("flash_attn") || (c.package && c.package->name.starts_with("nvidia-cublas")))
+      prefixes.push_back("native.");
     return prefixes;
   }
   }

@@ -25,19 +25,31 @@ std::string slurp(const fs::path& p) {
 fs::path fixtures_dir() { return NVTE_FIXTURES_DIR; }
 fs::path fake_lib(const std::string& name) { return fs::path(NVTE_FAKE_LIBS_DIR) / (name + ".so"); }
 
-NodeFixture::NodeFixture(const std::string& name) : NodeFixture(name, {}) {}
+NodeFixture::NodeFixture(const std::string& name) : NodeFixture(name, std::vector<std::string>{}) {}
 
-NodeFixture::NodeFixture(const std::string& name, const std::string& overlay) {
+NodeFixture::NodeFixture(const std::string& name, const std::string& overlay)
+    : NodeFixture(name, overlay.empty() ? std::vector<std::string>{} : std::vector<std::string>{overlay}) {}
+
+NodeFixture::NodeFixture(const std::string& name, const std::vector<std::string>& overlays) {
   std::string tmpl = (fs::temp_directory_path() / ("nvte-node-" + name + "-XXXXXX")).string();
   if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
   m_root = tmpl;
   fs::path source = fixtures_dir() / name;
   fs::copy(source, m_root, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   install_fake_libs();
-  if (!overlay.empty()) {
+  for (const auto& overlay : overlays) {
+    fs::remove(m_root / "fake-libs.txt");
     fs::copy(fixtures_dir() / overlay, m_root,
              fs::copy_options::recursive | fs::copy_options::copy_symlinks | fs::copy_options::overwrite_existing);
     install_fake_libs();
+    // remove.txt: node paths the overlay takes away (one per line, '#' comments).
+    if (fs::exists(m_root / "remove.txt")) {
+      std::istringstream in(slurp(m_root / "remove.txt"));
+      for (std::string line; std::getline(in, line);) {
+        if (!line.empty() && line[0] != '#') fs::remove(path(line));
+      }
+      fs::remove(m_root / "remove.txt");
+    }
   }
   if (fs::exists(m_root / "etc/ld.so.cache.txt")) {
     write("/etc/ld.so.cache", build_ld_cache(parse_cache_listing(slurp(m_root / "etc/ld.so.cache.txt"))));

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace test_support {
 
@@ -20,6 +21,8 @@ public:
   // name, then the fixture directory overlay copied over it (files replaced, its fake-libs.txt
   // installed too): one node's layout with something added, e.g. h100-node + h100-node-te.
   NodeFixture(const std::string& name, const std::string& overlay);
+  // Several overlays, copied in order; an overlay's remove.txt lists node paths it removes.
+  NodeFixture(const std::string& name, const std::vector<std::string>& overlays);
   NodeFixture(const NodeFixture&) = delete;
   NodeFixture& operator=(const NodeFixture&) = delete;
   ~NodeFixture();

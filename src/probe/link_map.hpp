@@ -1,0 +1,82 @@
+// A model of one process's link map, built the way glibc's dynamic loader builds it and checked
+// the way it binds, without loading anything (elf/dl-open.c, dl-deps.c, dl-lookup.c,
+// dl-version.c):
+//   - open(path) maps the object and then its DT_NEEDED tree breadth first; a NEEDED name that
+//     matches an object already in the process (by SONAME or a name it was loaded under) reuses
+//     it, any other name goes through the search of loader_model.hpp with the requester's
+//     RPATH/RUNPATH;
+//   - the objects one open() brings in resolve their undefined symbols in the global scope (the
+//     executable's tree, then every RTLD_GLOBAL open in order) followed by the open's own local
+//     scope (the root and its NEEDED tree, including objects loaded before): an extension that
+//     Python imports with RTLD_LOCAL sees torch's libraries only through its own NEEDED entries;
+//   - a symbol resolves when an object of that scope defines it (a versioned reference needs that
+//     version, through the object's .gnu.hash/.hash); weak references may stay unresolved;
+//   - every version an object requires of a loaded file (DT_VERNEED) must be defined there.
+// Nothing is dlopened: the ELF files are mapped read-only and only their symbol tables are read.
+#pragma once
+
+#include "probe/elf_reader.hpp"
+#include "probe/elf_symbols.hpp"
+#include "probe/loader_model.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace probe {
+
+struct LinkedObject {
+  std::string path;               // node path as opened
+  std::string real;               // symlinks resolved
+  std::string soname;             // DT_SONAME, else the file name
+  std::vector<std::string> names; // every name it was loaded under
+  ElfDynamic dynamic;
+  std::shared_ptr<const ElfSymbols> symbols;
+};
+
+struct MissingLibrary {
+  std::string name;      // the NEEDED entry
+  std::string needed_by; // file name of the object that needs it
+  std::string reason;    // what the loader's search tried
+};
+
+struct UnresolvedSymbol {
+  std::string mangled;
+  std::string demangled;
+  std::string version;      // "" when unversioned
+  std::string version_file; // the file the version is required of
+  std::string needed_by;    // file name of the object whose reference it is
+};
+
+struct LinkResult {
+  bool opened = false;
+  std::string error;                         // when !opened: the root itself is not a loadable object
+  std::vector<MissingLibrary> missing;       // NEEDED names the search does not find
+  std::vector<UnresolvedSymbol> unresolved;  // in the order the objects were loaded
+  std::vector<std::string> missing_versions; // "GLIBCXX_3.4.32 of libstdc++.so.6 (required by x.so)"
+  std::vector<std::size_t> scope;            // the open's local scope, indexes into objects()
+};
+
+class LinkMap {
+public:
+  explicit LinkMap(LoaderView view) : m_view(std::move(view)) {}
+
+  // dlopen(node_path) with RTLD_GLOBAL when global; check: resolve the symbols of the objects
+  // this open brings in (off for the interpreter itself, which is already running).
+  LinkResult open(const std::string& node_path, bool global, bool check);
+
+  const std::vector<LinkedObject>& objects() const { return m_objects; }
+  // The loaded object named name (SONAME or a name it was loaded under), or nullptr.
+  const LinkedObject* find(std::string_view name) const;
+
+private:
+  std::optional<std::size_t> loaded(std::string_view name) const;
+  util::Result<std::size_t> load(const std::string& node_path, const std::string& name);
+
+  LoaderView m_view;
+  std::vector<LinkedObject> m_objects;
+  std::vector<std::size_t> m_global; // the global scope, in order
+};
+
+} // namespace probe
