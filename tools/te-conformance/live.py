@@ -39,6 +39,29 @@ from te_conformance import SCHEMA, _compact, _silence_te_handlers, _write_atomic
 from teimport import LoadedSelector  # noqa: E402
 
 
+
+class InstalledSource:
+    """The installed TE's Python files, read as the harness reads a tag of the checkout: the
+    pre-selection step (preselect.py) takes DotProductAttention's code from what is installed."""
+
+    def __init__(self, root):
+        self.root = Path(root)
+
+    def show(self, tag, path):
+        try:
+            return (self.root / path).read_text(encoding="utf-8")
+        except OSError as e:
+            raise FileNotFoundError(f"{path}: {e}") from None
+
+    def exists(self, tag, path):
+        return (self.root / path).is_file()
+
+    def grep(self, tag, pattern, under):
+        base = self.root / under
+        return sorted(str(p.relative_to(self.root)) for p in base.rglob("*.py")
+                      if pattern in p.read_text(encoding="utf-8", errors="replace"))
+
+
 def real_recipe_factory():
     """run_case's fp8 recipe stand-in replaced by TE's own recipe classes: the live selector
     calls the recipe's methods and get_fp8_te_dtype on it."""
@@ -102,6 +125,10 @@ def main():
     import transformer_engine
     module, backends = selector_modules()
     loaded = LoadedSelector(module, backends, getattr(module, "FlashAttentionUtils", None))
+    # What the harness's import of a tag sets beside the selector (teimport.TeImport.load).
+    loaded.checkout = InstalledSource(Path(transformer_engine.__file__).parent.parent)
+    loaded.tag = "installed"
+    loaded.mask_types = getattr(sys.modules.get("transformer_engine.pytorch.constants"), "AttnMaskTypes", None)
     runner._Recipe = real_recipe_factory()
     _silence_te_handlers()
 
