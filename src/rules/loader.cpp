@@ -1,8 +1,7 @@
 // The YAML side of the rules database: finds the files, parses them with libyaml (yaml_tree.hpp:
 // yaml-cpp's scanner was most of `check`'s cost; explain_cases.cpp still uses yaml-cpp), validates the schema of docs/rules-format.md, compiles
 // every condition and template, and turns each problem into a Diagnostic that points into the
-// file. Positions inside a scalar are found by walking the raw file text alongside the parsed
-// value from the scalar's Mark, which handles plain, quoted and block (`|`, `>`) scalars alike.
+// file (source_file.cpp maps offsets and libyaml marks to lines and columns, inside scalars too).
 #include "rules/loader_internal.hpp"
 
 #include "rules/ruleset_impl.hpp"
