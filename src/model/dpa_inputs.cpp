@@ -64,18 +64,7 @@ public:
     set("window_size_right", Value(new_right), {});
   }
 
-  void diagonal(const std::string& mask, bool quiet) {
-    bool forced = mask == "causal" || mask == "padding_causal" || mask.ends_with("bottom_right");
-    bool aligned = mask.ends_with("bottom_right");
-    const Value* given = m_w.get("bottom_right_diagonal");
-    if (!forced || !given || !given->is(ValueType::boolean) || given->as_bool() == aligned) return;
-    // A diagonal the user did not give (the default) changes silently.
-    for (const auto& key : m_w.assumed) quiet = quiet || key == "bottom_right_diagonal";
-    set("bottom_right_diagonal", Value(aligned),
-        quiet ? std::string()
-              : "bottom_right_diagonal set to " + std::string(aligned ? "true" : "false") + " for the " + mask +
-                    " mask, as DotProductAttention does");
-  }
+  void diagonal(const std::string& mask, bool quiet) { align_diagonal_to_mask(m_w, mask, quiet); }
 
   void determinism(const Facts& node) {
     auto env = node.get_string("env.NVTE_ALLOW_NONDETERMINISTIC_ALGO");
@@ -128,6 +117,19 @@ private:
 };
 
 } // namespace
+
+void align_diagonal_to_mask(Workload& w, const std::string& mask, bool quiet) {
+  bool forced = mask == "causal" || mask == "padding_causal" || mask.ends_with("bottom_right");
+  bool aligned = mask.ends_with("bottom_right");
+  const Value* given = w.get("bottom_right_diagonal");
+  if (!forced || !given || !given->is(ValueType::boolean) || given->as_bool() == aligned) return;
+  // A diagonal the user did not give (the default) changes silently.
+  for (const auto& key : w.assumed) quiet = quiet || key == "bottom_right_diagonal";
+  w.values.insert_or_assign("bottom_right_diagonal", Value(aligned));
+  if (!quiet)
+    w.notes.push_back("bottom_right_diagonal set to " + std::string(aligned ? "true" : "false") + " for the " + mask +
+                      " mask, as DotProductAttention does");
+}
 
 std::string qkv_format_of_layout(std::string_view layout) {
   std::string format;

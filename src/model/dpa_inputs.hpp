@@ -27,6 +27,11 @@ namespace model {
 // The qkv_format a layout implies: bshd_bs2hd -> bshd, sbhd_bshd_bshd -> sbhd_2bshd.
 std::string qkv_format_of_layout(std::string_view layout);
 
+// The diagonal step alone, also run by Workload::complete() for the mask as given: the common
+// causal workload then reaches explain already aligned, and the per-explain step does not clone
+// its values (a copy per explain cost a third of explain's rate). quiet: no note.
+void align_diagonal_to_mask(Workload& w, const std::string& mask, bool quiet);
+
 Workload selector_inputs(const Workload& given, const Facts& node, const std::optional<Version>& te);
 
 } // namespace model

@@ -187,6 +187,7 @@ util::Result<void> Workload::complete() {
     if (const Value* v = get(spec.name); v && !is_allowed(spec, *v))
       return invalid("workload key " + std::string(spec.name) + ": unknown value '" + v->to_string() + "'");
   }
+  align_diagonal_to_mask(*this, get("attn_mask_type")->as_string(), false);
   return {};
 }
 
