@@ -6,9 +6,11 @@
 // unknown.
 #include "probe/pep508_markers.hpp"
 
+#include "probe/dist_info.hpp"
 #include "probe/pep440.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <vector>
 
@@ -76,19 +78,11 @@ util::Result<std::vector<Token>> tokenize(std::string_view s) {
   return out;
 }
 
-// PEP 685: extras compare lower-cased with runs of -_. as one '-'.
+// PEP 685: extras compare lower-cased with runs of -_. as one '-': PEP 503's rule for names
+// (normalize_distribution_name, which joins with '_'), with '-' as the separator.
 std::string normalize_extra(std::string_view name) {
-  std::string out;
-  bool separator = false;
-  for (char c : util::trim(name)) {
-    if (c == '-' || c == '_' || c == '.') {
-      separator = true;
-      continue;
-    }
-    if (separator && !out.empty()) out += '-';
-    separator = false;
-    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
+  std::string out = normalize_distribution_name(name);
+  std::replace(out.begin(), out.end(), '_', '-');
   return out;
 }
 
