@@ -21,6 +21,7 @@ std::string rules_source(const Options& options) {
     if (auto description = bundle_description(*bundle)) return *description + " in " + bundle->string();
   }
   std::vector<std::string> names;
+  names.reserve(dirs.size());
   for (const auto& dir : dirs) names.push_back(dir.string());
   return util::join(names, ", ");
 }

@@ -86,10 +86,10 @@ util::Result<Version> Version::parse(std::string_view text) {
 std::strong_ordering Version::operator<=>(const Version& other) const {
   std::size_t n = std::max(m_components.size(), other.m_components.size());
   for (std::size_t i = 0; i < n; ++i) {
-    if (auto c = component(i) <=> other.component(i); c != 0) return c;
+    if (auto c = component(i) <=> other.component(i); std::is_neq(c)) return c;
   }
-  if (auto c = m_pre_rank <=> other.m_pre_rank; c != 0) return c;
-  if (auto c = m_pre_number <=> other.m_pre_number; c != 0) return c;
+  if (auto c = m_pre_rank <=> other.m_pre_rank; std::is_neq(c)) return c;
+  if (auto c = m_pre_number <=> other.m_pre_number; std::is_neq(c)) return c;
   return m_local <=> other.m_local;
 }
 

@@ -40,7 +40,7 @@ public:
   std::string to_string() const { return m_text; }
 
   std::strong_ordering operator<=>(const Version& other) const;
-  bool operator==(const Version& other) const { return (*this <=> other) == 0; }
+  bool operator==(const Version& other) const { return std::is_eq(*this <=> other); }
 
 private:
   std::vector<long> m_components;

@@ -28,6 +28,9 @@ using Json = nlohmann::ordered_json;
 
 // Phase names the checks use. A rule may only blame cuDNN for a child that ended in one of cuDNN's
 // own phases (is_cudnn_call).
+// The constants are named as the phases they stand for (phase::plan reads as the phase at the
+// call), not k_-prefixed as other constants are.
+// NOLINTBEGIN(readability-identifier-naming)
 namespace phase {
 inline constexpr std::string_view load = "load";           // dlopen of a vendor library
 inline constexpr std::string_view init = "init";           // cuInit, contexts, free memory
@@ -41,6 +44,7 @@ inline constexpr std::string_view launch = "launch";       // module load and ke
 inline constexpr std::string_view comm = "comm";           // NCCL communicator initialisation
 inline constexpr std::string_view allreduce = "allreduce"; // NCCL all-reduce
 } // namespace phase
+// NOLINTEND(readability-identifier-naming)
 
 // True for the phases spent inside cuDNN calls whose hang or crash is cuDNN's: plan build and
 // execution (and, for a crash, also loading the library and building the graph).
