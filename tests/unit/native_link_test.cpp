@@ -157,6 +157,33 @@ TEST(LinkMap, LocalAndGlobalScopes) {
   EXPECT_EQ(lost.unresolved.size(), 2u);
 }
 
+// A definition found for one open is remembered (the cost of checking torch's objects), but only
+// counts for a later open whose scope holds its definer: an RTLD_LOCAL libc10_cuda loaded for one
+// extension serves no other extension that does not need it, and serves all once opened global.
+TEST(LinkMap, RememberedDefinitionsStayWithinTheirScope) {
+  NodeFixture node("h100-node");
+  node.install("/lib/libc10.so", "c10_new");
+  node.install("/lib/libc10_cuda.so", "c10_cuda_new");
+  node.install("/ext/new.so", "ext_torch211");
+  node.install("/ext/c10_only.so", "ext_torch211_c10_only");
+  node.install("/ext/c10_only_again.so", "ext_torch211_c10_only");
+  probe::LinkMap map(probe::LoaderView{node.root(), {"/lib"}, nullptr, {}});
+  auto fine = map.open("/ext/new.so", false, true);
+  ASSERT_TRUE(fine.opened) << fine.error;
+  EXPECT_TRUE(fine.unresolved.empty());
+  auto lacking = map.open("/ext/c10_only.so", false, true);
+  ASSERT_TRUE(lacking.opened) << lacking.error;
+  ASSERT_EQ(lacking.unresolved.size(), 1u);
+  EXPECT_EQ(lacking.unresolved[0].mangled, "_ZN3c104cuda9SetDeviceEa");
+  EXPECT_NE(map.find("libc10_cuda.so"), nullptr); // in the process, not in this scope
+
+  auto global = map.open("/lib/libc10_cuda.so", true, true);
+  ASSERT_TRUE(global.opened) << global.error;
+  auto served = map.open("/ext/c10_only_again.so", false, true);
+  ASSERT_TRUE(served.opened) << served.error;
+  EXPECT_TRUE(served.unresolved.empty());
+}
+
 // A library without the version node its users were linked against: "version `libcublasLt.so.13'
 // not found (required by libtransformer_engine.so)", while the unversioned definitions still
 // serve the versioned references (glibc accepts a definition from an object without versions).
