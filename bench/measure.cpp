@@ -207,7 +207,9 @@ struct Ratio {
 
 // The comparisons of issue 9. A ratio is omitted when either side was not measured.
 constexpr Ratio k_ratios[] = {
-    {"probe / nvidia-smi --query-gpu", "probe", "nvidia_smi_query", "<= 1.0", 1.0, true},
+    // Issue 22 keeps the limit with TE and flash-attn installed (the native probe running) and
+    // sets the goal at half of it.
+    {"probe / nvidia-smi --query-gpu", "probe", "nvidia_smi_query", "<= 1.0 (goal <= 0.5)", 1.0, true},
     {"probe / nvidia-smi -q", "probe", "nvidia_smi_q", "", 0, true},
     {"probe --deep / nvidia-smi --query-gpu", "probe_deep", "nvidia_smi_query", "", 0, true},
     {"collect_env / probe", "collect_env", "probe", ">= 100", 100, false},
@@ -291,7 +293,7 @@ int report(int argc, char** argv) {
 
   std::ostringstream out;
   out << "nvte-doctor benchmark";
-  for (const char* key : {"date", "host", "cpu", "load", "gpu", "doctor", "runs"}) {
+  for (const char* key : {"date", "host", "cpu", "load", "gpu", "doctor", "runs", "python_path", "native"}) {
     if (meta.contains(key)) out << "\n  " << key << ": " << meta[key].get<std::string>();
   }
   out << "\n\n" << pad("what", 34) << pad("median ms", 12, true) << pad("min ms", 10, true) << pad("max ms", 10, true)
