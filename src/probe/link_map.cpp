@@ -61,25 +61,23 @@ util::Result<std::size_t> LinkMap::load(const std::string& node_path, const std:
   return index;
 }
 
-bool LinkMap::resolves(const ElfUndefinedSymbol& u, const std::vector<std::size_t>& lookup, const std::vector<char>& in_lookup,
-                       const std::vector<std::size_t>& likely) {
-  auto in_scope_defines = [&](std::size_t i) { return in_lookup[i] && m_objects[i].symbols->defines(u.name, u.hash, u.version); };
-  // A versioned reference names its definer's file: one lookup, nothing worth remembering.
+bool LinkMap::resolves(const ElfUndefinedSymbol& u, const Scope& scope, std::vector<std::size_t>& likely) {
+  auto in_scope_defines = [&](std::size_t i) { return scope.in_lookup[i] && m_objects[i].symbols->defines(u.name, u.hash, u.version); };
+  // A versioned reference names its definer's file (the requester's DT_VERNEED entry: the same
+  // string, so the same pointer, for all its references to that file).
   if (!u.version_file.empty()) {
-    if (auto i = loaded(u.version_file); i && in_scope_defines(*i)) return true;
+    for (const auto& [file, i] : scope.version_files)
+      if (file == u.version_file.data() && in_scope_defines(i)) return true;
   }
-  Reference key{u.name, u.version, u.hash};
-  auto it = m_definer.find(key);
-  if (it != m_definer.end() && in_lookup[it->second]) return true;
-  auto remember = [&](std::size_t i) {
-    if (it != m_definer.end()) it->second = i;
-    else m_definer.emplace(key, i);
+  // The requester's NEEDED objects in the order they last served it: a library's references go
+  // mostly to one or two of them (libtorch_cuda's to libtorch_cpu and libc10).
+  for (auto at = likely.begin(); at != likely.end(); ++at) {
+    if (!in_scope_defines(*at)) continue;
+    std::rotate(likely.begin(), at, at + 1);
     return true;
-  };
-  for (std::size_t i : likely)
-    if (in_scope_defines(i)) return remember(i);
-  for (std::size_t i : lookup)
-    if (in_scope_defines(i)) return remember(i);
+  }
+  for (std::size_t i : scope.lookup)
+    if (in_scope_defines(i)) return true;
   return false;
 }
 
@@ -139,13 +137,13 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
   if (!check) return result;
 
   // The lookup scope of the new objects: the global scope, then the local one.
-  std::vector<std::size_t> lookup;
-  std::vector<char> in_lookup(m_objects.size(), 0);
+  Scope lookup;
+  lookup.in_lookup.assign(m_objects.size(), 0);
   for (auto list : {&m_global, &scope}) {
     for (std::size_t i : *list) {
-      if (in_lookup[i]) continue;
-      in_lookup[i] = 1;
-      lookup.push_back(i);
+      if (lookup.in_lookup[i]) continue;
+      lookup.in_lookup[i] = 1;
+      lookup.lookup.push_back(i);
     }
   }
   std::vector<std::size_t> fresh;
@@ -159,8 +157,12 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
     likely.clear();
     for (const auto& needed : o.dynamic.needed)
       if (auto dep = loaded(needed)) likely.push_back(*dep);
+    lookup.version_files.clear();
+    for (const auto& need : o.symbols->version_needs()) {
+      if (auto dep = loaded(need.file)) lookup.version_files.emplace_back(need.file.data(), *dep);
+    }
     for (const auto& u : o.symbols->undefined()) {
-      if (resolves(u, lookup, in_lookup, likely)) continue;
+      if (resolves(u, lookup, likely)) continue;
       result.unresolved.push_back({std::string(u.name), demangle_symbol(u.name), std::string(u.version), std::string(u.version_file), who});
     }
     for (const auto& need : o.symbols->version_needs()) {

@@ -16,9 +16,8 @@
 //
 // Cost: whether a reference resolves does not depend on the order the scope is searched in (only
 // which definition binds does), so each reference asks the likely definers first — the object
-// its version is required of, then the requester's own NEEDED objects — and the whole scope only
-// when they lack it. A (name, version) found once remembers its definer: the next reference to it
-// (every object calls malloc) costs one table lookup while that definer is in the scope.
+// its version is required of, then the requester's own NEEDED objects, the one that served it
+// last first — and the whole scope only when they lack it.
 #pragma once
 
 #include "probe/elf_reader.hpp"
@@ -79,15 +78,6 @@ public:
   const LinkedObject* find(std::string_view name) const;
 
 private:
-  // A reference: views into the requester's mapping, which its LinkedObject keeps.
-  struct Reference {
-    std::string_view name, version;
-    std::uint32_t hash = 0;
-    bool operator==(const Reference&) const = default;
-  };
-  struct ReferenceHash {
-    std::size_t operator()(const Reference& r) const { return r.hash ^ (std::hash<std::string_view>{}(r.version) << 1); }
-  };
   struct NameHash { // looks up std::string keys by std::string_view without a copy
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
@@ -96,17 +86,22 @@ private:
   std::optional<std::size_t> loaded(std::string_view name) const;
   util::Result<std::size_t> load(const std::string& node_path, const std::string& name);
   void add_name(std::size_t index, const std::string& name);
-  // Whether an object of lookup (in_lookup: the same set by object index) defines u; first the
-  // objects in likely.
-  bool resolves(const ElfUndefinedSymbol& u, const std::vector<std::size_t>& lookup, const std::vector<char>& in_lookup,
-                const std::vector<std::size_t>& likely);
+  // One open's lookup scope, and for the requester being checked the objects its DT_VERNEED files
+  // name (by the file name's address in its string table).
+  struct Scope {
+    std::vector<std::size_t> lookup; // in order
+    std::vector<char> in_lookup;     // by object index
+    std::vector<std::pair<const char*, std::size_t>> version_files;
+  };
+  // Whether an object of the scope defines u; first the objects in likely (the requester's
+  // NEEDED, reordered by use).
+  bool resolves(const ElfUndefinedSymbol& u, const Scope& scope, std::vector<std::size_t>& likely);
 
   LoaderView m_view;
   std::vector<LinkedObject> m_objects;
   std::vector<std::size_t> m_global;                                                 // the global scope, in order
   std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> m_by_name; // SONAME, path, names: the first object
   std::unordered_map<std::string, std::size_t> m_by_real;                            // the file, symlinks resolved
-  std::unordered_map<Reference, std::size_t, ReferenceHash> m_definer;               // a definition found before
 };
 
 } // namespace probe

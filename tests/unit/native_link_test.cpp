@@ -157,10 +157,10 @@ TEST(LinkMap, LocalAndGlobalScopes) {
   EXPECT_EQ(lost.unresolved.size(), 2u);
 }
 
-// A definition found for one open is remembered (the cost of checking torch's objects), but only
-// counts for a later open whose scope holds its definer: an RTLD_LOCAL libc10_cuda loaded for one
-// extension serves no other extension that does not need it, and serves all once opened global.
-TEST(LinkMap, RememberedDefinitionsStayWithinTheirScope) {
+// A library in the process serves only the scopes that hold it, whatever order the lookups ask in
+// (link_map.hpp, "Cost"): an RTLD_LOCAL libc10_cuda loaded for one extension serves no other
+// extension that does not need it, and serves all once opened global.
+TEST(LinkMap, LocalLibrariesServeOnlyTheirOwnScope) {
   NodeFixture node("h100-node");
   node.install("/lib/libc10.so", "c10_new");
   node.install("/lib/libc10_cuda.so", "c10_cuda_new");
