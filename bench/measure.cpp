@@ -74,6 +74,7 @@ struct RunResult {
 RunResult run_once(const std::vector<std::string>& argv, const std::vector<std::string>& env, double timeout_s,
                    const std::string& log_file) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   RunResult result;
@@ -380,8 +381,13 @@ int report(int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == "measure") return measure(argc - 2, argv + 2);
-  if (argc >= 2 && std::string(argv[1]) == "report") return report(argc - 2, argv + 2);
+  try {
+    if (argc >= 2 && std::string(argv[1]) == "measure") return measure(argc - 2, argv + 2);
+    if (argc >= 2 && std::string(argv[1]) == "report") return report(argc - 2, argv + 2);
+  } catch (const std::exception& e) { // a harness error (bad JSON, no memory): reported, exit 1
+    std::fprintf(stderr, "nvte-bench-measure: %s\n", e.what());
+    return 1;
+  }
   std::fprintf(stderr, "%s\n", k_usage);
   return 2;
 }

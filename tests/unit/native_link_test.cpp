@@ -112,7 +112,7 @@ TEST(ElfSymbols, HashLookupsWithVersions) {
 
 TEST(ElfSymbols, BadFilesAreParseErrorsNotCrashes) {
   NodeFixture node("h100-node");
-  auto bytes = [&](const std::string& name, std::string content) {
+  auto bytes = [&](const std::string& name, const std::string& content) {
     node.write("/bad/" + name, content);
     return probe::read_elf_symbols(node.path("/bad/" + name));
   };
