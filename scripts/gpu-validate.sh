@@ -431,7 +431,7 @@ run_bench_native() {
   for i in 1 2 3; do step "bench-native-laps-$i" 60 env PYTHONPATH="$pp" "$BIN" probe -vv; done
   { echo "bench-native (PYTHONPATH=$pp):"
     grep -E '^  (native|python_path|gpu):' "$LOGS/bench-native/bench.txt"
-    grep -E '^(probe |check|nvidia_smi_query)|/ nvidia-smi --query-gpu|check \+ 3 workloads / probe' "$LOGS/bench-native/bench.txt"
+    grep -E '^(probe |check |check_3_workloads |nvidia_smi_query )|/ nvidia-smi --query-gpu|check \+ 3 workloads / probe' "$LOGS/bench-native/bench.txt"
     grep -hE 'probe\.[a-z_]+\.seconds|native probe: ' "$LOGS"/bench-native-laps-*.log | head -40
   } 2>&1 | tee -a "$SUMMARY"
 }
