@@ -74,6 +74,7 @@ struct RunResult {
 RunResult run_once(const std::vector<std::string>& argv, const std::vector<std::string>& env, double timeout_s,
                    const std::string& log_file) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   RunResult result;
@@ -207,7 +208,9 @@ struct Ratio {
 
 // The comparisons of issue 9. A ratio is omitted when either side was not measured.
 constexpr Ratio k_ratios[] = {
-    {"probe / nvidia-smi --query-gpu", "probe", "nvidia_smi_query", "<= 1.0", 1.0, true},
+    // Issue 22 keeps the limit with TE and flash-attn installed (the native probe running) and
+    // sets the goal at half of it.
+    {"probe / nvidia-smi --query-gpu", "probe", "nvidia_smi_query", "<= 1.0 (goal <= 0.5)", 1.0, true},
     {"probe / nvidia-smi -q", "probe", "nvidia_smi_q", "", 0, true},
     {"probe --deep / nvidia-smi --query-gpu", "probe_deep", "nvidia_smi_query", "", 0, true},
     {"collect_env / probe", "collect_env", "probe", ">= 100", 100, false},
@@ -291,7 +294,7 @@ int report(int argc, char** argv) {
 
   std::ostringstream out;
   out << "nvte-doctor benchmark";
-  for (const char* key : {"date", "host", "cpu", "load", "gpu", "doctor", "runs"}) {
+  for (const char* key : {"date", "host", "cpu", "load", "gpu", "doctor", "runs", "python_path", "native"}) {
     if (meta.contains(key)) out << "\n  " << key << ": " << meta[key].get<std::string>();
   }
   out << "\n\n" << pad("what", 34) << pad("median ms", 12, true) << pad("min ms", 10, true) << pad("max ms", 10, true)
@@ -378,8 +381,13 @@ int report(int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == "measure") return measure(argc - 2, argv + 2);
-  if (argc >= 2 && std::string(argv[1]) == "report") return report(argc - 2, argv + 2);
+  try {
+    if (argc >= 2 && std::string(argv[1]) == "measure") return measure(argc - 2, argv + 2);
+    if (argc >= 2 && std::string(argv[1]) == "report") return report(argc - 2, argv + 2);
+  } catch (const std::exception& e) { // a harness error (bad JSON, no memory): reported, exit 1
+    std::fprintf(stderr, "nvte-bench-measure: %s\n", e.what());
+    return 1;
+  }
   std::fprintf(stderr, "%s\n", k_usage);
   return 2;
 }

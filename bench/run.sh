@@ -15,7 +15,10 @@
 # NVTE_BENCH_EXPLAIN_SECONDS (5, in five windows), NVTE_BENCH_RULES (rules/ of this tree), NVTE_BENCH_SELFTEST_ARGS,
 # NVTE_BENCH_ROOT (a node root made by bench/fixture-root.sh: adds probe_root, the probe of that
 # tree with its TE on PYTHONPATH, and probe_root_no_te, the same tree without it, so the native
-# probe's cost shows as their difference).
+# probe's cost shows as their difference), NVTE_BENCH_QUICK=1 (only probe, check and nvidia-smi:
+# no run, explain rate, selftest or collect_env). The environment is the doctor's: PYTHONPATH with
+# TE or flash-attn on it makes probe and check run the native probe; the meta line "native" says
+# what it linked (issue 22's budget is measured on such a tree).
 # OUT_DIR defaults to $OUT, else ./bench-out.
 #
 # Exit status: 0 when every measurement ran (timings never fail anything), 1 when the harness
@@ -106,6 +109,14 @@ if [[ -n $smi ]]; then
 else
   meta gpu "none (no nvidia-smi)"
 fi
+meta python_path "${PYTHONPATH:-(unset)}"
+# What the native probe links in this environment (it runs only with TE or flash-attn installed).
+probe_json=$("$bin" probe --format json 2>/dev/null || true)
+native_counts=$(grep -oE '"(extension_count|object_count|broken_count)": *[0-9]+' <<<"$probe_json" | tr -d ' "' | paste -sd ' ' - || true)
+native_packages=$(grep -oE '"package": *"[A-Za-z0-9_]+"' <<<"$probe_json" | sed -E 's/.*"([^"]+)"$/\1/' | sort | uniq -c |
+                  awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}' || true)
+meta native "${native_counts:-not run (neither TE nor flash-attn found)}${native_packages:+ ($native_packages)}"
+quick=${NVTE_BENCH_QUICK:-0}
 help=$("$bin" --help 2>&1 || true)
 # NVIDIA libraries an LD_DEBUG=files log shows: "NAME" when it was loaded, "NAME (tried)" when a
 # dlopen looked for it and found nothing.
@@ -133,7 +144,9 @@ fi
 m check "$runs" 1 --warmup 1 -- "$bin" check --rules "$rules"
 m check_3_workloads "$runs" 1 --warmup 1 -- "$bin" check --rules "$rules" "${hf_args[@]}"
 
-if has_command run; then
+if [[ $quick == 1 ]]; then
+  check run_no_vendor_library null "not measured (NVTE_BENCH_QUICK=1)"
+elif has_command run; then
   state=$work/run-state
   mkdir -p "$state"
   cat >"$work/run.yaml" <<EOF
@@ -155,7 +168,9 @@ else
 fi
 
 explain_tool=$tools/nvte-bench-explain-rate
-if [[ -x $explain_tool ]]; then
+if [[ $quick == 1 ]]; then
+  :
+elif [[ -x $explain_tool ]]; then
   echo "bench: explain rate (${explain_seconds}s)" >&2
   if line=$("$explain_tool" --rules "$rules" --facts "$snapshot" "${hf_args[@]}" --seconds "$explain_seconds" 2>"$logs/explain_rate.stderr"); then
     echo "$line" >>"$results"
@@ -167,7 +182,7 @@ else
   echo "{\"name\":\"explain_rate\",\"error\":\"nvte-bench-explain-rate not found\"}" >>"$results"
 fi
 
-if has_command selftest; then
+if [[ $quick != 1 ]] && has_command selftest; then
   # Cold: CUDA's JIT cache disabled, so every run compiles what it needs. Warm: a cache that
   # the warm-up run filled. (A cold page cache needs root to drop; not done here.)
   # NVTE_BENCH_SELFTEST_ARGS: extra arguments (word-split), e.g. to pick the tier or the workload.
@@ -184,7 +199,7 @@ if [[ -n $smi ]]; then
   m nvidia_smi_q "$runs" 0 --warmup 1 -- "$smi" -q
 fi
 py=$(command -v python3 || true)
-if [[ -n $py ]] && "$py" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is None)' 2>/dev/null; then
+if [[ $quick != 1 && -n $py ]] && "$py" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is None)' 2>/dev/null; then
   m collect_env "$slow_runs" 0 --warmup 1 --timeout 300 -- "$py" -m torch.utils.collect_env
 fi
 

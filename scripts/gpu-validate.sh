@@ -3,7 +3,7 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|fuzz|ext]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|fuzz|ext|bench-native]
 #
 # cublas: the doctor's cuBLAS / cuBLASLt copies and the copy torch loads against /proc/self/maps of
 # a process that ran a GEMM on the GPU in the venv, cublasLtGetVersion() against the version the
@@ -32,6 +32,13 @@
 # the same source with -DNVTE_EXT_MISSING, which calls a c10 function torch does not have. With
 # TE installed by the te stage ($TE_PREFIX), the same on TE's real libraries. ext-verdicts prints
 # one PASS/FAIL line per claim.
+#
+# bench-native: issue 22's probe budget with the native probe running. TE installed as the te
+# stage does ($TE_PREFIX, from .gpu-te/wheel) and the ext stage's flash-attn-like extension built
+# here (reused when EXT_DIR already has it), both on PYTHONPATH; bench/run.sh (NVTE_BENCH_QUICK=1:
+# probe, check, check + 3 workloads, nvidia-smi) in that environment, then probe -vv's laps (the
+# native probe per object, the other probes). The summary gets bench.txt's ratios and the "native"
+# meta line, which names what was linked (te and flash_attn must both be in it).
 #
 # Every step is guarded (a timeout, its exit code recorded) and never stops the others. Logs
 # go to $OUT/gpu-validate/ (or ./gpu-validate-out/), one per step with the command line, exit
@@ -412,6 +419,23 @@ run_ext() {
   cat "$LOGS/ext-verdicts.log" >>"$SUMMARY"
 }
 
+# bench-native (see the head): the budget of issue 22 on a tree with TE and flash-attn.
+run_bench_native() {
+  local root=${EXT_DIR:-/tmp/nvte-ext} pp i
+  install_te || echo "bench-native: no TE, only the flash-attn-like extension is on PYTHONPATH" | tee -a "$SUMMARY"
+  ls "$root/good"/flash_attn_2_cuda*.so >/dev/null 2>&1 || step ext-build-good 600 "$PY" scripts/gpu-build-ext.py "$root/good"
+  pp=$root/good
+  [[ -d $TE_PREFIX/transformer_engine ]] && pp=$TE_PREFIX:$PWD/.gpu-te/py:$pp
+  step bench-native 580 env PYTHONPATH="$pp" NVTE_DOCTOR_BIN="$BIN" NVTE_BENCH_QUICK=1 NVTE_BENCH_RUNS="${NVTE_BENCH_RUNS:-30}" \
+    bench/run.sh "$LOGS/bench-native"
+  for i in 1 2 3; do step "bench-native-laps-$i" 60 env PYTHONPATH="$pp" "$BIN" probe -vv; done
+  { echo "bench-native (PYTHONPATH=$pp):"
+    grep -E '^  (native|python_path|gpu):' "$LOGS/bench-native/bench.txt"
+    grep -E '^(probe |check |check_3_workloads |nvidia_smi_query )|/ nvidia-smi --query-gpu|check \+ 3 workloads / probe' "$LOGS/bench-native/bench.txt"
+    grep -hE 'probe\.[a-z_]+\.seconds|native probe: ' "$LOGS"/bench-native-laps-*.log | head -40
+  } 2>&1 | tee -a "$SUMMARY"
+}
+
 echo "# nvte-doctor GPU validation, stage $STAGE, $(date -u +%FT%TZ), binary $BIN" >>"$SUMMARY"
 case $STAGE in
   basic) run_basic ;;
@@ -430,6 +454,7 @@ case $STAGE in
   preflight) run_preflight ;;
   fuzz) run_fuzz ;;
   ext) run_ext ;;
+  bench-native) run_bench_native ;;
   all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;
 esac

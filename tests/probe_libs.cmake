@@ -91,6 +91,9 @@ nvte_fake_lib(c10_cuda_new SONAME libc10_cuda.so SOURCE fake_link.cpp DEFINES FA
 nvte_fake_lib(c10_cuda_old SONAME libc10_cuda.so SOURCE fake_link.cpp DEFINES FAKE_C10_CUDA_OLD NEEDED c10_new)
 nvte_fake_lib(ext_torch211 SOURCE fake_link.cpp DEFINES FAKE_EXT_NEW NEEDED c10_new c10_cuda_new)
 nvte_fake_lib(ext_torch26 SOURCE fake_link.cpp DEFINES FAKE_EXT_OLD NEEDED c10_new c10_cuda_old)
+# The new torch's extension that forgot libc10_cuda in its NEEDED: SetDevice is in the process
+# once another object loaded libc10_cuda RTLD_LOCAL, but not in this one's scope.
+nvte_fake_lib(ext_torch211_c10_only SOURCE fake_link.cpp DEFINES FAKE_EXT_NEW NEEDED c10_new)
 set(cublaslt_map -Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/fakes/fake_cublaslt.map)
 nvte_fake_lib(lt13_no_grouped SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT LINK_FLAGS ${cublaslt_map})
 nvte_fake_lib(lt13_grouped SONAME libcublasLt.so.13 SOURCE fake_link.cpp DEFINES FAKE_CUBLASLT FAKE_CUBLASLT_GROUPED

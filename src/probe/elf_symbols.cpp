@@ -75,7 +75,10 @@ public:
 
   util::Result<bool> parse(const std::string& origin);
 
-  const std::vector<ElfUndefinedSymbol>& undefined() const override { return m_undefined; }
+  const std::vector<ElfUndefinedSymbol>& undefined() const override {
+    if (!m_undefined_read) collect_undefined();
+    return m_undefined;
+  }
   const std::vector<ElfVersionNeed>& version_needs() const override { return m_needs; }
   bool defines(std::string_view name, std::uint32_t hash, std::string_view version) const override;
   bool defines_version(std::string_view version) const override {
@@ -94,6 +97,7 @@ private:
   }
   // Whether symbol index i is a definition check_match accepts for (name, version).
   int accept(std::uint32_t i, std::string_view name, std::string_view version) const;
+  void collect_undefined() const;
   std::string_view version_name(std::uint16_t index) const {
     return index < m_version_names.size() ? m_version_names[index] : std::string_view{};
   }
@@ -111,7 +115,8 @@ private:
   std::vector<bool> m_version_is_needed;         // the index names a version this object needs
   std::vector<std::string_view> m_defined_versions;
   std::vector<std::string_view> m_needed_files; // by version index: the file it is needed of
-  std::vector<ElfUndefinedSymbol> m_undefined;
+  mutable std::vector<ElfUndefinedSymbol> m_undefined;
+  mutable bool m_undefined_read = false;
   std::vector<ElfVersionNeed> m_needs;
 };
 
@@ -212,12 +217,19 @@ util::Result<bool> MappedSymbols::parse(const std::string& origin) {
     }
   }
 
+  return true;
+}
+
+// The dynamic symbol table is walked once, on demand, and whole: linkers put the unhashed entries
+// first, but nothing in the format promises it.
+void MappedSymbols::collect_undefined() const {
+  m_undefined_read = true;
   for (std::uint64_t i = 1; i < m_nsyms; ++i) {
     const Elf64_Sym& s = m_syms[i];
     if (s.st_shndx != SHN_UNDEF || ELF64_ST_BIND(s.st_info) == STB_WEAK || ELF64_ST_BIND(s.st_info) == STB_LOCAL) continue;
     std::string_view name = str(s.st_name);
     if (name.empty()) continue;
-    ElfUndefinedSymbol u{name, {}, {}};
+    ElfUndefinedSymbol u{name, {}, {}, gnu_hash(name)};
     if (m_versym) {
       std::uint16_t index = m_versym[i] & 0x7fff;
       if (index >= 2 && index < m_version_names.size() && m_version_is_needed[index]) {
@@ -227,7 +239,6 @@ util::Result<bool> MappedSymbols::parse(const std::string& origin) {
     }
     m_undefined.push_back(u);
   }
-  return true;
 }
 
 // 1: accepted; 0: not this symbol; 2: a versioned definition an unversioned reference may take
@@ -241,7 +252,10 @@ int MappedSymbols::accept(std::uint32_t i, std::string_view name, std::string_vi
   if (type != STT_NOTYPE && type != STT_OBJECT && type != STT_FUNC && type != STT_COMMON && type != STT_TLS && type != STT_GNU_IFUNC)
     return 0;
   if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE) return 0;
-  if (str(s.st_name) != name) return 0;
+  // The name, compared in place: the bytes, then the terminator inside the string table.
+  if (name.empty() || s.st_name >= m_strsz || m_strsz - s.st_name <= name.size()) return 0;
+  const char* text = reinterpret_cast<const char*>(m_map->data() + m_stroff + s.st_name);
+  if (std::memcmp(text, name.data(), name.size()) != 0 || text[name.size()] != '\0') return 0;
   if (!m_versym) return 1; // no version information: any reference takes it
   std::uint16_t raw = m_versym[i];
   std::uint16_t index = raw & 0x7fff;

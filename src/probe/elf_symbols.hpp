@@ -21,6 +21,7 @@ struct ElfUndefinedSymbol {
   std::string_view name;         // mangled, as in .dynstr
   std::string_view version;      // "" when the reference is unversioned
   std::string_view version_file; // the DT_VERNEED file the version is required of ("libcublasLt.so.13")
+  std::uint32_t hash = 0;        // gnu_hash(name), computed once per reference
 };
 
 struct ElfVersionNeed {
@@ -33,6 +34,8 @@ class ElfSymbols {
 public:
   virtual ~ElfSymbols() = default;
   // Non-weak undefined dynamic symbols (weak ones may stay unresolved: ld.so binds them to 0).
+  // Collected on the first call (objects only opened, never checked, do not pay for it); not
+  // thread-safe, like the probe run that memoises the object.
   virtual const std::vector<ElfUndefinedSymbol>& undefined() const = 0;
   virtual const std::vector<ElfVersionNeed>& version_needs() const = 0;
   // Whether the object defines name; version "" for an unversioned reference. hash is

@@ -18,11 +18,9 @@ std::string file_name(std::string_view path) {
 } // namespace
 
 std::optional<std::size_t> LinkMap::loaded(std::string_view name) const {
-  for (std::size_t i = 0; i < m_objects.size(); ++i) {
-    const auto& o = m_objects[i];
-    if (o.soname == name || o.path == name) return i;
-    if (std::find(o.names.begin(), o.names.end(), name) != o.names.end()) return i;
-  }
+  // Keys were inserted in load order, the first object with a name keeping it: the first match
+  // of a walk over the objects.
+  if (auto it = m_by_name.find(name); it != m_by_name.end()) return it->second;
   return std::nullopt;
 }
 
@@ -31,15 +29,16 @@ const LinkedObject* LinkMap::find(std::string_view name) const {
   return i ? &m_objects[*i] : nullptr;
 }
 
+void LinkMap::add_name(std::size_t index, const std::string& name) { m_by_name.try_emplace(name, index); }
+
 util::Result<std::size_t> LinkMap::load(const std::string& node_path, const std::string& name) {
   auto resolved = resolve_node_path(m_view.root, node_path);
   std::string real = resolved ? resolved->real.string() : node_path;
   // The same file under another name is one object (glibc compares the file's identity).
-  for (std::size_t i = 0; i < m_objects.size(); ++i) {
-    if (m_objects[i].real == real) {
-      m_objects[i].names.push_back(name);
-      return i;
-    }
+  if (auto it = m_by_real.find(real); it != m_by_real.end()) {
+    m_objects[it->second].names.push_back(name);
+    add_name(it->second, name);
+    return it->second;
   }
   std::filesystem::path host = host_path(m_view.root, real);
   auto dynamic = read_elf_dynamic(host);
@@ -53,8 +52,33 @@ util::Result<std::size_t> LinkMap::load(const std::string& node_path, const std:
   o.names = {name};
   o.dynamic = std::move(dynamic).value();
   o.symbols = std::move(symbols).value();
+  std::size_t index = m_objects.size();
+  m_by_real.emplace(real, index);
+  add_name(index, o.soname);
+  add_name(index, o.path);
+  add_name(index, name);
   m_objects.push_back(std::move(o));
-  return m_objects.size() - 1;
+  return index;
+}
+
+bool LinkMap::resolves(const ElfUndefinedSymbol& u, const Scope& scope, std::vector<std::size_t>& likely) {
+  auto in_scope_defines = [&](std::size_t i) { return scope.in_lookup[i] && m_objects[i].symbols->defines(u.name, u.hash, u.version); };
+  // A versioned reference names its definer's file (the requester's DT_VERNEED entry: the same
+  // string, so the same pointer, for all its references to that file).
+  if (!u.version_file.empty()) {
+    for (const auto& [file, i] : scope.version_files)
+      if (file == u.version_file.data() && in_scope_defines(i)) return true;
+  }
+  // The requester's NEEDED objects in the order they last served it: a library's references go
+  // mostly to one or two of them (libtorch_cuda's to libtorch_cpu and libc10).
+  for (auto at = likely.begin(); at != likely.end(); ++at) {
+    if (!in_scope_defines(*at)) continue;
+    std::rotate(likely.begin(), at, at + 1);
+    return true;
+  }
+  for (std::size_t i : scope.lookup)
+    if (in_scope_defines(i)) return true;
+  return false;
 }
 
 LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) {
@@ -82,19 +106,20 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
   while (!queue.empty()) {
     std::size_t at = queue.front();
     queue.pop_front();
-    // A copy: load() may grow m_objects and move the requester.
-    const LinkedObject requester = m_objects[at];
-    for (const auto& needed : requester.dynamic.needed) {
+    // Copies: load() may grow m_objects and move the requester.
+    const std::string requester_path = m_objects[at].path;
+    const ElfDynamic requester_dynamic = m_objects[at].dynamic;
+    for (const auto& needed : requester_dynamic.needed) {
       std::optional<std::size_t> dep = loaded(needed);
       if (!dep) {
-        auto found = resolve_needed(m_view, needed, Requester{requester.path, &requester.dynamic});
+        auto found = resolve_needed(m_view, needed, Requester{requester_path, &requester_dynamic});
         if (!found) {
-          result.missing.push_back({needed, file_name(requester.path), found.error().message});
+          result.missing.push_back({needed, file_name(requester_path), found.error().message});
           continue;
         }
         auto r = load(found->path, needed);
         if (!r) {
-          result.missing.push_back({needed, file_name(requester.path), r.error().message});
+          result.missing.push_back({needed, file_name(requester_path), r.error().message});
           continue;
         }
         dep = *r;
@@ -112,23 +137,32 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
   if (!check) return result;
 
   // The lookup scope of the new objects: the global scope, then the local one.
-  std::vector<const ElfSymbols*> lookup;
-  std::set<std::size_t> seen;
+  Scope lookup;
+  lookup.in_lookup.assign(m_objects.size(), 0);
   for (auto list : {&m_global, &scope}) {
-    for (std::size_t i : *list)
-      if (seen.insert(i).second) lookup.push_back(m_objects[i].symbols.get());
+    for (std::size_t i : *list) {
+      if (lookup.in_lookup[i]) continue;
+      lookup.in_lookup[i] = 1;
+      lookup.lookup.push_back(i);
+    }
   }
   std::vector<std::size_t> fresh;
   for (std::size_t i : scope)
     if (i >= first_new) fresh.push_back(i);
   if (fresh.empty()) fresh.push_back(root);
+  std::vector<std::size_t> likely;
   for (std::size_t i : fresh) {
     const LinkedObject& o = m_objects[i];
     std::string who = file_name(o.path);
+    likely.clear();
+    for (const auto& needed : o.dynamic.needed)
+      if (auto dep = loaded(needed)) likely.push_back(*dep);
+    lookup.version_files.clear();
+    for (const auto& need : o.symbols->version_needs()) {
+      if (auto dep = loaded(need.file)) lookup.version_files.emplace_back(need.file.data(), *dep);
+    }
     for (const auto& u : o.symbols->undefined()) {
-      std::uint32_t hash = gnu_hash(u.name);
-      bool found = std::any_of(lookup.begin(), lookup.end(), [&](const ElfSymbols* s) { return s->defines(u.name, hash, u.version); });
-      if (found) continue;
+      if (resolves(u, lookup, likely)) continue;
       result.unresolved.push_back({std::string(u.name), demangle_symbol(u.name), std::string(u.version), std::string(u.version_file), who});
     }
     for (const auto& need : o.symbols->version_needs()) {

@@ -13,6 +13,11 @@
 //     version, through the object's .gnu.hash/.hash); weak references may stay unresolved;
 //   - every version an object requires of a loaded file (DT_VERNEED) must be defined there.
 // Nothing is dlopened: the ELF files are mapped read-only and only their symbol tables are read.
+//
+// Cost: whether a reference resolves does not depend on the order the scope is searched in (only
+// which definition binds does), so each reference asks the likely definers first — the object
+// its version is required of, then the requester's own NEEDED objects, the one that served it
+// last first — and the whole scope only when they lack it.
 #pragma once
 
 #include "probe/elf_reader.hpp"
@@ -22,6 +27,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace probe {
@@ -71,12 +78,30 @@ public:
   const LinkedObject* find(std::string_view name) const;
 
 private:
+  struct NameHash { // looks up std::string keys by std::string_view without a copy
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
   std::optional<std::size_t> loaded(std::string_view name) const;
   util::Result<std::size_t> load(const std::string& node_path, const std::string& name);
+  void add_name(std::size_t index, const std::string& name);
+  // One open's lookup scope, and for the requester being checked the objects its DT_VERNEED files
+  // name (by the file name's address in its string table).
+  struct Scope {
+    std::vector<std::size_t> lookup; // in order
+    std::vector<char> in_lookup;     // by object index
+    std::vector<std::pair<const char*, std::size_t>> version_files;
+  };
+  // Whether an object of the scope defines u; first the objects in likely (the requester's
+  // NEEDED, reordered by use).
+  bool resolves(const ElfUndefinedSymbol& u, const Scope& scope, std::vector<std::size_t>& likely);
 
   LoaderView m_view;
   std::vector<LinkedObject> m_objects;
-  std::vector<std::size_t> m_global; // the global scope, in order
+  std::vector<std::size_t> m_global;                                                 // the global scope, in order
+  std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> m_by_name; // SONAME, path, names: the first object
+  std::unordered_map<std::string, std::size_t> m_by_real;                            // the file, symlinks resolved
 };
 
 } // namespace probe

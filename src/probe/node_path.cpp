@@ -5,9 +5,9 @@
 #include "util/file.hpp"
 
 #include <cerrno>
-#include <deque>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <utility>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,14 +18,18 @@ namespace {
 
 constexpr int k_max_links = 40; // the kernel's MAXSYMLINKS
 
-std::deque<std::string> components(const std::filesystem::path& p) {
-  std::deque<std::string> out;
-  for (const auto& part : p) {
-    std::string s = part.string();
-    if (s.empty() || s == "/") continue;
-    out.push_back(std::move(s));
+// The components of a path pushed onto a stack (the first component on top), after what is on it
+// already: a symlink's target goes before the rest of the walk. Empty components (a doubled or
+// trailing slash, the root) are dropped.
+void push_components(std::string_view p, std::vector<std::string>& stack) {
+  std::size_t end = p.size();
+  while (end > 0) {
+    std::size_t slash = p.rfind('/', end - 1);
+    std::size_t begin = slash == std::string_view::npos ? 0 : slash + 1;
+    if (end > begin) stack.emplace_back(p.substr(begin, end - begin));
+    if (slash == std::string_view::npos) break;
+    end = slash;
   }
-  return out;
 }
 
 struct Entry {
@@ -36,7 +40,7 @@ struct Entry {
 };
 
 struct Memo {
-  std::map<std::string, Entry> entries; // host path -> lstat/readlink
+  std::unordered_map<std::string, Entry> entries;  // host path -> lstat/readlink
   using Key = std::pair<std::string, std::string>; // root, node path
   std::map<Key, util::Result<ResolvedPath>> resolved;
   std::map<Key, NodeFileType> types;
@@ -47,7 +51,7 @@ struct Memo {
 std::unique_ptr<Memo> g_memo;
 
 // lstat(2) and, for a symlink, readlink(2) of one host path: the step of every walk.
-Entry read_entry(const std::filesystem::path& on_host) {
+Entry read_entry(const std::string& on_host) {
   Entry e;
   struct stat st {};
   if (::lstat(on_host.c_str(), &st) != 0) {
@@ -69,10 +73,10 @@ Entry read_entry(const std::filesystem::path& on_host) {
 
 // Walks share their prefixes (/usr, /usr/local, /usr/local/cuda-13.0, ...): with a memo active
 // each host path is read once per run.
-const Entry& lookup(const std::filesystem::path& on_host) {
+const Entry& lookup(const std::string& on_host) {
   thread_local Entry scratch;
   if (!g_memo) return scratch = read_entry(on_host);
-  auto [it, inserted] = g_memo->entries.try_emplace(on_host.string());
+  auto [it, inserted] = g_memo->entries.try_emplace(on_host);
   if (inserted) it->second = read_entry(on_host);
   return it->second;
 }
@@ -157,43 +161,45 @@ util::Result<ResolvedPath> resolve_node_path(const std::filesystem::path& root, 
 
 namespace {
 
+// On plain strings (the walk is the probe's most frequent path operation): resolved is always a
+// normal absolute path, "/" or "/a/b".
 util::Result<ResolvedPath> resolve_uncached(const std::filesystem::path& root, const std::filesystem::path& node_path) {
   ResolvedPath out;
-  std::filesystem::path resolved = "/";
-  std::deque<std::string> todo = components(normalize_node_path(node_path));
+  std::string resolved = "/";
+  std::vector<std::string> todo; // a stack: the next component last
+  push_components(normalize_node_path(node_path).native(), todo);
+  const bool host_root = root.empty() || root == "/";
   int links = 0;
   while (!todo.empty()) {
-    std::string part = std::move(todo.front());
-    todo.pop_front();
+    std::string part = std::move(todo.back());
+    todo.pop_back();
     if (part == ".") continue;
     if (part == "..") {
-      resolved = resolved.has_relative_path() ? resolved.parent_path() : resolved;
+      auto slash = resolved.rfind('/');
+      resolved.resize(slash == 0 ? 1 : slash);
       continue;
     }
-    std::filesystem::path candidate = resolved / part;
-    std::filesystem::path on_host = util::under_root(root, candidate);
-    const Entry& entry = lookup(on_host);
+    std::string candidate = resolved.size() == 1 ? "/" + part : resolved + "/" + part;
+    const Entry& entry = lookup(host_root ? candidate : util::under_root(root, candidate).native());
     if (entry.lstat_errno != 0) {
       // A directory without search permission hides what is in it: remembered, not "missing".
-      if (g_memo && (entry.lstat_errno == EACCES || entry.lstat_errno == EPERM)) g_memo->denied.insert(resolved.string());
+      if (g_memo && (entry.lstat_errno == EACCES || entry.lstat_errno == EPERM)) g_memo->denied.insert(resolved);
       std::string what = out.chain.empty() ? "" : " (broken symlink " + out.chain.back().string() + ")";
-      return util::Error{util::errno_kind(entry.lstat_errno), candidate.string() + ": " + util::errno_text(entry.lstat_errno) + what};
+      return util::Error{util::errno_kind(entry.lstat_errno), candidate + ": " + util::errno_text(entry.lstat_errno) + what};
     }
     if (!entry.is_link) {
-      resolved = candidate;
+      resolved = std::move(candidate);
       continue;
     }
     if (++links > k_max_links) {
-      return util::Error{util::ErrorKind::invalid, normalize_node_path(node_path).string() +
-                                                       ": symlink loop (more than 40 links) at " + candidate.string()};
+      return util::Error{util::ErrorKind::invalid,
+                         normalize_node_path(node_path).string() + ": symlink loop (more than 40 links) at " + candidate};
     }
-    out.chain.push_back(candidate);
+    out.chain.emplace_back(candidate);
     if (entry.readlink_errno != 0)
-      return util::Error{util::errno_kind(entry.readlink_errno), candidate.string() + ": readlink: " + util::errno_text(entry.readlink_errno)};
+      return util::Error{util::errno_kind(entry.readlink_errno), candidate + ": readlink: " + util::errno_text(entry.readlink_errno)};
     const std::string& target = entry.target;
-    std::deque<std::string> next = components(target);
-    next.insert(next.end(), todo.begin(), todo.end());
-    todo = std::move(next);
+    push_components(target, todo);
     if (!target.empty() && target[0] == '/') resolved = "/";
   }
   out.real = normalize_node_path(resolved);

@@ -3,6 +3,7 @@
 #include "support/node_fixture.hpp"
 
 #include <fstream>
+#include <optional>
 #include <gtest/gtest.h>
 
 using namespace probe;
@@ -102,4 +103,43 @@ TEST(NodeFsMemo, RemembersWithinARunAndForgetsAfter) {
   EXPECT_EQ(normalize_node_path("/a//b/./c/../d/"), "/a/b/d");
   EXPECT_EQ(normalize_node_path("usr/lib"), "/usr/lib");
   EXPECT_EQ(normalize_node_path("/usr/lib/x.so.9"), "/usr/lib/x.so.9");
+}
+
+// The component walk of resolve_node_path (on plain strings since issue 22's probe budget): links
+// relative and absolute (re-rooted under the node root, never the host's), "..", a chain, a
+// broken link and a loop, with and without the per-run memo.
+TEST(NodePath, ResolvesLinksTheWayTheNodeWould) {
+  test_support::NodeFixture node("a100-node");
+  node.write("/walk/usr/lib/libx.so.1.2.3", "x");
+  node.symlink("/walk/usr/lib/libx.so.1", "libx.so.1.2.3"); // relative, same directory
+  node.symlink("/walk/lib", "usr/lib");                     // a merged-/usr style directory link
+  node.symlink("/walk/abs", "/walk/usr/lib/libx.so.1");     // absolute: under the node root
+  node.symlink("/walk/up", "../walk/usr/./lib//libx.so.1"); // "..", "." and a doubled slash
+  node.symlink("/walk/broken", "/walk/usr/lib/libnone.so");
+  node.symlink("/walk/loop_a", "loop_b");
+  node.symlink("/walk/loop_b", "loop_a");
+  for (bool memo : {false, true}) {
+    std::optional<NodeFsMemo> scope;
+    if (memo) scope.emplace();
+    auto via_dir = resolve_node_path(node.root(), "/walk/lib/libx.so.1");
+    ASSERT_TRUE(via_dir.ok()) << via_dir.error().message;
+    EXPECT_EQ(via_dir->real, "/walk/usr/lib/libx.so.1.2.3");
+    ASSERT_EQ(via_dir->chain.size(), 2u);
+    EXPECT_EQ(via_dir->chain[0], "/walk/lib");
+    EXPECT_EQ(via_dir->chain[1], "/walk/usr/lib/libx.so.1");
+    EXPECT_EQ(resolve_node_path(node.root(), "/walk/abs")->real, "/walk/usr/lib/libx.so.1.2.3");
+    EXPECT_EQ(resolve_node_path(node.root(), "/walk/up")->real, "/walk/usr/lib/libx.so.1.2.3");
+    EXPECT_EQ(resolve_node_path(node.root(), "/../../walk/./lib/../lib/libx.so.1")->real, "/walk/usr/lib/libx.so.1.2.3");
+    EXPECT_EQ(resolve_node_path(node.root(), "/walk/usr/lib")->real, "/walk/usr/lib");
+    EXPECT_EQ(resolve_node_path(node.root(), "/")->real, "/");
+    auto broken = resolve_node_path(node.root(), "/walk/broken");
+    ASSERT_FALSE(broken.ok());
+    EXPECT_EQ(broken.error().kind, util::ErrorKind::not_found);
+    EXPECT_NE(broken.error().message.find("/walk/usr/lib/libnone.so"), std::string::npos) << broken.error().message;
+    EXPECT_NE(broken.error().message.find("(broken symlink /walk/broken)"), std::string::npos) << broken.error().message;
+    auto loop = resolve_node_path(node.root(), "/walk/loop_a");
+    ASSERT_FALSE(loop.ok());
+    EXPECT_EQ(loop.error().kind, util::ErrorKind::invalid);
+    EXPECT_NE(loop.error().message.find("symlink loop"), std::string::npos) << loop.error().message;
+  }
 }

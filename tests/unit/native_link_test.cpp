@@ -112,7 +112,7 @@ TEST(ElfSymbols, HashLookupsWithVersions) {
 
 TEST(ElfSymbols, BadFilesAreParseErrorsNotCrashes) {
   NodeFixture node("h100-node");
-  auto bytes = [&](const std::string& name, std::string content) {
+  auto bytes = [&](const std::string& name, const std::string& content) {
     node.write("/bad/" + name, content);
     return probe::read_elf_symbols(node.path("/bad/" + name));
   };
@@ -155,6 +155,33 @@ TEST(LinkMap, LocalAndGlobalScopes) {
   ASSERT_EQ(lost.missing.size(), 2u);
   EXPECT_EQ(lost.missing[0].name, "libc10.so");
   EXPECT_EQ(lost.unresolved.size(), 2u);
+}
+
+// A library in the process serves only the scopes that hold it, whatever order the lookups ask in
+// (link_map.hpp, "Cost"): an RTLD_LOCAL libc10_cuda loaded for one extension serves no other
+// extension that does not need it, and serves all once opened global.
+TEST(LinkMap, LocalLibrariesServeOnlyTheirOwnScope) {
+  NodeFixture node("h100-node");
+  node.install("/lib/libc10.so", "c10_new");
+  node.install("/lib/libc10_cuda.so", "c10_cuda_new");
+  node.install("/ext/new.so", "ext_torch211");
+  node.install("/ext/c10_only.so", "ext_torch211_c10_only");
+  node.install("/ext/c10_only_again.so", "ext_torch211_c10_only");
+  probe::LinkMap map(probe::LoaderView{node.root(), {"/lib"}, nullptr, {}});
+  auto fine = map.open("/ext/new.so", false, true);
+  ASSERT_TRUE(fine.opened) << fine.error;
+  EXPECT_TRUE(fine.unresolved.empty());
+  auto lacking = map.open("/ext/c10_only.so", false, true);
+  ASSERT_TRUE(lacking.opened) << lacking.error;
+  ASSERT_EQ(lacking.unresolved.size(), 1u);
+  EXPECT_EQ(lacking.unresolved[0].mangled, "_ZN3c104cuda9SetDeviceEa");
+  EXPECT_NE(map.find("libc10_cuda.so"), nullptr); // in the process, not in this scope
+
+  auto global = map.open("/lib/libc10_cuda.so", true, true);
+  ASSERT_TRUE(global.opened) << global.error;
+  auto served = map.open("/ext/c10_only_again.so", false, true);
+  ASSERT_TRUE(served.opened) << served.error;
+  EXPECT_TRUE(served.unresolved.empty());
 }
 
 // A library without the version node its users were linked against: "version `libcublasLt.so.13'
