@@ -309,7 +309,7 @@ int main(int argc, char** argv) {
       }
       double rate = records ? 100.0 * static_cast<double>(agree) / static_cast<double>(records) : 100.0;
       char row[256];
-      std::snprintf(row, sizeof row, "%-8s %-13s %8zu %8zu %8zu %8zu %7.2f%%\n", tag.c_str(), te_version.c_str(), records, agree,
+      std::snprintf(row, sizeof row, "%-13s %-13s %8zu %8zu %8zu %8zu %7.2f%%\n", tag.c_str(), te_version.c_str(), records, agree,
                     known_count, unknown, rate);
       result.asked = true;
       result.row = row;
@@ -337,7 +337,7 @@ int main(int argc, char** argv) {
 
     bool failed = false;
     std::size_t total = 0;
-    std::printf("%-8s %-13s %8s %8s %8s %8s %8s\n", "tag", "TE", "records", "agree", "known", "unknown", "rate");
+    std::printf("%-13s %-13s %8s %8s %8s %8s %8s\n", "tag", "TE", "records", "agree", "known", "unknown", "rate");
     std::vector<std::string> details;
     for (const auto& result : results) {
       if (!result.asked) continue;
