@@ -74,10 +74,17 @@ class _Recipe:
     def custom(self):
         return False
 
-    @classmethod
-    def make(cls, kind, fp8_format="HYBRID", fp8_dpa=False, fp8_mha=False, **_scaling):
-        """A recipe as TE's constructors build one (init_fp8_metadata's switch calls them)."""
-        return cls(kind, fp8_dpa, fp8_mha, fp8_format)
+
+_RecipeStandIn = _Recipe  # the stand-in class itself, whatever live.py binds _Recipe to
+
+
+def _switched_recipe(kind, fp8_format="HYBRID", fp8_dpa=False, fp8_mha=False, **_scaling):
+    """A recipe as TE's constructors build one in init_fp8_metadata's switch. Through the module
+    global _Recipe: live.py puts TE's own recipe classes there (they keep their own format)."""
+    recipe = _Recipe(kind, fp8_dpa, fp8_mha)
+    if isinstance(recipe, _RecipeStandIn):
+        recipe.fp8_format = fp8_format
+    return recipe
 
 
 class _InferenceParams:
@@ -190,7 +197,7 @@ def run_case(loaded, case, records=None):
     if fp8:
         # init_fp8_metadata: NVTE_DPA_FP8_RECIPE may swap the recipe or add one (2.8 on).
         try:
-            fp8_meta = inputs.fp8_meta(recipe, _Recipe.make)
+            fp8_meta = inputs.fp8_meta(recipe, _switched_recipe)
         except preselect.Refused as why:
             raise Unrepresentable(f"fp8_recipe {why}") from None
     bias = w.get("core_attention_bias_type", "no_bias")
