@@ -8,7 +8,10 @@ namespace model {
 
 namespace {
 
-// References (TE's code, per tag): DotProductAttention.__init__ self.deterministic
+// References (TE's code, per tag): DotProductAttention.init_fp8_metadata's NVTE_DPA_FP8_RECIPE
+// switch (v2.8 dot_product_attention.py:540-640, v2.15 :605-748, v2.18 :606-747) and the
+// selector's use of fp8_meta["local_recipes"][0] (v2.18 utils.py:566-569);
+// DotProductAttention.__init__ self.deterministic
 // (v1.12 attention.py:7463, v2.3 dot_product_attention.py:280, HEAD :761); forward's window check
 // and KV-cache block (v1.12 attention.py:7827-7846, v2.2 attention.py:5925-6031, HEAD
 // dot_product_attention.py:1745-1849); InferenceParams.step (v2.3 attention/inference.py);
@@ -76,6 +79,40 @@ public:
     }
     if (*value == 0)
       set("deterministic", Value(true), "deterministic: NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 makes DotProductAttention deterministic");
+  }
+
+  // init_fp8_metadata's switch on NVTE_DPA_FP8_RECIPE (TE 2.8+, inside an FP8 autocast): "F16"
+  // turns FP8 attention off; "DelayedScaling", "Float8CurrentScaling" and (2.15+)
+  // "MXFP8BlockScaling" replace the autocast recipe for attention where TE has that switch; the
+  // selector then checks the recipe attention runs. TE 2.8-2.14 asserts on any other recipe than
+  // delayed/current scaling with fp8_dpa or fp8_mha (noted, left as given).
+  void fp8_recipe(const Facts& node, const Version& te) {
+    if (!flag("fp8") || te < Version{2, 8}) return;
+    const bool mxfp8_switch = te >= Version{2, 15};
+    const std::string given = text("fp8_recipe");
+    auto env = node.get_string("env.NVTE_DPA_FP8_RECIPE");
+    std::string recipe = given;
+    if (env && *env == "F16") {
+      if (flag("fp8_dpa") || flag("fp8_mha")) {
+        set("fp8_dpa", Value(false), "NVTE_DPA_FP8_RECIPE=F16: DotProductAttention runs in BF16/FP16 (fp8_dpa and fp8_mha off)");
+        set("fp8_mha", Value(false), {});
+      }
+      return;
+    }
+    if (env) {
+      bool from_current = given == "current", from_delayed = given == "delayed", from_nvfp4 = given == "nvfp4";
+      bool from_mxfp8 = mxfp8_switch && given == "mxfp8";
+      if (*env == "DelayedScaling" && (from_current || from_nvfp4 || from_mxfp8)) recipe = "delayed";
+      else if (*env == "Float8CurrentScaling" && (from_delayed || from_nvfp4 || from_mxfp8)) recipe = "current";
+      else if (mxfp8_switch && *env == "MXFP8BlockScaling" && (from_delayed || from_current || from_nvfp4)) recipe = "mxfp8";
+    }
+    if (recipe != given)
+      set("fp8_recipe", Value(recipe),
+          "fp8_recipe " + given + " becomes " + recipe + " for attention: NVTE_DPA_FP8_RECIPE=" + *env + " (TE " + te.to_string() +
+              ", DotProductAttention.init_fp8_metadata)");
+    if (!mxfp8_switch && recipe != "delayed" && recipe != "current" && (flag("fp8_dpa") || flag("fp8_mha")))
+      note("TE " + te.to_string() + " refuses the " + recipe +
+           " recipe in DotProductAttention with fp8_dpa/fp8_mha (init_fp8_metadata asserts; per-tensor scaling only before 2.15)");
   }
 
   // forward's KV-cache block (an input TE refuses is noted and left as given).
@@ -151,6 +188,7 @@ Workload selector_inputs(const Workload& given, const Facts& node, const std::op
   Step step(given);
   std::string mask = step.text("attn_mask_type");
   step.determinism(node);
+  if (te) step.fp8_recipe(node, *te);
   step.window(mask);
   step.diagonal(mask, false);
   if (te) step.kv_cache(*te);

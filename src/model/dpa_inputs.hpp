@@ -3,6 +3,10 @@
 // so that a rule sees what TE's selector sees, not what the user typed:
 //   determinism  NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 makes DotProductAttention deterministic (every
 //                TE from 1.12), as torch.use_deterministic_algorithms does (the workload key);
+//   FP8 recipe   inside an FP8 autocast (TE 2.8+), NVTE_DPA_FP8_RECIPE: F16 turns fp8_dpa and
+//                fp8_mha off; DelayedScaling / Float8CurrentScaling / MXFP8BlockScaling (2.15+)
+//                replace the autocast's recipe for attention where init_fp8_metadata has that
+//                switch; before 2.15 a recipe other than delayed/current with fp8_dpa is refused;
 //   window       check_set_window_size: a window the mask contradicts is corrected;
 //   diagonal     causal masks align top-left, the *_bottom_right ones bottom-right, whatever
 //                bottom_right_diagonal says;

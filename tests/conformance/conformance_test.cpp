@@ -44,10 +44,12 @@ struct Case {
   std::vector<std::string> workload_sets; // --workload-set KEY=VALUE
 };
 
+// Plain members (no Json): the struct's special members then cannot throw.
 struct Expected {
   std::optional<std::string> selected;
-  Json flash; // false or the flash-attn major (2, 3, 4)
-  Json fused; // false or the sub-backend
+  bool flash = false;               // FlashAttention available
+  std::optional<int> flash_major;   // its flash-attn major (2, 3, 4) where TE says it
+  std::optional<std::string> fused; // the sub-backend where FusedAttention is available
   bool unfused = false;
   std::vector<std::string> reasons;
 };
@@ -152,20 +154,19 @@ std::string compare(const model::Explanation& e, const Expected& te) {
   // on Hopper+: a deprioritized backend counts as available.
   const auto& flash = backend("flash_attention");
   bool flash_available = flash.available || flash.deprioritized;
-  bool te_flash = !(te.flash.is_boolean() && !te.flash.get<bool>());
+  bool te_flash = te.flash;
   if (flash_available != te_flash)
     diffs.push_back(std::string("flash_attention: TE ") + (te_flash ? "yes" : "no") + ", doctor " + (flash_available ? "yes" : "no"));
-  else if (te_flash && te.flash.is_number() && flash.sub_backend &&
-           *flash.sub_backend != "FlashAttention" + std::to_string(te.flash.get<int>()))
-    diffs.push_back("flash_attention version: TE " + std::to_string(te.flash.get<int>()) + ", doctor " + *flash.sub_backend);
+  else if (te_flash && te.flash_major && flash.sub_backend && *flash.sub_backend != "FlashAttention" + std::to_string(*te.flash_major))
+    diffs.push_back("flash_attention version: TE " + std::to_string(*te.flash_major) + ", doctor " + *flash.sub_backend);
   const auto& fused = backend("fused_attention");
-  bool te_fused = te.fused.is_string();
+  bool te_fused = te.fused.has_value();
   bool fused_available = fused.available || fused.deprioritized;
   if (fused_available != te_fused)
-    diffs.push_back(std::string("fused_attention: TE ") + (te_fused ? te.fused.get<std::string>() : "no") + ", doctor " +
+    diffs.push_back(std::string("fused_attention: TE ") + (te_fused ? *te.fused : "no") + ", doctor " +
                     (fused_available ? fused.sub_backend.value_or("yes") : "no"));
-  else if (te_fused && fused.sub_backend != te.fused.get<std::string>())
-    diffs.push_back("fused sub-backend: TE " + te.fused.get<std::string>() + ", doctor " + fused.sub_backend.value_or("none"));
+  else if (te_fused && fused.sub_backend != *te.fused)
+    diffs.push_back("fused sub-backend: TE " + *te.fused + ", doctor " + fused.sub_backend.value_or("none"));
   const auto& unfused = backend("unfused_attention");
   if ((unfused.available || unfused.deprioritized) != te.unfused)
     diffs.push_back(std::string("unfused_attention: TE ") + (te.unfused ? "yes" : "no") + ", doctor " + (unfused.available ? "yes" : "no"));
@@ -288,8 +289,11 @@ int main(int argc, char** argv) {
         const Json& te = record.at("te");
         Expected expected;
         if (!te.at("selected").is_null()) expected.selected = te.at("selected").get<std::string>();
-        expected.flash = te.at("flash");
-        expected.fused = te.at("fused");
+        // flash: false or the flash-attn major (null where TE named none); fused: false or the sub-backend.
+        const Json& flash = te.at("flash");
+        expected.flash = !(flash.is_boolean() && !flash.get<bool>());
+        if (flash.is_number_integer()) expected.flash_major = flash.get<int>();
+        if (te.at("fused").is_string()) expected.fused = te.at("fused").get<std::string>();
         expected.unfused = te.at("unfused").get<bool>();
         for (const auto& index : te.at("reasons")) expected.reasons.push_back(reason_table.at(index.get<std::size_t>()));
 
@@ -309,7 +313,7 @@ int main(int argc, char** argv) {
       }
       double rate = records ? 100.0 * static_cast<double>(agree) / static_cast<double>(records) : 100.0;
       char row[256];
-      std::snprintf(row, sizeof row, "%-8s %-13s %8zu %8zu %8zu %8zu %7.2f%%\n", tag.c_str(), te_version.c_str(), records, agree,
+      std::snprintf(row, sizeof row, "%-13s %-13s %8zu %8zu %8zu %8zu %7.2f%%\n", tag.c_str(), te_version.c_str(), records, agree,
                     known_count, unknown, rate);
       result.asked = true;
       result.row = row;
@@ -337,7 +341,7 @@ int main(int argc, char** argv) {
 
     bool failed = false;
     std::size_t total = 0;
-    std::printf("%-8s %-13s %8s %8s %8s %8s %8s\n", "tag", "TE", "records", "agree", "known", "unknown", "rate");
+    std::printf("%-13s %-13s %8s %8s %8s %8s %8s\n", "tag", "TE", "records", "agree", "known", "unknown", "rate");
     std::vector<std::string> details;
     for (const auto& result : results) {
       if (!result.asked) continue;

@@ -95,3 +95,39 @@ TEST(DpaInputs, KvCacheRewritesPerTeVersion) {
   auto training = completed({{"attn_mask_type", "padding_causal"}, {"qkv_layout", "sbhd_sbhd_sbhd"}});
   EXPECT_EQ(model::selector_inputs(training, Facts{}, Version{2, 12}).get("qkv_layout")->as_string(), "sbhd_sbhd_sbhd");
 }
+
+TEST(DpaInputs, Fp8RecipeSwitchedByTheEnvironment) {
+  auto recipe_env = [](const char* value) {
+    Facts f;
+    f.set("env.NVTE_DPA_FP8_RECIPE", model::Value(std::string(value)));
+    return f;
+  };
+  auto current = completed({{"fp8", "true"}, {"fp8_dpa", "true"}, {"fp8_recipe", "current"}});
+  auto delayed = model::selector_inputs(current, recipe_env("DelayedScaling"), Version{2, 10});
+  EXPECT_EQ(delayed.get("fp8_recipe")->as_string(), "delayed");
+  EXPECT_TRUE(has_note(delayed, "NVTE_DPA_FP8_RECIPE=DelayedScaling"));
+  EXPECT_EQ(model::selector_inputs(current, recipe_env("DelayedScaling"), Version{2, 7}).get("fp8_recipe")->as_string(), "current")
+      << "TE before 2.8 does not read NVTE_DPA_FP8_RECIPE";
+  EXPECT_EQ(model::selector_inputs(current, Facts{}, Version{2, 18}).get("fp8_recipe")->as_string(), "current");
+
+  auto mxfp8 = completed({{"fp8", "true"}, {"fp8_dpa", "true"}, {"fp8_recipe", "mxfp8"}});
+  EXPECT_EQ(model::selector_inputs(mxfp8, recipe_env("Float8CurrentScaling"), Version{2, 18}).get("fp8_recipe")->as_string(), "current");
+  auto old = model::selector_inputs(mxfp8, recipe_env("Float8CurrentScaling"), Version{2, 14});
+  EXPECT_EQ(old.get("fp8_recipe")->as_string(), "mxfp8") << "the MXFP8 switches came with 2.15";
+  EXPECT_TRUE(has_note(old, "refuses the mxfp8 recipe"));
+  auto to_mxfp8 =
+      model::selector_inputs(completed({{"fp8", "true"}, {"fp8_dpa", "true"}}), recipe_env("MXFP8BlockScaling"), Version{2, 15});
+  EXPECT_EQ(to_mxfp8.get("fp8_recipe")->as_string(), "mxfp8");
+  EXPECT_EQ(model::selector_inputs(completed({{"fp8", "true"}, {"fp8_dpa", "true"}}), recipe_env("MXFP8BlockScaling"), Version{2, 14})
+                .get("fp8_recipe")
+                ->as_string(),
+            "delayed");
+
+  auto f16 =
+      model::selector_inputs(completed({{"fp8", "true"}, {"fp8_dpa", "true"}, {"fp8_mha", "true"}}), recipe_env("F16"), Version{2, 12});
+  EXPECT_FALSE(f16.get("fp8_dpa")->as_bool());
+  EXPECT_FALSE(f16.get("fp8_mha")->as_bool());
+  EXPECT_TRUE(f16.get("fp8")->as_bool()) << "the autocast stays on";
+  auto outside = model::selector_inputs(completed({{"fp8_recipe", "current"}}), recipe_env("DelayedScaling"), Version{2, 18});
+  EXPECT_EQ(outside.get("fp8_recipe")->as_string(), "current") << "outside an FP8 autocast nothing changes";
+}

@@ -14,6 +14,8 @@ Parts, in order:
              non-default values each, KV-cache inference, CP, FP8, determinism from the env
   incidents  the five seed incidents of ARCHITECTURE.md with variants
   te-tests   the ModelConfigs of TE's own attention tests at the tag (model_configs.py)
+  targeted   FP8 recipes against NVTE_DPA_FP8_RECIPE, top-left windows in cross-attention with
+             flash-attn 2 out, flash-attn 4's head-dim check per release (targeted.py)
 """
 
 import itertools
@@ -276,13 +278,15 @@ def _incidents():
                "workload": workload(layout="bshd_bshd_bshd", sq=2048, skv=2048, fp8=(recipe, False))}
 
 
-def cases(te_test_configs=(), random_count=260, combo_count=3000):
-    """Every case of the grid for one tag, in a stable order; names are unique."""
+def cases(te_test_configs=(), random_count=260, combo_count=3000, features=frozenset()):
+    """Every case of the grid for one tag, in a stable order; names are unique. features: what
+    the tag has, for the targeted parts that only mean something there (targeted.py)."""
     import combinations
+    import targeted
 
     names, contents = set(), set()
     for part in (_sweeps(), _versions(), _random(random_count), _incidents(), te_test_configs,
-                 combinations.cases(combo_count, node, workload)):
+                 combinations.cases(combo_count, node, workload), targeted.cases(node, workload, HEAD_DIMS, features)):
         for case in part:
             content = repr((sorted(case["facts"].items()), sorted(case["workload"].items())))
             if case["name"] in names or content in contents:

@@ -13,7 +13,13 @@ it a second time, or a mistake would agree with itself. So every rewrite here ru
                 causal -> bottom-right rewrite), cut out and executed; from 2.2 the format change of
                 InferenceParams.step (its own statements, on its own cache_qkv_format); and the
                 layout, from the tag's get_qkv_layout on CPU tensors shaped as forward hands them
-                over (Q, K, V made contiguous, K and V from the cache).
+                over (Q, K, V made contiguous, K and V from the cache);
+  FP8 recipe    init_fp8_metadata's switch on NVTE_DPA_FP8_RECIPE (2.8 on): the module-level
+                reads of NVTE_DPA_FP8_* and the statements from `fp8_recipe_dpa = fp8_recipe` to
+                the FP8 group (the if/elif chain that swaps or adds recipes, and 2.8-2.14's
+                assertion that DotProductAttention takes only per-tensor recipes), executed on
+                the case's recipe; the selector then sees fp8_meta["recipe"] and
+                fp8_meta["local_recipes"] as that code leaves them.
 
 A statement TE would fail on (an assertion) makes the case one TE refuses: Unrepresentable.
 """
@@ -66,8 +72,8 @@ class TagInputs:
     """The pre-selection code of one tag, compiled once."""
 
     def __init__(self, checkout, tag):
-        tree, self.dpa_path = _parse(checkout, tag, "class DotProductAttention(")
-        dpa = _class(tree, "DotProductAttention")
+        dpa_module, self.dpa_path = _parse(checkout, tag, "class DotProductAttention(")
+        dpa = _class(dpa_module, "DotProductAttention")
         init, forward = _method(dpa, "__init__"), _method(dpa, "forward")
         if init is None or forward is None:
             raise RuntimeError(f"{tag}: DotProductAttention without __init__/forward in {self.dpa_path}")
@@ -113,6 +119,28 @@ class TagInputs:
                 raise RuntimeError(f"{tag}: {len(cache)} assignments to cache_qkv_format in {path}")
             self.cache_format_code = compile(ast.Expression(cache[0].value), path, "eval")
 
+        # init_fp8_metadata's recipe switch (2.8 on) and the module-level NVTE_DPA_FP8_* reads.
+        self.fp8_recipe_code = None
+        self.fp8_globals_code = None
+        fp8_init = _method(dpa, "init_fp8_metadata")
+        if fp8_init is not None and _mentions(fp8_init, {"_dpa_fp8_recipe"}):
+            body, inside = [], False
+            for statement in fp8_init.body:
+                targets = [t.id for t in getattr(statement, "targets", []) if isinstance(t, ast.Name)]
+                if targets == ["fp8_recipe_dpa"]:
+                    inside = True
+                if targets == ["fp8_group"]:
+                    break
+                if inside:
+                    body.append(statement)
+            if not body:
+                raise RuntimeError(f"{tag}: no recipe switch in {self.dpa_path}'s init_fp8_metadata")
+            self.fp8_recipe_code = compile(ast.Module(body=body, type_ignores=[]), self.dpa_path, "exec")
+            reads = [s for s in dpa_module.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                     and isinstance(s.targets[0], ast.Name)
+                     and (s.targets[0].id.startswith("_dpa_fp8") or s.targets[0].id == "formats")]
+            self.fp8_globals_code = compile(ast.Module(body=reads, type_ignores=[]), self.dpa_path, "exec")
+
     # AttentionParams field -> the DotProductAttention argument it comes from (None: derived by
     # forward at every tag, e.g. cuda_graph from is_graph_capturing()).
     SOURCES = {"cp_size": "cp_group", "context_parallel": "cp_group", "cp_comm_type": "cp_comm_type",
@@ -132,6 +160,25 @@ class TagInputs:
             return bool(eval(self.deterministic_code, {"os": os, "torch": torch}))
         finally:
             torch.use_deterministic_algorithms(before)
+
+    def fp8_meta(self, recipe, make_recipe):
+        """fp8_meta as init_fp8_metadata leaves it for the autocast recipe `recipe` under the
+        current os.environ: {"recipe", "local_recipes"} (just the recipe before 2.8).
+        make_recipe(kind, **kwargs) builds the recipes TE's code constructs."""
+        if self.fp8_recipe_code is None:
+            return {"recipe": recipe}
+        namespace = {"os": os, "Format": types.SimpleNamespace(HYBRID="HYBRID", E4M3="E4M3", E5M2="E5M2"),
+                     "List": list, "fp8_recipe": recipe,
+                     "DelayedScaling": lambda **kw: make_recipe("delayed", **kw),
+                     "Float8CurrentScaling": lambda **kw: make_recipe("current", **kw),
+                     "MXFP8BlockScaling": lambda **kw: make_recipe("mxfp8", **kw)}
+        try:
+            exec(self.fp8_globals_code, namespace)
+            exec(self.fp8_recipe_code, namespace)
+        except AssertionError as why:
+            raise Refused(str(why) or "FP8 recipe") from None
+        recipes = namespace["fp8_recipes"]
+        return {"recipe": namespace["fp8_recipe_dpa"], "local_recipes": recipes if isinstance(recipes, list) else [recipes]}
 
     def kv_cache_mask(self, mask, bottom_right_diagonal):
         namespace = {"attn_mask_type": mask, "bottom_right_diagonal": bottom_right_diagonal}

@@ -41,11 +41,11 @@ class _Recipe:
     KINDS = {"delayed": "DelayedScaling", "current": "Float8CurrentScaling", "mxfp8": "MXFP8BlockScaling",
              "block": "Float8BlockScaling", "nvfp4": "NVFP4BlockScaling"}
 
-    def __init__(self, kind, fp8_dpa, fp8_mha):
+    def __init__(self, kind, fp8_dpa, fp8_mha, fp8_format="HYBRID"):
         self.kind = kind
         self.fp8_dpa = fp8_dpa
         self.fp8_mha = fp8_mha
-        self.fp8_format = "HYBRID"
+        self.fp8_format = fp8_format
         self.__class__ = type(self.KINDS[kind], (_Recipe,), {})
 
     def __repr__(self):
@@ -68,8 +68,23 @@ class _Recipe:
     def nvfp4(self):
         return self.kind == "nvfp4"
 
+    def float8_per_tensor_scaling(self):
+        return self.kind in ("delayed", "current")
+
     def custom(self):
         return False
+
+
+_RecipeStandIn = _Recipe  # the stand-in class itself, whatever live.py binds _Recipe to
+
+
+def _switched_recipe(kind, fp8_format="HYBRID", fp8_dpa=False, fp8_mha=False, **_scaling):
+    """A recipe as TE's constructors build one in init_fp8_metadata's switch. Through the module
+    global _Recipe: live.py puts TE's own recipe classes there (they keep their own format)."""
+    recipe = _Recipe(kind, fp8_dpa, fp8_mha)
+    if isinstance(recipe, _RecipeStandIn):
+        recipe.fp8_format = fp8_format
+    return recipe
 
 
 class _InferenceParams:
@@ -178,6 +193,13 @@ def run_case(loaded, case, records=None):
 
     fp8 = bool(w.get("fp8", False))
     recipe = _Recipe(w.get("fp8_recipe", "delayed"), bool(w.get("fp8_dpa", False)), bool(w.get("fp8_mha", False)))
+    fp8_meta = None
+    if fp8:
+        # init_fp8_metadata: NVTE_DPA_FP8_RECIPE may swap the recipe or add one (2.8 on).
+        try:
+            fp8_meta = inputs.fp8_meta(recipe, _switched_recipe)
+        except preselect.Refused as why:
+            raise Unrepresentable(f"fp8_recipe {why}") from None
     bias = w.get("core_attention_bias_type", "no_bias")
     params = {
         "qkv_type": torch.Tensor,
@@ -208,7 +230,7 @@ def run_case(loaded, case, records=None):
         "deterministic": deterministic,
         "is_training": bool(w.get("is_training", True)),
         "fp8": fp8,
-        "fp8_meta": {"recipe": recipe} if fp8 else None,
+        "fp8_meta": fp8_meta,
         "inference_params": inference,
         "softmax_type": w.get("softmax_type", "vanilla"),
         "return_max_logit": bool(w.get("return_max_logit", False)),

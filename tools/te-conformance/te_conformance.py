@@ -28,7 +28,19 @@ from tegit import TeCheckout  # noqa: E402
 
 SCHEMA = 1
 # Every minor release from 1.12 on (patch tags repeat their minor's selector) and the source HEAD.
-ALL_TAGS = ["v1.12", "v1.13"] + [f"v2.{i}" for i in range(0, 19)] + ["HEAD"]
+# release_v2.19 is a branch (2.19.0 has no tag yet): asked like a tag, its file is
+# te-release_v2.19.jsonl.
+ALL_TAGS = ["v1.12", "v1.13"] + [f"v2.{i}" for i in range(0, 19)] + ["release_v2.19", "HEAD"]
+
+
+def tag_features(checkout, tag):
+    """What the tag has that targeted parts of the grid depend on (targeted.py)."""
+    features = set()
+    if checkout.grep(tag, "NVTE_DPA_FP8_RECIPE", "transformer_engine/pytorch/attention"):
+        features.add("dpa_fp8_recipe")
+    if checkout.grep(tag, "flash-attn-4", "transformer_engine/pytorch/attention"):
+        features.add("fa4")
+    return frozenset(features)
 
 
 def _silence_te_handlers():
@@ -61,7 +73,8 @@ def generate(tag, te_path, fa_path, out_dir, build_dir, random_count, combo_coun
     started = time.time()
     checkout = TeCheckout(te_path)
     importer = TagImporter(checkout, tag, build_dir, fa_path)
-    all_cases = list(grid.cases(model_configs.cases(checkout, tag, grid.workload, grid.node), random_count, combo_count))
+    all_cases = list(grid.cases(model_configs.cases(checkout, tag, grid.workload, grid.node), random_count, combo_count,
+                                tag_features(checkout, tag)))
     groups = defaultdict(list)
     for case in all_cases:
         groups[import_key(case)].append(case)
@@ -98,7 +111,7 @@ def main():
     parser.add_argument("--flash-attention", type=Path,
                         help="a flash-attention checkout: FA4's head-dim check (flash_attn/cute/interface.py)")
     parser.add_argument("--tags", help="comma-separated tags (HEAD for the checkout's HEAD)")
-    parser.add_argument("--all", action="store_true", help="every tag from v1.12 and HEAD")
+    parser.add_argument("--all", action="store_true", help="every tag from v1.12, release_v2.19 and HEAD")
     parser.add_argument("--out", type=Path, default=HERE.parent.parent / "tests" / "conformance")
     parser.add_argument("--build-dir", type=Path, default=Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "nvte-te-conformance")
     parser.add_argument("--random", type=int, default=260, help="random cases per tag (default 260)")
