@@ -8,6 +8,7 @@
 
 #include "model/fact_catalog.hpp"
 #include "model/workload.hpp"
+#include "util/edit_distance.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -168,7 +169,7 @@ std::optional<SlotSpec> resolve_uncached(std::string_view name, SlotTable& table
     if (name.starts_with("workload.")) {
       std::vector<std::pair<std::size_t, std::string>> scored;
       for (const auto& key : model::workload_keys())
-        scored.emplace_back(util::edit_distance(name.substr(9), key.name), "workload." + std::string(key.name));
+        scored.emplace_back(util::edit_distance(name.substr(9), key.name, 4), "workload." + std::string(key.name));
       std::sort(scored.begin(), scored.end());
       for (std::size_t i = 0; i < scored.size() && i < 3 && scored[i].first <= 4; ++i) hints.push_back(scored[i].second);
     } else {

@@ -7,6 +7,7 @@
 #include "rules/ruleset_impl.hpp"
 #include "rules/yaml_tree.hpp"
 #include "model/fact_catalog.hpp"
+#include "util/edit_distance.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
 
@@ -195,7 +196,7 @@ private:
       if (!one_of(key, k_rule_keys)) {
         std::string hint;
         for (auto known : k_rule_keys)
-          if (util::edit_distance(key, known) <= 2) hint = "did you mean '" + std::string(known) + "'?";
+          if (util::edit_distance(key, known, 2) <= 2) hint = "did you mean '" + std::string(known) + "'?";
         error(entry.first, "unknown rule key '" + key + "'", hint.empty() ? "keys: " + list_of(k_rule_keys) : hint);
         continue;
       }
