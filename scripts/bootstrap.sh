@@ -25,6 +25,10 @@ if [[ $mode == all ]]; then
   packages+=(libgtest-dev libgmock-dev scdoc python3-jsonschema prometheus zsh patchelf nginx mmdebstrap umoci)
   # The style checks of the suite (tests/style): clang-format and clang-tidy 14 on the change.
   packages+=(clang-format clang-tidy)
+  # kubectl renders the Kustomize tree in ctest (Kustomize.*): Debian's kubernetes-client (kubectl
+  # 1.20, Kustomize v2.0.3), unless a kubectl is already installed (another package owning
+  # /usr/bin/kubectl would conflict with it; the tree renders with v2 and v5 alike).
+  command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 fi
 missing=()
 for p in "${packages[@]}"; do
