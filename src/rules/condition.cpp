@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <compare>
 
 namespace rules::detail {
 
@@ -45,9 +46,7 @@ std::vector<Token> tokenize(std::string_view text) {
     if (name_start(c)) {
       // Dotted names with indices and '-' inside segments: gpu[0].sm, package.flash-attn.version.
       while (i < text.size()) {
-        if (name_char(text[i])) {
-          ++i;
-        } else if ((text[i] == '.' || text[i] == '-') && i + 1 < text.size() && name_char(text[i + 1])) {
+        if (name_char(text[i]) || ((text[i] == '.' || text[i] == '-') && i + 1 < text.size() && name_char(text[i + 1]))) {
           ++i;
         } else if (text[i] == '[') {
           std::size_t j = i + 1;
@@ -806,7 +805,7 @@ std::optional<int> compare_values(const model::Value& a, const model::Value& b) 
   }
   case ValueType::version: {
     auto c = a.as_version() <=> b.as_version();
-    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    return std::is_lt(c) ? -1 : (std::is_gt(c) ? 1 : 0);
   }
   }
   return std::nullopt;

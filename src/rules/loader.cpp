@@ -873,6 +873,7 @@ void require_some_rules(const RuleSet::Impl& impl, const std::vector<std::filesy
                         std::vector<Diagnostic>& diagnostics) {
   if (!impl.rules.empty() || !diagnostics.empty()) return;
   std::vector<std::string> names;
+  names.reserve(dirs.size());
   for (const auto& dir : dirs) names.push_back(dir.string());
   diagnostics.push_back({util::join(names, ", "), 0, 0, 1, "no rules loaded: no *.yaml file here defines a rule", {}, {}});
 }

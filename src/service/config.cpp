@@ -126,6 +126,7 @@ struct Parser {
         if (!best.empty()) message += "; did you mean '" + best + "'?";
         else {
           std::vector<std::string> names;
+          names.reserve(table.size());
           for (const auto& [known, _] : table) names.push_back(known);
           message += " (known: " + util::join(names, ", ") + ")";
         }

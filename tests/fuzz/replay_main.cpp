@@ -13,12 +13,9 @@
 #include <string>
 #include <vector>
 
-// A target's one-time set-up, where it has one (weak: most targets do not), as libFuzzer runs it.
-extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** argv);
-
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
-  if (LLVMFuzzerInitialize != nullptr) LLVMFuzzerInitialize(&argc, &argv);
+  if (LLVMFuzzerInitialize != nullptr) LLVMFuzzerInitialize(&argc, &argv); // as libFuzzer does
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
     fs::path arg = argv[i];
