@@ -367,14 +367,11 @@ run_fuzz() {
   rm -rf "$dir" && mkdir -p "$dir" "$OUTDIR/fuzz"
   step fuzz-unpack 120 tar -C "$dir" -xJf "$pack"
   step fuzz-ldd 60 bash -c "LD_LIBRARY_PATH=$dir/lib ldd $dir/tests/fuzz/fuzz_version | grep -E 'not found|=>' ; ! LD_LIBRARY_PATH=$dir/lib ldd $dir/tests/fuzz/fuzz_* | grep -q 'not found'"
-  # Every target at once for the whole time, even with a few more targets than cores: better
-  # than running them in two rounds of half the time each.
-  local jobs targets
-  targets=$(ls "$dir"/tests/fuzz/fuzz_* | wc -l)
-  jobs=$(nproc)
-  ((targets > jobs)) && jobs=$targets
+  # Every target that has not reached 10^7 at once for the whole time (-a: even with a few more
+  # targets than cores, better than rounds of half the time each); spare cores become extra
+  # workers of the targets furthest from the goal.
   step fuzz-campaign $((${FUZZ_SECONDS:-360} + 120)) env LD_LIBRARY_PATH="$dir/lib" \
-    scripts/fuzz-campaign.sh -j "$jobs" -t "${FUZZ_SECONDS:-360}" -b "$dir" -o "$OUTDIR/fuzz"
+    scripts/fuzz-campaign.sh -j "$(nproc)" -a -t "${FUZZ_SECONDS:-360}" -b "$dir" -o "$OUTDIR/fuzz"
   step fuzz-state 120 bash -c "tar -C $dir -cf - corpus fuzz-totals.tsv | xz -T0 -3 >$OUTDIR/fuzz/fuzz-state.tar.xz"
   cp "$OUTDIR/fuzz/summary.md" "$LOGS/fuzz-summary.md" 2>/dev/null
   rm -rf "$OUTDIR/fuzz/logs/"*.row

@@ -1,11 +1,13 @@
 #include "model/fact_catalog.hpp"
 
 #include "model/workload.hpp"
+#include "util/edit_distance.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
 #include <deque>
 #include <iterator>
+#include <unordered_map>
 #include <vector>
 
 namespace model {
@@ -298,27 +300,50 @@ const FactSpec* find_workload_fact_spec(std::string_view key) {
   return nullptr;
 }
 
+namespace {
+
+// The catalog indexed once, for the lookups every fact that is set or named in a rule makes:
+// exact patterns, their collection-relative forms ("gpu.sm" for "gpu[].sm"), and the wildcard
+// patterns. Each map keeps the first spec of the catalog's order, as the scans did.
+struct SpecIndex {
+  std::unordered_map<std::string, const FactSpec*> exact;
+  std::unordered_map<std::string, const FactSpec*> relative;
+  std::vector<const FactSpec*> wildcards;
+};
+
+const SpecIndex& spec_index() {
+  static const SpecIndex index = [] {
+    SpecIndex out;
+    for (const auto& spec : all_specs()) {
+      out.exact.emplace(std::string(spec.pattern), &spec);
+      std::string without = normalize_fact_name(spec.pattern);
+      std::string stripped;
+      for (std::size_t i = 0; i < without.size(); ++i) {
+        if (without.compare(i, 2, "[]") == 0) {
+          ++i;
+          continue;
+        }
+        stripped += without[i];
+      }
+      if (stripped != spec.pattern) out.relative.emplace(std::move(stripped), &spec);
+      if (spec.pattern.find('*') != std::string_view::npos) out.wildcards.push_back(&spec);
+    }
+    return out;
+  }();
+  return index;
+}
+
+} // namespace
+
 const FactSpec* find_fact_spec(std::string_view name) {
   if (name.starts_with("workload.")) return find_workload_fact_spec(name.substr(9));
+  const SpecIndex& index = spec_index();
   std::string normalized = normalize_fact_name(name);
-  for (const auto& spec : all_specs()) {
-    if (spec.pattern == normalized) return &spec;
-  }
+  if (auto it = index.exact.find(normalized); it != index.exact.end()) return it->second;
   // A collection-relative name: "gpu.sm" means "gpu[].sm" for each GPU.
-  for (const auto& spec : all_specs()) {
-    std::string without = normalize_fact_name(spec.pattern);
-    std::string stripped;
-    for (std::size_t i = 0; i < without.size(); ++i) {
-      if (without.compare(i, 2, "[]") == 0) {
-        ++i;
-        continue;
-      }
-      stripped += without[i];
-    }
-    if (stripped == normalized && stripped != spec.pattern) return &spec;
-  }
-  for (const auto& spec : all_specs()) {
-    if (spec.pattern.find('*') != std::string_view::npos && segment_match(spec.pattern, normalized)) return &spec;
+  if (auto it = index.relative.find(normalized); it != index.relative.end()) return it->second;
+  for (const FactSpec* spec : index.wildcards) {
+    if (segment_match(spec->pattern, normalized)) return spec;
   }
   return nullptr;
 }
@@ -345,26 +370,33 @@ FactShape fact_shape(std::string_view name) {
 }
 
 std::vector<std::string> suggest_fact_names(std::string_view unknown) {
-  std::vector<std::pair<std::size_t, std::string>> scored;
-  for (const auto& spec : all_specs()) {
-    std::string candidate(spec.pattern);
-    std::string plain;
-    for (std::size_t i = 0; i < candidate.size(); ++i) {
-      if (candidate.compare(i, 2, "[]") == 0) {
-        ++i;
-        continue;
+  // The catalog's names as a user writes them ("gpu[].name" -> "gpu.name"), once: a rules file
+  // with many unknown names asks for hints once per name.
+  static const std::vector<std::string> k_plain = [] {
+    std::vector<std::string> names;
+    for (const auto& spec : all_specs()) {
+      std::string candidate(spec.pattern);
+      std::string plain;
+      for (std::size_t i = 0; i < candidate.size(); ++i) {
+        if (candidate.compare(i, 2, "[]") == 0) {
+          ++i;
+          continue;
+        }
+        plain += candidate[i];
       }
-      plain += candidate[i];
+      if (plain.find('*') == std::string::npos) names.push_back(std::move(plain));
     }
-    if (plain.find('*') != std::string::npos) continue;
-    scored.emplace_back(util::edit_distance(unknown, plain), plain);
+    return names;
+  }();
+  const std::size_t limit = std::max<std::size_t>(3, unknown.size() / 3);
+  std::vector<std::pair<std::size_t, std::string_view>> scored;
+  for (const auto& plain : k_plain) {
+    std::size_t distance = util::edit_distance(unknown, plain, limit);
+    if (distance <= limit) scored.emplace_back(distance, plain);
   }
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> out;
-  for (auto& [distance, name] : scored) {
-    if (distance > std::max<std::size_t>(3, unknown.size() / 3) || out.size() == 3) break;
-    out.push_back(name);
-  }
+  for (std::size_t i = 0; i < scored.size() && i < 3; ++i) out.emplace_back(scored[i].second);
   return out;
 }
 

@@ -8,10 +8,12 @@
 
 #include "model/fact_catalog.hpp"
 #include "model/workload.hpp"
+#include "util/edit_distance.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <compare>
 
 namespace rules::detail {
 
@@ -44,9 +46,7 @@ std::vector<Token> tokenize(std::string_view text) {
     if (name_start(c)) {
       // Dotted names with indices and '-' inside segments: gpu[0].sm, package.flash-attn.version.
       while (i < text.size()) {
-        if (name_char(text[i])) {
-          ++i;
-        } else if ((text[i] == '.' || text[i] == '-') && i + 1 < text.size() && name_char(text[i + 1])) {
+        if (name_char(text[i]) || ((text[i] == '.' || text[i] == '-') && i + 1 < text.size() && name_char(text[i + 1]))) {
           ++i;
         } else if (text[i] == '[') {
           std::size_t j = i + 1;
@@ -168,7 +168,7 @@ std::optional<SlotSpec> resolve_uncached(std::string_view name, SlotTable& table
     if (name.starts_with("workload.")) {
       std::vector<std::pair<std::size_t, std::string>> scored;
       for (const auto& key : model::workload_keys())
-        scored.emplace_back(util::edit_distance(name.substr(9), key.name), "workload." + std::string(key.name));
+        scored.emplace_back(util::edit_distance(name.substr(9), key.name, 4), "workload." + std::string(key.name));
       std::sort(scored.begin(), scored.end());
       for (std::size_t i = 0; i < scored.size() && i < 3 && scored[i].first <= 4; ++i) hints.push_back(scored[i].second);
     } else {
@@ -805,7 +805,7 @@ std::optional<int> compare_values(const model::Value& a, const model::Value& b) 
   }
   case ValueType::version: {
     auto c = a.as_version() <=> b.as_version();
-    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    return std::is_lt(c) ? -1 : (std::is_gt(c) ? 1 : 0);
   }
   }
   return std::nullopt;

@@ -7,6 +7,7 @@
 #include "rules/ruleset_impl.hpp"
 #include "rules/yaml_tree.hpp"
 #include "model/fact_catalog.hpp"
+#include "util/edit_distance.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
 
@@ -195,7 +196,7 @@ private:
       if (!one_of(key, k_rule_keys)) {
         std::string hint;
         for (auto known : k_rule_keys)
-          if (util::edit_distance(key, known) <= 2) hint = "did you mean '" + std::string(known) + "'?";
+          if (util::edit_distance(key, known, 2) <= 2) hint = "did you mean '" + std::string(known) + "'?";
         error(entry.first, "unknown rule key '" + key + "'", hint.empty() ? "keys: " + list_of(k_rule_keys) : hint);
         continue;
       }
@@ -872,6 +873,7 @@ void require_some_rules(const RuleSet::Impl& impl, const std::vector<std::filesy
                         std::vector<Diagnostic>& diagnostics) {
   if (!impl.rules.empty() || !diagnostics.empty()) return;
   std::vector<std::string> names;
+  names.reserve(dirs.size());
   for (const auto& dir : dirs) names.push_back(dir.string());
   diagnostics.push_back({util::join(names, ", "), 0, 0, 1, "no rules loaded: no *.yaml file here defines a rule", {}, {}});
 }

@@ -4,6 +4,7 @@
 // "file:line:column:" prefix.
 #include "service/config.hpp"
 
+#include "util/edit_distance.hpp"
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
 #include "util/strings.hpp"
@@ -119,12 +120,13 @@ struct Parser {
         std::string best;
         std::size_t best_distance = 3;
         for (const auto& [known, _] : table) {
-          std::size_t d = util::edit_distance(key, known);
+          std::size_t d = util::edit_distance(key, known, 2);
           if (d < best_distance) best_distance = d, best = known;
         }
         if (!best.empty()) message += "; did you mean '" + best + "'?";
         else {
           std::vector<std::string> names;
+          names.reserve(table.size());
           for (const auto& [known, _] : table) names.push_back(known);
           message += " (known: " + util::join(names, ", ") + ")";
         }

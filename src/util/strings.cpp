@@ -1,5 +1,7 @@
 #include "util/strings.hpp"
 
+#include "util/edit_distance.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -121,17 +123,32 @@ std::string shell_quote(std::string_view word) {
   return out;
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+std::size_t edit_distance(std::string_view a, std::string_view b) { return edit_distance(a, b, a.size() + b.size()); }
+
+std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t limit) {
+  if (a.size() < b.size()) std::swap(a, b); // the distance is symmetric; the row runs over the shorter
+  limit = std::min(limit, a.size());        // no distance exceeds the longer length
+  const std::size_t over = limit + 1;
+  if (a.size() - b.size() > limit) return over;
+  if (b.empty()) return a.size();
+  // row[j]: the distance of a's first i and b's first j characters, capped at `over`. A cell with
+  // |i - j| > limit is at least that far, so each row computes only the band around its diagonal,
+  // and stops the whole table once no cell of a row is within the limit.
+  std::vector<std::size_t> row(b.size() + 1, over);
+  for (std::size_t j = 0; j <= std::min(b.size(), limit); ++j) row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
+    std::size_t lo = i > limit ? i - limit : 1;
+    std::size_t hi = std::min(b.size(), i + limit);
+    std::size_t diagonal = row[lo - 1];
+    row[lo - 1] = lo == 1 ? std::min(i, over) : over;
+    std::size_t lowest = row[lo - 1];
+    for (std::size_t j = lo; j <= hi; ++j) {
       std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1), over});
       diagonal = above;
+      lowest = std::min(lowest, row[j]);
     }
+    if (lowest > limit) return over;
   }
   return row[b.size()];
 }

@@ -337,7 +337,8 @@ util::Result<TeLog> parse_te_log(std::string_view text, std::string_view source,
   std::unordered_map<std::string, std::size_t> by_text; // the config's text -> block
   std::unordered_map<std::string, std::size_t> current; // stream -> block
   std::optional<std::size_t> last;                      // the latest block of any stream
-  std::string scratch;
+  std::string scratch;                                  // the current line without colour escapes
+  std::string more_scratch;                             // the same for the continuation lines of a broken dictionary
   std::size_t number = 0;
   std::size_t pos = 0;
   auto next_line = [&](std::string_view& line) {
@@ -361,6 +362,9 @@ util::Result<TeLog> parse_te_log(std::string_view text, std::string_view source,
     if ((at = line.find(k_config)) != std::string_view::npos) {
       ++log.config_lines;
       std::size_t start_line = number;
+      // The stream before reading on: `line` may live in `scratch`, which the lines of a broken
+      // dictionary reuse (a fuzzer's heap-use-after-free, tests/fuzz/corpus/te_log/).
+      std::string stream = stream_of(line.substr(0, at));
       std::string joined(line.substr(at + k_config.size()));
       // A long run logs the same few configs thousands of times: their text finds their block
       // without reading the fields again.
@@ -371,7 +375,7 @@ util::Result<TeLog> parse_te_log(std::string_view text, std::string_view source,
         for (int more = 0; !fields && joined.starts_with("{") && more < 64; ++more) {
           std::string_view next;
           if (!next_line(next)) break;
-          joined += clean(next, scratch);
+          joined += clean(next, more_scratch);
           fields = parse_dict(joined);
         }
         if (!fields)
@@ -389,7 +393,7 @@ util::Result<TeLog> parse_te_log(std::string_view text, std::string_view source,
       if (has_verdict(block.observed)) block.earlier = std::move(block.observed);
       block.observed = {};
       block.observed.source = std::string(source) + ":" + std::to_string(start_line);
-      current[stream_of(line.substr(0, at))] = index;
+      current[stream] = index;
       last = index;
     } else if ((at = line.find(k_disabling)) != std::string_view::npos) {
       if (Block* b = block_of(line.substr(0, at))) b->observed.disabling.emplace_back(util::trim(line.substr(at)));

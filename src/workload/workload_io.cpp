@@ -3,6 +3,7 @@
 // reports failures by exception, which is caught here and turned into a Result.
 #include "workload/workload_io.hpp"
 
+#include "util/edit_distance.hpp"
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
 #include "util/strings.hpp"
@@ -93,8 +94,10 @@ util::Result<std::vector<model::Workload>> workloads_from_root(const YAML::Node&
 std::string suggest_workload_key(std::string_view unknown) {
   std::string best;
   std::size_t best_distance = 0;
+  const std::size_t limit = std::max<std::size_t>(2, unknown.size() / 3);
+  const std::string lower = util::to_lower(unknown);
   auto consider = [&](std::string_view candidate) {
-    std::size_t distance = util::edit_distance(util::to_lower(unknown), candidate);
+    std::size_t distance = util::edit_distance(lower, candidate, limit);
     // A key that starts with the unknown word ("head_dim" -> "head_dim_qk") is a good hint too.
     if (candidate.size() > unknown.size() && util::starts_with(candidate, unknown)) distance = std::min<std::size_t>(distance, 2);
     if (best.empty() || distance < best_distance) {
@@ -104,7 +107,6 @@ std::string suggest_workload_key(std::string_view unknown) {
   };
   for (const auto& spec : model::workload_keys()) consider(spec.name);
   consider(k_name_key);
-  std::size_t limit = std::max<std::size_t>(2, unknown.size() / 3);
   return best_distance <= limit ? best : std::string();
 }
 

@@ -9,6 +9,9 @@
 #include <string_view>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
+// A target's one-time set-up before the first input, where it has one; weak, so that the replay
+// driver (replay_main.cpp) can run it as libFuzzer does, and targets without one still link.
+extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** argv);
 
 namespace fuzz {
 

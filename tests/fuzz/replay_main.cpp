@@ -15,6 +15,7 @@
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
+  if (LLVMFuzzerInitialize != nullptr) LLVMFuzzerInitialize(&argc, &argv); // as libFuzzer does
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
     fs::path arg = argv[i];

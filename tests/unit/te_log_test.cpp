@@ -214,6 +214,25 @@ TEST(TeLog, InterleavedProcessesKeepTheirOwnBlocks) {
   EXPECT_EQ(parsed->workloads[1].observed->selected, "UnfusedDotProductAttention");
 }
 
+// A coloured config line whose dictionary a terminal broke over two lines: the stream of the
+// first line must be read before the second is cleaned, or it is read from the second line's text
+// (a fuzzer found the heap-use-after-free behind this; tests/fuzz/corpus/te_log/crash-*), and
+// the verdict of pid 11 goes to the block pid 12 opened last.
+TEST(TeLog, ABrokenColouredConfigKeepsItsStream) {
+  std::string config = config_line("bshd_bshd_bshd", 32);
+  std::size_t cut = config.find(", '", config.size() * 3 / 5);
+  ASSERT_NE(cut, std::string::npos);
+  std::string log = "\x1b[32m(WorkerDict pid=11)\x1b[0m Running with config=" + config.substr(0, cut) + "\n" + config.substr(cut) +
+                    "\x1b[0m\n" + "(WorkerDict pid=12) Running with config=" + config_line() + "\n" +
+                    "(WorkerDict pid=11) Selected backend = FusedAttention (sub-backend 1).\n" +
+                    "(WorkerDict pid=12) Selected backend = UnfusedDotProductAttention.\n";
+  auto parsed = workload::parse_te_log(log, "ray.log", "ray");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(parsed->workloads.size(), 2u);
+  EXPECT_EQ(parsed->workloads[0].observed->selected, "FusedAttention");
+  EXPECT_EQ(parsed->workloads[1].observed->selected, "UnfusedDotProductAttention");
+}
+
 TEST(TeLog, TheValueErrorAloneSaysNoBackend) {
   std::string log = "[rank0]: Running with config=" + config_line("thd_thd_thd", 16, "padding_causal") + "\n" +
                     "[rank0]: Traceback (most recent call last):\n" +

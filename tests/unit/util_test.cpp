@@ -1,3 +1,4 @@
+#include "util/edit_distance.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
 #include "util/subprocess.hpp"
@@ -70,6 +71,30 @@ TEST(Strings, ParseIntIsStrict) {
 TEST(Strings, EditDistance) {
   EXPECT_EQ(util::edit_distance("cudnn.version", "cudnn.verison"), 2u);
   EXPECT_EQ(util::edit_distance("", "abc"), 3u);
+}
+
+// With a limit the answer is exact up to it and limit + 1 beyond, whichever way round the strings
+// come; and a long unknown name against a long different one costs rows, not their product (the
+// unbounded table of two 1 MiB strings is 10^12 cells: this test would not finish).
+TEST(Strings, EditDistanceWithALimitStopsEarly) {
+  const std::pair<const char*, const char*> pairs[] = {{"cudnn.version", "cudnn.verison"},
+                                                       {"", "abc"},
+                                                       {"abc", ""},
+                                                       {"gpu.name", "gpu[0].name"},
+                                                       {"kitten", "sitting"},
+                                                       {"workload.head_dim", "workload.head_dim_qk"},
+                                                       {"x", "y"},
+                                                       {"same", "same"}};
+  for (const auto& [a, b] : pairs) {
+    std::size_t exact = util::edit_distance(a, b);
+    EXPECT_EQ(util::edit_distance(b, a), exact) << a << " / " << b;
+    for (std::size_t limit = 0; limit <= 6; ++limit)
+      EXPECT_EQ(util::edit_distance(a, b, limit), std::min(exact, limit + 1)) << a << " / " << b << " limit " << limit;
+  }
+  std::string long_a(1u << 20, 'a'), long_b(1u << 20, 'b');
+  EXPECT_EQ(util::edit_distance(long_a, long_b, 3), 4u);
+  EXPECT_EQ(util::edit_distance(long_a, "a", 3), 4u);
+  EXPECT_EQ(util::edit_distance(long_a, long_a, 3), 0u);
 }
 
 TEST(File, AtomicWriteReplacesAndLeavesNoTemporaries) {
