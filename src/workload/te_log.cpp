@@ -183,7 +183,8 @@ Config read_config(const std::vector<Field>& fields) {
       // every flash-attn-4.
       if (f.key == "flash_attn_4_version" && !text.empty()) {
         c.node_facts.emplace_back("package.nvidia_cutlass_dsl.version", "4.6.2");
-        c.parsed.push_back("flash_attn_4_version (TE loaded flash-attn-4, so its CuTe DSL too) -> package.nvidia_cutlass_dsl.version=4.6.2");
+        c.parsed.emplace_back(
+            "flash_attn_4_version (TE loaded flash-attn-4, so its CuTe DSL too) -> package.nvidia_cutlass_dsl.version=4.6.2");
       }
     } else if (f.key.starts_with("NVTE_")) {
       if (!value) { none(f); continue; }
