@@ -286,7 +286,10 @@ bool MappedSymbols::defines(std::string_view name, std::uint32_t hash, std::stri
     if (nbuckets == 0 || bloom_size == 0 || chain_at > m_gnu_hash_words) return false;
     std::uint64_t word = bloom_at + 2ull * ((hash / 64) % bloom_size);
     std::uint64_t bloom = static_cast<std::uint64_t>(h[word]) | static_cast<std::uint64_t>(h[word + 1]) << 32;
-    std::uint64_t mask = (1ull << (hash % 64)) | (1ull << ((hash >> bloom_shift) % 64));
+    // ld.so shifts a 64-bit uint_fast32_t on x86-64, so a (malformed) shift of 32 or more leaves
+    // 0 there; shifting the 32-bit hash that far would be undefined (found by fuzz_elf).
+    std::uint32_t second = bloom_shift < 32 ? hash >> bloom_shift : 0;
+    std::uint64_t mask = (1ull << (hash % 64)) | (1ull << (second % 64));
     if ((bloom & mask) != mask) return false;
     std::uint32_t i = h[buckets_at + hash % nbuckets];
     if (i < symoffset) return false;
