@@ -143,7 +143,9 @@ TEST(TeNodeRules, OlderCudnnOnLdLibraryPathBreaksTorchItself) {
   model::Facts facts = probe_te_node(host);
   EXPECT_EQ(facts.get_string("torch.cudnn.path"), "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0");
   EXPECT_EQ(facts.get_bool("torch.cudnn.check_fails"), true);
-  const model::Finding* f = find(rules::evaluate_node(shipped(), facts), "cudnn-torch-older-than-its-build");
+  // The findings outlive the pointer into them (ASan: a temporary's element was read before).
+  auto findings = rules::evaluate_node(shipped(), facts);
+  const model::Finding* f = find(findings, "cudnn-torch-older-than-its-build");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->message.find("compiled against 9.19.0.56 but found runtime version 9.14.0"), std::string::npos) << f->message;
 }
