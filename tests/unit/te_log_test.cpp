@@ -202,16 +202,21 @@ TEST(TeLog, OneWorkloadPerDistinctConfigAndTheLastBlockWins) {
   EXPECT_TRUE(parsed->workloads[1].observed->selected_known);
 }
 
-TEST(TeLog, InterleavedProcessesKeepTheirOwnBlocks) {
-  std::string log = "(WorkerDict pid=11) Running with config=" + config_line() + "\n" +
-                    "(WorkerDict pid=12) Running with config=" + config_line("bshd_bshd_bshd", 32) + "\n" +
-                    "(WorkerDict pid=11) Selected backend = FusedAttention (sub-backend 1).\n" +
-                    "(WorkerDict pid=12) Selected backend = UnfusedDotProductAttention.\n";
+// pid 11's block ends with FusedAttention, pid 12's with Unfused, whatever the interleaving.
+void expect_two_ray_blocks(const std::string& log) {
   auto parsed = workload::parse_te_log(log, "ray.log", "ray");
   ASSERT_TRUE(parsed) << parsed.error().message;
   ASSERT_EQ(parsed->workloads.size(), 2u);
   EXPECT_EQ(parsed->workloads[0].observed->selected, "FusedAttention");
   EXPECT_EQ(parsed->workloads[1].observed->selected, "UnfusedDotProductAttention");
+}
+
+TEST(TeLog, InterleavedProcessesKeepTheirOwnBlocks) {
+  std::string log = "(WorkerDict pid=11) Running with config=" + config_line() + "\n" +
+                    "(WorkerDict pid=12) Running with config=" + config_line("bshd_bshd_bshd", 32) + "\n" +
+                    "(WorkerDict pid=11) Selected backend = FusedAttention (sub-backend 1).\n" +
+                    "(WorkerDict pid=12) Selected backend = UnfusedDotProductAttention.\n";
+  expect_two_ray_blocks(log);
 }
 
 // A coloured config line whose dictionary a terminal broke over two lines: the stream of the
@@ -226,11 +231,7 @@ TEST(TeLog, ABrokenColouredConfigKeepsItsStream) {
                     "\x1b[0m\n" + "(WorkerDict pid=12) Running with config=" + config_line() + "\n" +
                     "(WorkerDict pid=11) Selected backend = FusedAttention (sub-backend 1).\n" +
                     "(WorkerDict pid=12) Selected backend = UnfusedDotProductAttention.\n";
-  auto parsed = workload::parse_te_log(log, "ray.log", "ray");
-  ASSERT_TRUE(parsed) << parsed.error().message;
-  ASSERT_EQ(parsed->workloads.size(), 2u);
-  EXPECT_EQ(parsed->workloads[0].observed->selected, "FusedAttention");
-  EXPECT_EQ(parsed->workloads[1].observed->selected, "UnfusedDotProductAttention");
+  expect_two_ray_blocks(log);
 }
 
 TEST(TeLog, TheValueErrorAloneSaysNoBackend) {
