@@ -1,7 +1,7 @@
 // The YAML side of the rules database: finds the files, parses them with libyaml (yaml_tree.hpp:
-// yaml-cpp's scanner was most of `check`'s cost; explain_cases.cpp still uses yaml-cpp), validates the schema of docs/rules-format.md, compiles
-// every condition and template, and turns each problem into a Diagnostic that points into the
-// file (source_file.cpp maps offsets and libyaml marks to lines and columns, inside scalars too).
+// yaml-cpp's scanner was most of `check`'s cost; explain_cases.cpp still uses yaml-cpp), validates the schema of docs/rules-format.md,
+// compiles every condition and template, and turns each problem into a Diagnostic that points into the file (source_file.cpp maps offsets
+// and libyaml marks to lines and columns, inside scalars too).
 #include "rules/loader_internal.hpp"
 
 #include "rules/ruleset_impl.hpp"
@@ -9,17 +9,15 @@
 #include "model/fact_catalog.hpp"
 #include "util/edit_distance.hpp"
 #include "util/file.hpp"
+#include "util/parallel.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
-#include <system_error>
-#include <thread>
 
 namespace rules {
 namespace detail {
@@ -37,14 +35,15 @@ constexpr std::string_view k_sub_backends[] = {"F16_max512_seqlen", "F16_arbitra
 constexpr std::string_view k_flash_sub_backends[] = {"FlashAttention2", "FlashAttention3", "FlashAttention4"};
 constexpr std::string_view k_selection_backends[] = {"FlashAttention", "FusedAttention", "UnfusedDotProductAttention"};
 const std::pair<std::string_view, std::string_view> k_applies_to[] = {
-    {"te", "te.version"},     {"cudnn", "cudnn.version"}, {"torch", "torch.version"},
-    {"cuda", "cuda.runtime_version"}, {"driver", "driver.version"}, {"nccl", "nccl.version"},
-    {"flash_attn", "flash_attn.version"}};
+    {"te", "te.version"},         {"cudnn", "cudnn.version"}, {"torch", "torch.version"},          {"cuda", "cuda.runtime_version"},
+    {"driver", "driver.version"}, {"nccl", "nccl.version"},   {"flash_attn", "flash_attn.version"}};
 
-template <std::size_t N> bool one_of(std::string_view value, const std::string_view (&set)[N]) {
+template <std::size_t N>
+bool one_of(std::string_view value, const std::string_view (&set)[N]) {
   return std::find(std::begin(set), std::end(set), value) != std::end(set);
 }
-template <std::size_t N> std::string list_of(const std::string_view (&set)[N]) {
+template <std::size_t N>
+std::string list_of(const std::string_view (&set)[N]) {
   std::vector<std::string> names(std::begin(set), std::end(set));
   return util::join(names, ", ");
 }
@@ -77,28 +76,14 @@ struct ParsedFile {
 // order, so diagnostics and the slot table come out the same as before.
 std::vector<ParsedFile> parse_all(const std::vector<SourceFile>& files) {
   std::vector<ParsedFile> parsed(files.size());
-  std::atomic<std::size_t> next{0};
-  auto parse_some = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < files.size();) parsed[i].document = YamlDocument::parse(files[i].text, parsed[i].problem);
-  };
-  std::size_t threads = std::min<std::size_t>({std::max(1u, std::thread::hardware_concurrency()), files.size(), 8});
-  {
-    std::vector<std::jthread> helpers;
-    try {
-      for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(parse_some);
-    } catch (const std::system_error&) {
-      // No more threads to be had (a container's pids limit): the ones started and this one share
-      // the files all the same.
-    }
-    parse_some();
-  } // the helpers join here
+  util::parallel_for(files.size(), std::min(util::available_cpus(), 8u),
+                     [&](std::size_t i) { parsed[i].document = YamlDocument::parse(files[i].text, parsed[i].problem); });
   return parsed;
 }
 
 class FileLoader {
 public:
-  FileLoader(const SourceFile& file, RuleSet::Impl& impl, std::vector<Diagnostic>& diagnostics, Registry& registry,
-             TestCases tests)
+  FileLoader(const SourceFile& file, RuleSet::Impl& impl, std::vector<Diagnostic>& diagnostics, Registry& registry, TestCases tests)
       : m_file(file), m_impl(impl), m_diagnostics(diagnostics), m_registry(registry), m_tests(tests) {}
 
   void run(const ParsedFile& parsed) {
@@ -271,7 +256,8 @@ private:
         rule.summary.effect = *s;
         if (*s != "unavailable" && *s != "deprioritized") error(it->second, "unknown effect '" + *s + "'", "unavailable or deprioritized");
         else if (rule.backend.empty()) error(it->second, "'effect' only applies to rules with 'backend:'");
-        else if (*s == "deprioritized" && !rule.sub_backend.empty()) error(it->second, "a sub-backend cannot be deprioritized, only made unavailable");
+        else if (*s == "deprioritized" && !rule.sub_backend.empty())
+          error(it->second, "a sub-backend cannot be deprioritized, only made unavailable");
         rule.deprioritized = *s == "deprioritized";
       }
     } else if (!rule.backend.empty()) {
@@ -356,7 +342,8 @@ private:
 
     if (auto it = fields.find("tests"); it != fields.end()) load_tests(it->second, rule);
     if (m_tests == TestCases::compile) {
-      rule.summary.fires_cases = static_cast<std::size_t>(std::count_if(rule.tests.begin(), rule.tests.end(), [](const auto& t) { return t.fires; }));
+      rule.summary.fires_cases =
+          static_cast<std::size_t>(std::count_if(rule.tests.begin(), rule.tests.end(), [](const auto& t) { return t.fires; }));
       rule.summary.quiet_cases = rule.tests.size() - rule.summary.fires_cases;
     }
 
@@ -550,11 +537,11 @@ private:
                 std::string dtype = sub.first.Scalar();
                 if (dtype != "default" && dtype != "fp8" && dtype != "bf16" && dtype != "fp16" && dtype != "fp32")
                   error(sub.first, "unknown dtype key '" + dtype + "'", "default, fp8, bf16, fp16, fp32");
-                order.fused_sub_backends.emplace_back(dtype, name_list(sub.second, dtype, std::begin(k_sub_backends), std::end(k_sub_backends)));
+                order.fused_sub_backends.emplace_back(dtype,
+                                                      name_list(sub.second, dtype, std::begin(k_sub_backends), std::end(k_sub_backends)));
               }
             } else if (name == "flash_sub_backends") {
-              order.flash_sub_backends =
-                  name_list(field.second, name, std::begin(k_flash_sub_backends), std::end(k_flash_sub_backends));
+              order.flash_sub_backends = name_list(field.second, name, std::begin(k_flash_sub_backends), std::end(k_flash_sub_backends));
             } else {
               error(field.first, "unknown order key '" + name + "'", "te, backends, fused_sub_backends, flash_sub_backends");
             }
@@ -568,7 +555,6 @@ private:
     }
     m_impl.selection = std::move(selection);
   }
-
 
   // ---- the catalog of installable versions (`packages:`) ----------------------------------------
   static bool is_url(const std::string& s) { return s.starts_with("https://") || s.starts_with("http://"); }
@@ -671,7 +657,8 @@ private:
       }
       if (package.name.empty()) error(item, "package without 'name'");
       if (m_registry.packages.count(normalize_distribution(package.name)))
-        error(item, "package '" + package.name + "' is listed twice", "first at " + m_registry.packages[normalize_distribution(package.name)]);
+        error(item, "package '" + package.name + "' is listed twice",
+              "first at " + m_registry.packages[normalize_distribution(package.name)]);
       else if (!package.name.empty())
         m_registry.packages[normalize_distribution(package.name)] = m_file.name + ":" + std::to_string(package.line);
       if (package.fact.empty()) {
@@ -681,10 +668,10 @@ private:
         if (!spec || spec->type != model::ValueType::version)
           error(item, "package fact '" + package.fact + "' is not a version fact of the catalog");
       }
-      if (package.requirement.empty())
-        error(item, "package without 'requirement'", "e.g. nvidia-cudnn-cu12=={version}");
+      if (package.requirement.empty()) error(item, "package without 'requirement'", "e.g. nvidia-cudnn-cu12=={version}");
       else if (package.on_index && package.requirement.find("{version}") == std::string::npos)
-        error(item, "package requirement must contain {version} (or the package says on_index: false)", "e.g. nvidia-cudnn-cu12=={version}");
+        error(item, "package requirement must contain {version} (or the package says on_index: false)",
+              "e.g. nvidia-cudnn-cu12=={version}");
       if (!package.library.empty() && package.library != "cudnn" && package.library != "nccl")
         error(item, "unknown library '" + package.library + "'", "cudnn or nccl (shared-library wheels), or leave it out");
       if (!releases || !releases->IsSequence() || releases->size() == 0) {
@@ -701,7 +688,8 @@ private:
               std::string key = entry.first.Scalar();
               if (key == "version") version_text = scalar(entry.second, key);
               else if (!release_field(key, entry.second, release))
-                error(entry.first, "unknown release key '" + key + "'", "version, cuda, python, torch, prebuilt, prebuilt_torch, build, source");
+                error(entry.first, "unknown release key '" + key + "'",
+                      "version, cuda, python, torch, prebuilt, prebuilt_torch, build, source");
             }
           } else {
             error(r, "a release is a version or a mapping {version, source, ...}");
@@ -717,7 +705,8 @@ private:
             continue;
           }
           release.version = std::move(*v);
-          if (release.source.empty()) error(r, "release " + *version_text + " of " + package.name + " has no source", "source: the URL it was taken from");
+          if (release.source.empty())
+            error(r, "release " + *version_text + " of " + package.name + " has no source", "source: the URL it was taken from");
           if (!release.prebuilt && release.build_note.empty())
             error(r, "release " + *version_text + " builds from source but says nothing of the build", "build: what users report it costs");
           for (const auto& seen : package.releases)
@@ -767,8 +756,7 @@ Selection default_selection() {
 
 } // namespace
 
-std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics,
-                                         TestCases tests) {
+std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics, TestCases tests) {
   auto impl = std::make_shared<RuleSet::Impl>();
   impl->selection = default_selection();
   Registry registry;
@@ -812,8 +800,8 @@ std::string entry_kind(const std::filesystem::path& path) {
 // Every *.yaml below dir (relative to root), in no particular order. Nothing is skipped in
 // silence: an unreadable directory and a *.yaml that is not a regular file are diagnostics, so a
 // rules set with a hole in it cannot pass for a smaller one (audit 2026-11-25, items 13 and 14).
-void collect_rule_files(const std::filesystem::path& root, const std::filesystem::path& dir, int depth,
-                        std::vector<std::string>& relative, std::vector<Diagnostic>& diagnostics) {
+void collect_rule_files(const std::filesystem::path& root, const std::filesystem::path& dir, int depth, std::vector<std::string>& relative,
+                        std::vector<Diagnostic>& diagnostics) {
   namespace fs = std::filesystem;
   auto names = util::list_directory(dir);
   if (!names) {
@@ -849,7 +837,8 @@ std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>
   for (const auto& dir : dirs) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
-      diagnostics.push_back({dir.string(), 0, 0, 1, "cannot read rules directory: " + (ec ? ec.message() : std::string("not a directory")), {}, {}});
+      diagnostics.push_back(
+          {dir.string(), 0, 0, 1, "cannot read rules directory: " + (ec ? ec.message() : std::string("not a directory")), {}, {}});
       continue;
     }
     std::vector<std::string> relative;
@@ -869,8 +858,7 @@ std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>
 }
 
 // "Nothing evaluated" is never OK: a rules set that loaded no rule at all is an error.
-void require_some_rules(const RuleSet::Impl& impl, const std::vector<std::filesystem::path>& dirs,
-                        std::vector<Diagnostic>& diagnostics) {
+void require_some_rules(const RuleSet::Impl& impl, const std::vector<std::filesystem::path>& dirs, std::vector<Diagnostic>& diagnostics) {
   if (!impl.rules.empty() || !diagnostics.empty()) return;
   std::vector<std::string> names;
   names.reserve(dirs.size());

@@ -5,11 +5,10 @@
 
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
+#include "util/parallel.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <thread>
 #include <cctype>
 #include <ctime>
 
@@ -146,19 +145,12 @@ model::FleetSummary summarize_fleet(const std::vector<fs::path>& inputs, std::ch
   // files by index; the results are added in file order, so the summary does not depend on
   // which thread finished first.
   std::vector<std::optional<util::Result<FleetReader::Loaded>>> results(files.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < files.size();) {
-      auto text = util::read_input(files[i]);
-      results[i] = text ? read_fleet_report(files[i].string(), *text) : util::Result<FleetReader::Loaded>(text.take_error());
-    }
-  };
-  std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, k_max_threads);
+  std::size_t threads = std::clamp<std::size_t>(util::available_cpus(), 1, k_max_threads);
   threads = std::min(threads, files.size() / 64 + 1);
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& thread : pool) thread.join();
+  util::parallel_for(files.size(), static_cast<unsigned>(threads), [&](std::size_t i) {
+    auto text = util::read_input(files[i]);
+    results[i] = text ? read_fleet_report(files[i].string(), *text) : util::Result<FleetReader::Loaded>(text.take_error());
+  });
   for (std::size_t i = 0; i < files.size(); ++i) reader.add(files[i].string(), std::move(*results[i]));
   return reader.finish();
 }

@@ -42,7 +42,10 @@ Result<std::string> read_up_to(const std::filesystem::path& path, std::size_t ma
   if (::fstat(fd.get(), &info) != 0) return file_error("cannot stat", path, errno);
   if (S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode) || S_ISDIR(info.st_mode))
     return Error{ErrorKind::invalid, path.string() + ": not a regular file (" +
-                                         (S_ISDIR(info.st_mode) ? "a directory" : S_ISFIFO(info.st_mode) ? "a FIFO" : "a socket") + ")"};
+                                         (S_ISDIR(info.st_mode)    ? "a directory"
+                                          : S_ISFIFO(info.st_mode) ? "a FIFO"
+                                                                   : "a socket") +
+                                         ")"};
   if (::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK) != 0) return file_error("cannot read", path, errno);
   std::string content;
   char buffer[16384];
@@ -59,8 +62,7 @@ Result<std::string> read_up_to(const std::filesystem::path& path, std::size_t ma
         content.resize(max_bytes);
         break;
       }
-      return Error{ErrorKind::invalid,
-                   path.string() + ": larger than " + std::to_string(max_bytes) + " bytes"};
+      return Error{ErrorKind::invalid, path.string() + ": larger than " + std::to_string(max_bytes) + " bytes"};
     }
   }
   return content;
@@ -77,17 +79,34 @@ Result<std::string> read_file_head(const std::filesystem::path& path, std::size_
 }
 
 Result<std::vector<std::string>> list_directory(const std::filesystem::path& dir) {
+  auto entries = list_directory_entries(dir);
+  if (!entries) return entries.error();
+  std::vector<std::string> names;
+  names.reserve(entries->size());
+  for (auto& e : *entries) names.push_back(std::move(e.name));
+  return names;
+}
+
+Result<std::vector<DirEntry>> list_directory_entries(const std::filesystem::path& dir) {
   DIR* raw = ::opendir(dir.c_str());
   if (!raw) return file_error("cannot list", dir, errno);
   Defer close_dir([raw] { ::closedir(raw); });
-  std::vector<std::string> names;
+  std::vector<DirEntry> entries;
   while (dirent* entry = ::readdir(raw)) {
     std::string_view name = entry->d_name;
     if (name == "." || name == "..") continue;
-    names.emplace_back(name);
+    EntryType type = EntryType::unknown;
+    switch (entry->d_type) {
+    case DT_REG: type = EntryType::regular; break;
+    case DT_DIR: type = EntryType::directory; break;
+    case DT_LNK: type = EntryType::symlink; break;
+    case DT_UNKNOWN: break;
+    default: type = EntryType::other; break;
+    }
+    entries.push_back(DirEntry{std::string(name), type});
   }
-  std::sort(names.begin(), names.end());
-  return names;
+  std::sort(entries.begin(), entries.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  return entries;
 }
 
 std::filesystem::path under_root(const std::filesystem::path& root, const std::filesystem::path& path) {

@@ -35,8 +35,7 @@ Result<std::string> read_file_head(const std::filesystem::path& path, std::size_
 //    file it names (the link stays); a dangling link is refused.
 //  - a directory, socket or block device: refused (invalid).
 enum class Sync { yes, no };
-Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view content,
-                               unsigned mode = 0644, Sync sync = Sync::yes);
+Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view content, unsigned mode = 0644, Sync sync = Sync::yes);
 
 // Truncates and writes the file where it is (created 0644 when absent): for a file that cannot be
 // replaced by a rename, such as a bind-mounted /dev/termination-log. Not atomic.
@@ -59,6 +58,18 @@ Result<Fd> open_lock_file(const std::filesystem::path& path);
 
 // Directory entries' names (not paths), sorted; an unreadable directory is an error.
 Result<std::vector<std::string>> list_directory(const std::filesystem::path& dir);
+
+// What readdir(3) says an entry is, without a stat: most filesystems fill d_type, some leave it
+// unknown (then the caller stats).
+enum class EntryType : unsigned char { unknown, regular, directory, symlink, other };
+struct DirEntry {
+  std::string name;
+  EntryType type = EntryType::unknown;
+};
+// The entries of dir with their d_type, sorted by name; an unreadable directory is an error.
+// A recursive walk that asks only the links and the unknown entries for more saves one lstat per
+// file (the CUDA toolkit's 5,000 entries).
+Result<std::vector<DirEntry>> list_directory_entries(const std::filesystem::path& dir);
 
 // Joins root and an absolute path inside the node ("/usr/lib" under "/tmp/fake" is
 // "/tmp/fake/usr/lib"). With root "/" the path is returned as it is.

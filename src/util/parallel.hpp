@@ -1,0 +1,32 @@
+// A parallel for over indices, for CPU-bound work that splits into independent items (the native
+// probe's symbol lookups: tens of thousands of hash-table lookups over a few large objects). The
+// caller's thread takes part; items are handed out one at a time from a shared counter, so a few
+// large items do not leave threads idle. Results go where fn(i) puts them: by index, so the
+// outcome does not depend on the schedule.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace util {
+
+// The CPUs this process may run on (its affinity mask: a Slurm or cgroup CPU set, not the
+// machine's count), at least 1.
+unsigned available_cpus();
+
+// Calls fn(i) for every i in [0, count) on up to max_threads threads (the caller's included);
+// returns when all calls have returned. fn must not throw. With max_threads <= 1 or count <= 1
+// it runs in order on the caller's thread; where no thread can be started (a pids limit), the
+// ones that could and the caller's share the items.
+void parallel_for(std::size_t count, unsigned max_threads, const std::function<void(std::size_t)>& fn);
+
+// Work that finds more work as it goes (the directories of a tree): calls fn(item, add) for every
+// item of start and every item fn passes to add, on up to max_threads threads (the caller's
+// included), and returns when no item is left and no call is running. fn must not throw; it may
+// call add from any thread; the order of the calls is not defined.
+void parallel_expand(std::vector<std::string> start, unsigned max_threads,
+                     const std::function<void(const std::string& item, const std::function<void(std::string)>& add)>& fn);
+
+} // namespace util

@@ -1,0 +1,88 @@
+// util::parallel_for and util::parallel_expand, and util::list_directory_entries: the pieces the
+// probe's threads are made of.
+#include "util/file.hpp"
+#include "util/parallel.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace {
+
+TEST(Parallel, ForCallsEveryIndexOnceWhateverTheThreads) {
+  for (unsigned threads : {0u, 1u, 2u, 8u, 64u}) {
+    std::vector<std::atomic<int>> calls(1000);
+    util::parallel_for(calls.size(), threads, [&](std::size_t i) { ++calls[i]; });
+    for (std::size_t i = 0; i < calls.size(); ++i) ASSERT_EQ(calls[i].load(), 1) << "index " << i << ", " << threads << " threads";
+  }
+  int none = 0;
+  util::parallel_for(0, 8, [&](std::size_t) { ++none; });
+  EXPECT_EQ(none, 0);
+}
+
+TEST(Parallel, ForUsesOtherThreadsWhenAsked) {
+  std::mutex mutex;
+  std::set<std::thread::id> seen;
+  // Items that wait a little, so that one thread cannot take them all before the others start.
+  util::parallel_for(64, 4, [&](std::size_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::lock_guard lock(mutex);
+    seen.insert(std::this_thread::get_id());
+  });
+  EXPECT_GT(seen.size(), 1u);
+  seen.clear();
+  util::parallel_for(64, 1, [&](std::size_t) { seen.insert(std::this_thread::get_id()); });
+  EXPECT_EQ(seen, std::set<std::thread::id>{std::this_thread::get_id()});
+}
+
+// A tree of items found as the work goes: "" -> "0".."3" -> "00".."33" -> ... four levels deep.
+TEST(Parallel, ExpandReachesEveryItemFoundOnTheWay) {
+  for (unsigned threads : {1u, 3u, 8u}) {
+    std::mutex mutex;
+    std::multiset<std::string> done;
+    util::parallel_expand({""}, threads, [&](const std::string& item, const std::function<void(std::string)>& add) {
+      if (item.size() < 4)
+        for (char c : {'0', '1', '2', '3'}) add(item + c);
+      std::lock_guard lock(mutex);
+      done.insert(item);
+    });
+    EXPECT_EQ(done.size(), 1u + 4 + 16 + 64 + 256) << threads << " threads";
+    EXPECT_EQ(std::set<std::string>(done.begin(), done.end()).size(), done.size()) << "an item done twice";
+  }
+  int calls = 0;
+  util::parallel_expand({}, 4, [&](const std::string&, const std::function<void(std::string)>&) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(Parallel, AvailableCpusIsAtLeastOne) { EXPECT_GE(util::available_cpus(), 1u); }
+
+TEST(Files, ListDirectoryEntriesSaysWhatEachEntryIs) {
+  auto dir = std::filesystem::temp_directory_path() / ("nvte-entries-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "sub");
+  std::ofstream(dir / "file") << "x";
+  std::filesystem::create_symlink("file", dir / "link");
+  auto entries = util::list_directory_entries(dir);
+  ASSERT_TRUE(entries) << entries.error().message;
+  ASSERT_EQ(entries->size(), 3u);
+  EXPECT_EQ((*entries)[0].name, "file");
+  EXPECT_EQ((*entries)[1].name, "link");
+  EXPECT_EQ((*entries)[2].name, "sub");
+  // A filesystem may leave d_type unknown (the caller then stats); when it says, it is right.
+  for (const auto& [at, want] :
+       {std::pair{0, util::EntryType::regular}, std::pair{1, util::EntryType::symlink}, std::pair{2, util::EntryType::directory}}) {
+    auto got = (*entries)[static_cast<std::size_t>(at)].type;
+    EXPECT_TRUE(got == want || got == util::EntryType::unknown) << (*entries)[static_cast<std::size_t>(at)].name;
+  }
+  EXPECT_EQ(util::list_directory(dir).value(), (std::vector<std::string>{"file", "link", "sub"}));
+  EXPECT_FALSE(util::list_directory_entries(dir / "missing"));
+  std::filesystem::remove_all(dir);
+}
+
+} // namespace
