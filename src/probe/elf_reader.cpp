@@ -76,11 +76,10 @@ util::Result<ElfDynamic> read_elf_dynamic_uncached(const std::filesystem::path& 
 } // namespace
 
 util::Result<ElfDynamic> read_elf_dynamic(const std::filesystem::path& host_file) {
-  auto* slot = node_memo_slot("elf_dynamic", host_file.string());
-  if (slot && *slot) return *std::static_pointer_cast<util::Result<ElfDynamic>>(*slot);
-  auto result = read_elf_dynamic_uncached(host_file);
-  if (slot) *slot = std::make_shared<util::Result<ElfDynamic>>(result);
-  return result;
+  using Cached = util::Result<ElfDynamic>;
+  auto value = node_memo_value("elf_dynamic", host_file.string(),
+                               [&] { return std::make_shared<const Cached>(read_elf_dynamic_uncached(host_file)); });
+  return *std::static_pointer_cast<const Cached>(value);
 }
 
 namespace {
@@ -161,8 +160,7 @@ std::string expand_origin(std::string_view entry, std::string_view origin_dir) {
     if (entry.compare(i, 9, "${ORIGIN}") == 0) {
       out += origin_dir;
       i += 9;
-    } else if (entry.compare(i, 7, "$ORIGIN") == 0 &&
-               (i + 7 == entry.size() || entry[i + 7] == '/')) {
+    } else if (entry.compare(i, 7, "$ORIGIN") == 0 && (i + 7 == entry.size() || entry[i + 7] == '/')) {
       out += origin_dir;
       i += 7;
     } else {

@@ -348,11 +348,8 @@ util::Result<std::shared_ptr<const ElfSymbols>> read_uncached(const std::filesys
 
 util::Result<std::shared_ptr<const ElfSymbols>> read_elf_symbols(const std::filesystem::path& host_file) {
   using Cached = util::Result<std::shared_ptr<const ElfSymbols>>;
-  auto* slot = node_memo_slot("elf_symbols", host_file.string());
-  if (slot && *slot) return *std::static_pointer_cast<Cached>(*slot);
-  auto result = read_uncached(host_file);
-  if (slot) *slot = std::make_shared<Cached>(result);
-  return result;
+  auto value = node_memo_value("elf_symbols", host_file.string(), [&] { return std::make_shared<const Cached>(read_uncached(host_file)); });
+  return *std::static_pointer_cast<const Cached>(value);
 }
 
 } // namespace probe

@@ -195,7 +195,8 @@ std::optional<std::string> pyenv_target(const Host& host, const std::string& shi
     std::string target = root + "/versions/" + std::string(version) + "/bin/" + p.filename().string();
     if (node_file_type(host.root, target) == NodeFileType::regular) return target;
   }
-  if (p.filename() == "python3") problems.push_back("pyenv shim " + shim + ": no selected version (" + (selected.empty() ? "none" : selected) + ") provides it");
+  if (p.filename() == "python3")
+    problems.push_back("pyenv shim " + shim + ": no selected version (" + (selected.empty() ? "none" : selected) + ") provides it");
   return std::string{};
 }
 
@@ -280,11 +281,9 @@ InterpreterScan find_interpreters(const Host& host) {
     key += '\n' + (it == host.env.end() ? std::string("\x01") : it->second);
   }
   key += '\n' + (host.python ? host.python->string() : std::string("\x01"));
-  auto* slot = node_memo_slot("interpreters", key);
-  if (slot && *slot) return *std::static_pointer_cast<InterpreterScan>(*slot);
-  InterpreterScan scan = find_interpreters_uncached(host);
-  if (slot) *slot = std::make_shared<InterpreterScan>(scan);
-  return scan;
+  auto value =
+      node_memo_value("interpreters", key, [&] { return std::make_shared<const InterpreterScan>(find_interpreters_uncached(host)); });
+  return *std::static_pointer_cast<const InterpreterScan>(value);
 }
 
 } // namespace probe

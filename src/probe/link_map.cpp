@@ -1,6 +1,7 @@
 #include "probe/link_map.hpp"
 
 #include "probe/node_path.hpp"
+#include "util/parallel.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -61,12 +62,13 @@ util::Result<std::size_t> LinkMap::load(const std::string& node_path, const std:
   return index;
 }
 
-bool LinkMap::resolves(const ElfUndefinedSymbol& u, const Scope& scope, std::vector<std::size_t>& likely) {
+bool LinkMap::resolves(const ElfUndefinedSymbol& u, const Scope& scope,
+                       const std::vector<std::pair<const char*, std::size_t>>& version_files, std::vector<std::size_t>& likely) const {
   auto in_scope_defines = [&](std::size_t i) { return scope.in_lookup[i] && m_objects[i].symbols->defines(u.name, u.hash, u.version); };
   // A versioned reference names its definer's file (the requester's DT_VERNEED entry: the same
   // string, so the same pointer, for all its references to that file).
   if (!u.version_file.empty()) {
-    for (const auto& [file, i] : scope.version_files)
+    for (const auto& [file, i] : version_files)
       if (file == u.version_file.data() && in_scope_defines(i)) return true;
   }
   // The requester's NEEDED objects in the order they last served it: a library's references go
@@ -150,21 +152,60 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
   for (std::size_t i : scope)
     if (i >= first_new) fresh.push_back(i);
   if (fresh.empty()) fresh.push_back(root);
-  std::vector<std::size_t> likely;
+
+  // The references of the new objects, in chunks that threads share (util/parallel.hpp): a torch
+  // tree has tens of thousands, mostly in two or three of its objects. Each chunk keeps its own
+  // unresolved list; they are joined in order, so the result does not depend on the schedule.
+  // Everything the lookups read (the objects, their mappings, the scope) is fixed by now; an
+  // object's undefined() list is collected by the one task that asks for it first, below.
+  constexpr std::size_t k_chunk = 4096;
+  constexpr std::size_t k_parallel_from = 16384; // fewer references: one thread is quicker
+  std::size_t references = 0;
+  util::parallel_for(fresh.size(), fresh.size() >= 4 ? std::min(util::available_cpus(), 8u) : 1u,
+                     [&](std::size_t f) { (void)m_objects[fresh[f]].symbols->undefined(); });
+  struct Chunk {
+    std::size_t object; // index into fresh
+    std::size_t begin, end;
+    std::vector<std::size_t> unresolved; // indexes into the object's undefined()
+  };
+  std::vector<Chunk> chunks;
+  for (std::size_t f = 0; f < fresh.size(); ++f) {
+    std::size_t n = m_objects[fresh[f]].symbols->undefined().size();
+    references += n;
+    for (std::size_t b = 0; b < n; b += k_chunk) chunks.push_back({f, b, std::min(n, b + k_chunk), {}});
+  }
+  // Per object: the files its versions are required of, and its NEEDED objects (likely definers).
+  std::vector<std::vector<std::pair<const char*, std::size_t>>> version_files(fresh.size());
+  std::vector<std::vector<std::size_t>> needed_objects(fresh.size());
+  for (std::size_t f = 0; f < fresh.size(); ++f) {
+    const LinkedObject& o = m_objects[fresh[f]];
+    for (const auto& needed : o.dynamic.needed)
+      if (auto dep = loaded(needed)) needed_objects[f].push_back(*dep);
+    for (const auto& need : o.symbols->version_needs()) {
+      if (auto dep = loaded(need.file)) version_files[f].emplace_back(need.file.data(), *dep);
+    }
+  }
+  unsigned threads = references >= k_parallel_from ? std::min(util::available_cpus(), 8u) : 1u;
+  util::parallel_for(chunks.size(), threads, [&](std::size_t c) {
+    Chunk& chunk = chunks[c];
+    const auto& undefined = m_objects[fresh[chunk.object]].symbols->undefined();
+    std::vector<std::size_t> likely = needed_objects[chunk.object];
+    const auto& files = version_files[chunk.object];
+    for (std::size_t k = chunk.begin; k < chunk.end; ++k)
+      if (!resolves(undefined[k], lookup, files, likely)) chunk.unresolved.push_back(k);
+  });
+  for (const auto& chunk : chunks) {
+    const LinkedObject& o = m_objects[fresh[chunk.object]];
+    const auto& undefined = o.symbols->undefined();
+    std::string who = file_name(o.path);
+    for (std::size_t k : chunk.unresolved) {
+      const auto& u = undefined[k];
+      result.unresolved.push_back({std::string(u.name), demangle_symbol(u.name), std::string(u.version), std::string(u.version_file), who});
+    }
+  }
   for (std::size_t i : fresh) {
     const LinkedObject& o = m_objects[i];
     std::string who = file_name(o.path);
-    likely.clear();
-    for (const auto& needed : o.dynamic.needed)
-      if (auto dep = loaded(needed)) likely.push_back(*dep);
-    lookup.version_files.clear();
-    for (const auto& need : o.symbols->version_needs()) {
-      if (auto dep = loaded(need.file)) lookup.version_files.emplace_back(need.file.data(), *dep);
-    }
-    for (const auto& u : o.symbols->undefined()) {
-      if (resolves(u, lookup, likely)) continue;
-      result.unresolved.push_back({std::string(u.name), demangle_symbol(u.name), std::string(u.version), std::string(u.version_file), who});
-    }
     for (const auto& need : o.symbols->version_needs()) {
       if (need.weak) continue;
       const LinkedObject* provider = find(need.file);

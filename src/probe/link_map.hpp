@@ -86,16 +86,17 @@ private:
   std::optional<std::size_t> loaded(std::string_view name) const;
   util::Result<std::size_t> load(const std::string& node_path, const std::string& name);
   void add_name(std::size_t index, const std::string& name);
-  // One open's lookup scope, and for the requester being checked the objects its DT_VERNEED files
-  // name (by the file name's address in its string table).
+  // One open's lookup scope.
   struct Scope {
     std::vector<std::size_t> lookup; // in order
     std::vector<char> in_lookup;     // by object index
-    std::vector<std::pair<const char*, std::size_t>> version_files;
   };
-  // Whether an object of the scope defines u; first the objects in likely (the requester's
-  // NEEDED, reordered by use).
-  bool resolves(const ElfUndefinedSymbol& u, const Scope& scope, std::vector<std::size_t>& likely);
+  // Whether an object of the scope defines u; first the object its version is required of
+  // (version_files: the requester's DT_VERNEED files by the file name's address in its string
+  // table), then the objects in likely (the requester's NEEDED, reordered by use). Reads only:
+  // threads may ask at once, each with its own likely.
+  bool resolves(const ElfUndefinedSymbol& u, const Scope& scope, const std::vector<std::pair<const char*, std::size_t>>& version_files,
+                std::vector<std::size_t>& likely) const;
 
   LoaderView m_view;
   std::vector<LinkedObject> m_objects;

@@ -55,6 +55,9 @@ util::Result<Resolution> resolve_needed(const LoaderView& view, std::string_view
   std::vector<std::string> tried;
   std::string who = requester.path.empty() ? "dlopen" : file_name(requester.path);
   auto try_dir = [&](const std::string& dir, const std::string& step, const std::string& reason) -> std::optional<Resolution> {
+    // Most candidates are not there (an RPATH of $ORIGIN, each LD_LIBRARY_PATH entry): the
+    // directory's listing, read once per run, says so without resolving the path.
+    if (NodeListing listing = node_list_directory(view.root, dir); listing.listed() && !listing.contains(name)) return std::nullopt;
     std::string candidate = normalize_node_path(std::filesystem::path(dir) / std::string(name)).string();
     std::string why = reject_reason(view.root, candidate);
     if (why.empty()) return Resolution{candidate, step, reason};

@@ -28,8 +28,8 @@
 #include "util/logging.hpp"
 #include "util/strings.hpp"
 
-#include <regex>
 #include <set>
+#include <thread>
 
 namespace probe {
 
@@ -86,11 +86,27 @@ std::string torch_library(const LinkMap& map, const LinkResult& r, const Unresol
   return wanted.front();
 }
 
-// "2.6" from a wheel file name or a version's local label ("cu12torch2.6cxx11abiFALSE").
+// "2.6" from a wheel file name or a version's local label ("cu12torch2.6cxx11abiFALSE"): the
+// first "torch" followed by MAJOR.MINOR[.PATCH]. (A std::regex for this cost 2 ms of every probe
+// with TE installed: compiling it is 8 M instructions.)
 std::optional<std::string> torch_in(std::string_view text) {
-  static const std::regex k_torch("torch([0-9]+\\.[0-9]+(\\.[0-9]+)?)");
-  std::match_results<std::string_view::const_iterator> m;
-  if (std::regex_search(text.begin(), text.end(), m, k_torch)) return m[1].str();
+  auto digits = [&](std::size_t at) {
+    std::size_t end = at;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    return end;
+  };
+  for (std::size_t at = text.find("torch"); at != std::string_view::npos; at = text.find("torch", at + 1)) {
+    std::size_t begin = at + 5, end = digits(begin);
+    if (end == begin || end >= text.size() || text[end] != '.') continue;
+    std::size_t minor = digits(end + 1);
+    if (minor == end + 1) continue;
+    end = minor;
+    if (end < text.size() && text[end] == '.') {
+      std::size_t patch = digits(end + 1);
+      if (patch > end + 1) end = patch;
+    }
+    return std::string(text.substr(begin, end - begin));
+  }
   return std::nullopt;
 }
 
@@ -247,48 +263,64 @@ std::vector<std::string> record_objects(const Host& host, const Distribution& di
   return out;
 }
 
-} // namespace
-
-void run_native_probe(const Host& host, model::Facts& facts) {
-  facts.erase_prefix("native.");
-  bool has_te = facts.has("te.version"), has_fa = facts.has("flash_attn.version") || facts.has("flash_attn_3.version");
-  if (!has_te && !has_fa) {
-    record_status(facts, "native", "skipped", "neither TransformerEngine nor flash-attn is installed");
-    return;
-  }
-  util::log::Laps laps("native probe");
-  std::vector<std::string> problems;
-  InterpreterScan scan = find_interpreters(host);
-  auto executable = facts.get_string("python.executable");
+// One run of the probe, in two parts: torch's link needs only the python probe's facts and is the
+// slow part (a 40-object tree with tens of thousands of references), so it can run on a thread of
+// its own while the libraries probe runs; TE's part needs the cuDNN and NVRTC copies the libraries
+// probe found TE loads. The state lives on the heap: units point at dists, the map at the cache.
+struct NativeRun {
+  bool skip = false; // neither TE nor flash-attn: nothing is linked
+  bool has_te = false;
+  std::optional<std::string> executable, torch_path;
   std::vector<std::string> sites;
-  for (const auto& it : scan.interpreters) {
-    if (executable && it.path == *executable) sites = it.package_dirs();
-  }
-  std::vector<Distribution> dists = find_distributions(host, sites);
-  laps.lap("distributions");
-
+  std::vector<Distribution> dists;
   std::optional<LdCache> cache;
-  if (auto c = read_ld_cache(host.root)) cache = std::move(c).value();
-  LinkMap map(make_loader_view(host, cache ? &*cache : nullptr));
+  std::unique_ptr<LinkMap> map;
+  bool interpreter_read = false;
+  std::vector<std::string> problems;
+  std::vector<Unit> units;                                 // torch's first, then TE's, flash-attn's, apex's
+  std::vector<std::pair<std::size_t, LinkResult>> results; // by index into units, in link order
+  std::vector<std::string> denied;                         // what the torch thread's memo could not read
+};
 
+std::unique_ptr<NativeRun> prepare(const Host& host, const model::Facts& facts) {
+  auto run = std::make_unique<NativeRun>();
+  run->has_te = facts.has("te.version");
+  bool has_fa = facts.has("flash_attn.version") || facts.has("flash_attn_3.version");
+  run->skip = !run->has_te && !has_fa;
+  if (run->skip) return run;
+  run->executable = facts.get_string("python.executable");
+  run->torch_path = facts.get_string("torch.path");
+  InterpreterScan scan = find_interpreters(host);
+  for (const auto& it : scan.interpreters) {
+    if (run->executable && it.path == *run->executable) run->sites = it.package_dirs();
+  }
+  return run;
+}
+
+// The interpreter and `import torch`: distributions, the map, torch's units linked.
+void link_torch(const Host& host, NativeRun& run) {
+  util::log::Laps laps("native probe");
+  run.dists = find_distributions(host, run.sites);
+  laps.lap("distributions");
+  if (auto c = read_ld_cache(host.root)) run.cache = std::move(c).value();
+  run.map = std::make_unique<LinkMap>(make_loader_view(host, run.cache ? &*run.cache : nullptr));
   // Without a readable interpreter the C API's definitions are unknown: Py* references are then
   // not reported (a fixture tree, or an interpreter the probe cannot read).
-  bool interpreter_read = false;
-  if (executable) {
-    auto r = map.open(*executable, true, false);
-    interpreter_read = r.opened;
-    if (!r.opened) problems.push_back("interpreter " + *executable + ": " + r.error);
+  if (run.executable) {
+    auto r = run.map->open(*run.executable, true, false);
+    run.interpreter_read = r.opened;
+    if (!r.opened) run.problems.push_back("interpreter " + *run.executable + ": " + r.error);
   }
-  std::vector<Unit> units;
-  if (auto torch = facts.get_string("torch.path")) {
-    const Distribution* torch_dist = find_dist(dists, "torch");
-    std::string lib = *torch + "/lib";
+  if (run.torch_path) {
+    const std::string& torch = *run.torch_path;
+    const Distribution* torch_dist = find_dist(run.dists, "torch");
+    std::string lib = torch + "/lib";
     if (node_file_type(host.root, lib + "/libtorch_global_deps.so") == NodeFileType::regular)
-      units.push_back({"torch", lib + "/libtorch_global_deps.so", true, torch_dist});
+      run.units.push_back({"torch", lib + "/libtorch_global_deps.so", true, torch_dist});
     bool c_module = false;
-    for (const auto& name : node_list_directory(host.root, *torch)) {
+    for (const auto& name : node_list_directory(host.root, torch)) {
       if (util::starts_with(name, "_C.") && util::ends_with(name, ".so")) {
-        units.push_back({"torch", *torch + "/" + name, false, torch_dist});
+        run.units.push_back({"torch", torch + "/" + name, false, torch_dist});
         c_module = true;
       }
     }
@@ -296,18 +328,30 @@ void run_native_probe(const Host& host, model::Facts& facts) {
     if (!c_module) {
       for (auto name : {"libc10.so", "libc10_cuda.so", "libtorch_cpu.so", "libtorch.so", "libtorch_cuda.so", "libtorch_python.so"}) {
         if (node_file_type(host.root, lib + "/" + name) == NodeFileType::regular)
-          units.push_back({"torch", lib + "/" + name, false, torch_dist});
+          run.units.push_back({"torch", lib + "/" + name, false, torch_dist});
       }
     }
   }
-  if (has_te) {
-    const Distribution* te_dist = find_dist(dists, "transformer_engine");
+  for (std::size_t i = 0; i < run.units.size(); ++i) {
+    run.results.emplace_back(i, run.map->open(run.units[i].path, run.units[i].global, true));
+    laps.lap(file_name(run.units[i].path));
+  }
+}
+
+// `import transformer_engine` (the cuDNN / NVRTC copies TE picks, each RTLD_GLOBAL, then its
+// objects) and the flash-attn / apex extensions, after torch; then every unit's facts.
+void link_rest_and_record(const Host& host, NativeRun& run, model::Facts& facts) {
+  util::log::Laps laps("native probe");
+  LinkMap& map = *run.map;
+  std::size_t first = run.units.size();
+  if (run.has_te) {
+    const Distribution* te_dist = find_dist(run.dists, "transformer_engine");
     for (const char* lib : {"te.cudnn.path", "te.nvrtc.path"}) {
       if (auto p = facts.get_string(lib)) map.open(*p, true, false);
     }
     std::set<std::string> te_files;
     if (auto core = facts.get_string("te.core_library.path")) {
-      units.push_back({"te", *core, true, te_dist});
+      run.units.push_back({"te", *core, true, te_dist});
       te_files.insert(*core);
     }
     if (auto te_dir = facts.get_string("te.path")) {
@@ -316,45 +360,96 @@ void run_native_probe(const Host& host, model::Facts& facts) {
           std::string path = dir + "/" + name;
           if (!util::ends_with(name, ".so") || name.find("jax") != std::string::npos || te_files.count(path)) continue;
           if (node_file_type(host.root, path) != NodeFileType::regular) continue;
-          units.push_back({"te", path, false, te_dist});
+          run.units.push_back({"te", path, false, te_dist});
           te_files.insert(path);
         }
       }
     }
     if (auto ext = facts.get_string("te.torch_extension.path"); ext && !te_files.count(*ext)) {
-      const Distribution* torch_dist = find_dist(dists, "transformer_engine_torch");
-      units.push_back({"te", *ext, false, torch_dist ? torch_dist : te_dist});
+      const Distribution* torch_dist = find_dist(run.dists, "transformer_engine_torch");
+      run.units.push_back({"te", *ext, false, torch_dist ? torch_dist : te_dist});
     }
   }
   for (auto [prefix, package] : {std::pair{"flash_attn_3", "flash_attn_3"}, std::pair{"flashattn_hopper", "flash_attn_3"},
                                  std::pair{"flash_attn", "flash_attn"}, std::pair{"apex", "apex"}}) {
-    for (const auto& d : dists) {
+    for (const auto& d : run.dists) {
       if (d.normalized != prefix) continue;
-      for (const auto& path : record_objects(host, d)) units.push_back({package, path, false, &d});
+      for (const auto& path : record_objects(host, d)) run.units.push_back({package, path, false, &d});
     }
   }
-  laps.lap("units (" + std::to_string(units.size()) + ")");
+  laps.lap("units (" + std::to_string(run.units.size()) + ")");
+  for (std::size_t i = first; i < run.units.size(); ++i) {
+    run.results.emplace_back(i, map.open(run.units[i].path, run.units[i].global, true));
+    laps.lap(file_name(run.units[i].path));
+  }
 
+  facts.erase_prefix("native.");
   std::size_t index = 0, broken = 0;
-  for (const auto& unit : units) {
-    LinkResult r = map.open(unit.path, unit.global, true);
+  for (auto& [at, r] : run.results) {
+    const Unit& unit = run.units[at];
     if (!r.opened) {
-      problems.push_back(unit.path + ": " + r.error);
+      run.problems.push_back(unit.path + ": " + r.error);
       continue;
     }
-    if (!interpreter_read) {
+    if (!run.interpreter_read) {
       std::erase_if(r.unresolved,
                     [](const UnresolvedSymbol& s) { return util::starts_with(s.mangled, "Py") || util::starts_with(s.mangled, "_Py"); });
     }
-    record_unit(host, sites, map, unit, r, facts, index);
+    record_unit(host, run.sites, map, unit, r, facts, index);
     if (!facts.get_bool("native.extensions[" + std::to_string(index) + "].links").value_or(true)) ++broken;
     ++index;
-    laps.lap(file_name(unit.path));
   }
   facts.set("native.extension_count", static_cast<long>(index));
   facts.set("native.broken_count", static_cast<long>(broken));
   facts.set("native.object_count", static_cast<long>(map.objects().size()));
-  record_status(facts, "native", "ok", util::join(problems, "; "));
+  node_add_denied_directories(run.denied);
+  record_status(facts, "native", "ok", util::join(run.problems, "; "));
+}
+
+void record_skipped(model::Facts& facts) {
+  facts.erase_prefix("native.");
+  record_status(facts, "native", "skipped", "neither TransformerEngine nor flash-attn is installed");
+}
+
+class StartedNative final : public StartedProbe {
+public:
+  StartedNative(const Host& host, std::unique_ptr<NativeRun> run) : m_host(host), m_run(std::move(run)) {
+    m_thread = std::thread([this, values = NodeFsMemo::share()] {
+      NodeFsMemo memo(values); // this thread's own, sharing the ELF files read (node_path.hpp)
+      link_torch(m_host, *m_run);
+      m_run->denied = node_denied_directories();
+    });
+  }
+  ~StartedNative() override {
+    if (m_thread.joinable()) m_thread.join();
+  }
+  StartedNative(const StartedNative&) = delete;
+  StartedNative& operator=(const StartedNative&) = delete;
+
+  void finish(model::Facts& facts) override {
+    m_thread.join();
+    link_rest_and_record(m_host, *m_run, facts);
+  }
+
+private:
+  Host m_host; // a copy: the thread outlives no caller's Host, but owns what it reads
+  std::unique_ptr<NativeRun> m_run;
+  std::thread m_thread;
+};
+
+} // namespace
+
+void run_native_probe(const Host& host, model::Facts& facts) {
+  auto run = prepare(host, facts);
+  if (run->skip) return record_skipped(facts);
+  link_torch(host, *run);
+  link_rest_and_record(host, *run, facts);
+}
+
+std::unique_ptr<StartedProbe> start_native_probe(const Host& host, const model::Facts& facts) {
+  auto run = prepare(host, facts);
+  if (run->skip) return nullptr; // recorded as skipped at its turn
+  return std::make_unique<StartedNative>(host, std::move(run));
 }
 
 } // namespace probe

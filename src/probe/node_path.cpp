@@ -3,9 +3,12 @@
 #include "probe/node_path.hpp"
 
 #include "util/file.hpp"
+#include "util/parallel.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
+#include <mutex>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -45,10 +48,12 @@ struct Memo {
   std::map<Key, util::Result<ResolvedPath>> resolved;
   std::map<Key, NodeFileType> types;
   std::map<Key, NodeListing> listings;
-  std::map<Key, std::shared_ptr<void>> slots; // kind, key
-  std::set<std::string> denied; // node directories whose listing or lookup failed with EACCES/EPERM
+  std::shared_ptr<NodeFsMemo::Shared> values; // node_memo_value's, shared with helper threads
+  std::set<std::string> denied;               // node directories whose listing or lookup failed with EACCES/EPERM
 };
-std::unique_ptr<Memo> g_memo;
+// Per thread: a probe that runs on a thread of its own (the native probe's link of torch, which
+// overlaps the libraries probe) makes its own memo; nothing is shared, so nothing is locked.
+thread_local std::unique_ptr<Memo> g_memo;
 
 // lstat(2) and, for a symlink, readlink(2) of one host path: the step of every walk.
 Entry read_entry(const std::string& on_host) {
@@ -90,8 +95,8 @@ util::Result<ResolvedPath> resolve_uncached(const std::filesystem::path& root, c
 // The memo's answer for (root, node path) in table, computing it the first time; without an
 // active memo, just the computation.
 template <typename Value, typename Compute>
-Value remembered(std::map<Memo::Key, Value> Memo::*table, const std::filesystem::path& root,
-                 const std::filesystem::path& node_path, Compute compute) {
+Value remembered(std::map<Memo::Key, Value> Memo::*table, const std::filesystem::path& root, const std::filesystem::path& node_path,
+                 Compute compute) {
   if (!g_memo) return compute(root, node_path);
   auto key = memo_key(root, node_path);
   auto& entries = (*g_memo).*table;
@@ -103,11 +108,21 @@ Value remembered(std::map<Memo::Key, Value> Memo::*table, const std::filesystem:
 
 } // namespace
 
-NodeFsMemo::NodeFsMemo() {
+struct NodeFsMemo::Shared {
+  std::mutex mutex;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<const void>> values; // kind, key
+};
+
+NodeFsMemo::NodeFsMemo() : NodeFsMemo(std::make_shared<Shared>()) {}
+
+NodeFsMemo::NodeFsMemo(std::shared_ptr<Shared> values) {
   if (g_memo) return;
   g_memo = std::make_unique<Memo>();
+  g_memo->values = values ? std::move(values) : std::make_shared<Shared>();
   m_owner = true;
 }
+
+std::shared_ptr<NodeFsMemo::Shared> NodeFsMemo::share() { return g_memo ? g_memo->values : nullptr; }
 
 NodeFsMemo::~NodeFsMemo() {
   if (m_owner) g_memo.reset();
@@ -118,9 +133,47 @@ std::vector<std::string> node_denied_directories() {
   return {g_memo->denied.begin(), g_memo->denied.end()};
 }
 
-std::shared_ptr<void>* node_memo_slot(std::string_view kind, const std::string& key) {
-  if (!g_memo) return nullptr;
-  return &g_memo->slots[{std::string(kind), key}];
+void node_add_denied_directories(const std::vector<std::string>& dirs) {
+  if (g_memo) g_memo->denied.insert(dirs.begin(), dirs.end());
+}
+
+NodeListing::NodeListing(std::vector<std::string> names) {
+  Data data;
+  data.types.assign(names.size(), util::EntryType::unknown);
+  data.names = std::move(names);
+  data.listed = true;
+  m_data = std::make_shared<const Data>(std::move(data));
+}
+
+NodeListing::NodeListing(std::vector<util::DirEntry> entries) {
+  Data data;
+  data.names.reserve(entries.size());
+  data.types.reserve(entries.size());
+  for (auto& e : entries) {
+    data.names.push_back(std::move(e.name));
+    data.types.push_back(e.type);
+  }
+  data.listed = true;
+  m_data = std::make_shared<const Data>(std::move(data));
+}
+
+bool NodeListing::contains(std::string_view name) const {
+  return m_data->listed &&
+         std::binary_search(m_data->names.begin(), m_data->names.end(), name, [](std::string_view a, std::string_view b) { return a < b; });
+}
+
+std::shared_ptr<const void> node_memo_value(std::string_view kind, const std::string& key,
+                                            const std::function<std::shared_ptr<const void>()>& make) {
+  if (!g_memo) return make();
+  NodeFsMemo::Shared& shared = *g_memo->values;
+  std::pair<std::string, std::string> slot{std::string(kind), key};
+  {
+    std::lock_guard lock(shared.mutex);
+    if (auto it = shared.values.find(slot); it != shared.values.end()) return it->second;
+  }
+  auto value = make();
+  std::lock_guard lock(shared.mutex);
+  return shared.values.emplace(std::move(slot), std::move(value)).first->second;
 }
 
 std::filesystem::path host_path(const std::filesystem::path& root, const std::filesystem::path& node_path) {
@@ -219,9 +272,9 @@ NodeFileType file_type_uncached(const std::filesystem::path& root, const std::fi
 NodeListing list_uncached(const std::filesystem::path& root, const std::filesystem::path& node_dir) {
   auto resolved = resolve_node_path(root, node_dir);
   if (!resolved) return {};
-  auto names = util::list_directory(util::under_root(root, resolved->real));
-  if (!names && names.error().kind == util::ErrorKind::permission && g_memo) g_memo->denied.insert(resolved->real.string());
-  return names ? NodeListing(std::move(names).value()) : NodeListing();
+  auto entries = util::list_directory_entries(util::under_root(root, resolved->real));
+  if (!entries && entries.error().kind == util::ErrorKind::permission && g_memo) g_memo->denied.insert(resolved->real.string());
+  return entries ? NodeListing(std::move(entries).value()) : NodeListing();
 }
 
 } // namespace
@@ -249,6 +302,48 @@ NodeListing node_list_directory(const std::filesystem::path& root, const std::fi
   }
   g_memo->listings.emplace(std::move(key), listing);
   return listing;
+}
+
+void node_prefetch_tree(const std::filesystem::path& root, const std::filesystem::path& node_dir) {
+  if (!g_memo) return;
+  auto top = resolve_node_path(root, node_dir);
+  if (!top || node_file_type(root, top->real) != NodeFileType::directory) return;
+  struct Listed {
+    std::string real;
+    util::Result<std::vector<util::DirEntry>> entries;
+  };
+  std::mutex mutex;
+  std::set<std::string> seen{top->real.string()};
+  std::vector<Listed> listed;
+  // The workers have no memo (it is per thread): they read the directories and resolve the
+  // symlinks in them with plain system calls; this thread keeps what they found.
+  auto list_one = [&](const std::string& real, const std::function<void(std::string)>& add) {
+    auto entries = util::list_directory_entries(util::under_root(root, real));
+    std::vector<std::string> subdirs;
+    if (entries) {
+      for (const auto& e : *entries) {
+        if (e.name.empty() || e.name[0] == '.') continue; // what TE's glob skips, as the walk does
+        std::string path = real + "/" + e.name;
+        if (e.type == util::EntryType::directory) {
+          subdirs.push_back(std::move(path));
+        } else if (e.type == util::EntryType::symlink || e.type == util::EntryType::unknown) {
+          if (auto target = resolve_node_path(root, path); target && node_file_type(root, target->real) == NodeFileType::directory)
+            subdirs.push_back(target->real.string());
+        }
+      }
+    }
+    std::lock_guard lock(mutex);
+    for (auto& d : subdirs)
+      if (seen.insert(d).second) add(std::move(d));
+    listed.push_back({real, std::move(entries)});
+  };
+  util::parallel_expand({top->real.string()}, std::min(util::available_cpus(), 8u), list_one);
+  for (auto& l : listed) {
+    auto key = memo_key(root, l.real);
+    if (g_memo->listings.count(key)) continue;
+    if (!l.entries && l.entries.error().kind == util::ErrorKind::permission) g_memo->denied.insert(l.real);
+    g_memo->listings.emplace(std::move(key), l.entries ? NodeListing(std::move(l.entries).value()) : NodeListing());
+  }
 }
 
 std::string multiarch_triplet() {

@@ -4,9 +4,11 @@
 // under the root, never on the machine running the doctor.
 #pragma once
 
+#include "util/file.hpp"
 #include "util/result.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,8 +23,8 @@ std::string multiarch_triplet();
 std::filesystem::path host_path(const std::filesystem::path& root, const std::filesystem::path& node_path);
 
 struct ResolvedPath {
-  std::filesystem::path real;                // the node path with every symlink resolved
-  std::vector<std::filesystem::path> chain;  // each symlink followed, in order (node paths)
+  std::filesystem::path real;               // the node path with every symlink resolved
+  std::vector<std::filesystem::path> chain; // each symlink followed, in order (node paths)
 };
 
 // Resolves every symlink of node_path under root. Fails with not_found when a component (or a
@@ -34,35 +36,63 @@ enum class NodeFileType { none, regular, directory, other };
 // What node_path is after following symlinks (none when it or its target is missing).
 NodeFileType node_file_type(const std::filesystem::path& root, const std::filesystem::path& node_path);
 
-// A node directory's names, sorted. The run's memo shares one listing with every caller: the
-// copy scans ask for /usr/lib/x86_64-linux-gnu (thousands of names) once per library, and a
-// copy each time was a tenth of the probe's instructions.
+// A node directory's names, sorted, with what readdir said each is (util::EntryType; unknown
+// where the filesystem does not say, or when only names were given). The run's memo shares one
+// listing with every caller: the copy scans ask for /usr/lib/x86_64-linux-gnu (thousands of
+// names) once per library, and a copy each time was a tenth of the probe's instructions.
 class NodeListing {
 public:
-  NodeListing() : m_names(std::make_shared<const std::vector<std::string>>()) {}
-  explicit NodeListing(std::vector<std::string> names) : m_names(std::make_shared<const std::vector<std::string>>(std::move(names))) {}
-  std::vector<std::string>::const_iterator begin() const { return m_names->begin(); }
-  std::vector<std::string>::const_iterator end() const { return m_names->end(); }
-  std::size_t size() const { return m_names->size(); }
-  bool empty() const { return m_names->empty(); }
-  const std::vector<std::string>& names() const { return *m_names; }
+  NodeListing() : m_data(std::make_shared<const Data>()) {}
+  explicit NodeListing(std::vector<std::string> names);
+  explicit NodeListing(std::vector<util::DirEntry> entries);
+  std::vector<std::string>::const_iterator begin() const { return m_data->names.begin(); }
+  std::vector<std::string>::const_iterator end() const { return m_data->names.end(); }
+  std::size_t size() const { return m_data->names.size(); }
+  bool empty() const { return m_data->names.empty(); }
+  const std::vector<std::string>& names() const { return m_data->names; }
+  // The type of names()[i] as the directory entry gave it.
+  util::EntryType type(std::size_t i) const { return m_data->types[i]; }
+  // Whether the directory was read: an empty listing of a missing or unreadable directory says
+  // nothing about a name in it (a directory with search but no read permission hides its names).
+  bool listed() const { return m_data->listed; }
+  // Whether the directory, read, holds name.
+  bool contains(std::string_view name) const;
 
 private:
-  std::shared_ptr<const std::vector<std::string>> m_names;
+  struct Data {
+    std::vector<std::string> names;
+    std::vector<util::EntryType> types; // parallel to names
+    bool listed = false;
+  };
+  std::shared_ptr<const Data> m_data;
 };
 
 // Names in a node directory, sorted; empty when it is missing or unreadable.
 NodeListing node_list_directory(const std::filesystem::path& root, const std::filesystem::path& node_dir);
 
+// Lists every directory under node_dir (itself included; directories behind symlinks followed,
+// each real directory once) on several threads, into this thread's memo: a recursive walk that
+// comes next (TE's glob of a CUDA toolkit: 350 directories) then finds each listing there. On a
+// GPU node one directory costs 15 us to open and read, so the walk was a third of the probe.
+// Without an active memo it does nothing.
+void node_prefetch_tree(const std::filesystem::path& root, const std::filesystem::path& node_dir);
+
 // While a NodeFsMemo lives, resolve_node_path, node_file_type and node_list_directory answer
 // repeated questions from memory. One probe run asks for the same directories and paths many
 // times (every library's copy scan lists every search directory; every copy's path is resolved
 // by the scan, the loader model and the consumers), and the node does not change in the
-// milliseconds a run takes. Single-threaded use (the probes run in sequence); an inner memo
-// while one is active changes nothing, and the outermost one's end forgets everything.
+// milliseconds a run takes. One memo per thread (a probe on a thread of its own makes its own);
+// an inner memo while one is active changes nothing, and the outermost one's end forgets
+// everything.
 class NodeFsMemo {
 public:
   NodeFsMemo();
+  // A memo for a thread that works for the run of another (the native probe's link of torch): its
+  // own listings and paths, but the node_memo_value()s of the memo active on the thread that
+  // asked (this is made on), so that an ELF file both read is mapped and parsed once.
+  struct Shared;
+  static std::shared_ptr<Shared> share(); // of this thread's active memo; nullptr without one
+  explicit NodeFsMemo(std::shared_ptr<Shared> values);
   ~NodeFsMemo();
   NodeFsMemo(const NodeFsMemo&) = delete;
   NodeFsMemo& operator=(const NodeFsMemo&) = delete;
@@ -74,11 +104,16 @@ private:
 // The node directories this run could not list or look into (permission denied), sorted; what
 // they hold is unknown, not absent. Empty without an active NodeFsMemo.
 std::vector<std::string> node_denied_directories();
+// Adds what another thread's memo found denied (node_denied_directories there) to this thread's.
+void node_add_denied_directories(const std::vector<std::string>& dirs);
 
-// A per-run slot for other readers of node files (an ELF file's dynamic section: the copy scan,
-// the loader model and the consumers each read libtorch_cuda.so's): the slot of (kind, key)
-// while a NodeFsMemo is active, empty until filled; nullptr when none is active.
-std::shared_ptr<void>* node_memo_slot(std::string_view kind, const std::string& key);
+// A per-run value for other readers of node files (an ELF file's dynamic section: the copy scan,
+// the loader model and the consumers each read libtorch_cuda.so's): the value of (kind, key),
+// made by make the first time any thread sharing the memo asks (NodeFsMemo::share); without an
+// active memo, make's value. make runs without a lock held: two threads that ask at once may
+// both make it, and the first one stored is kept.
+std::shared_ptr<const void> node_memo_value(std::string_view kind, const std::string& key,
+                                            const std::function<std::shared_ptr<const void>()>& make);
 
 // Lexically normalised absolute node path ("/a/b/../c/" -> "/a/c"); a relative one is made
 // absolute against "/".

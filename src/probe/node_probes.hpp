@@ -35,5 +35,8 @@ void run_python_probe(const Host& host, model::Facts& facts);
 // native.*: TE's, flash-attn's and torch's shared objects linked the way ld.so would link them
 // after `import torch` (native_probe.cpp); skipped without TE and flash-attn.
 void run_native_probe(const Host& host, model::Facts& facts);
+// The same, with torch's link made on a thread of its own from the python probe's facts, while
+// the libraries probe runs; finish() links TE and flash-attn, which need the libraries' facts.
+std::unique_ptr<StartedProbe> start_native_probe(const Host& host, const model::Facts& facts);
 
 } // namespace probe

@@ -27,7 +27,8 @@ constexpr ProbeSpec k_probes[] = {
      cuda_driver_needed},
     {"python", "Python interpreters and installed packages, without starting Python", run_python_probe},
     {"libraries", "every copy of cuDNN, NCCL, NVRTC, cudart, cuBLAS, cuBLASLt and libcuda, and which one is loaded", run_libraries_probe},
-    {"native", "TE, flash-attn and torch native code linked as ld.so would: missing libraries and symbols", run_native_probe},
+    {"native", "TE, flash-attn and torch native code linked as ld.so would: missing libraries and symbols", run_native_probe, nullptr,
+     nullptr, start_native_probe, "python"},
 };
 
 } // namespace
@@ -59,9 +60,7 @@ void record_status(model::Facts& facts, std::string_view probe, std::string_view
 
 model::Facts probe_node(const Host& host, std::span<const std::string> only, const std::function<void()>& after_start) {
   using Clock = std::chrono::steady_clock;
-  auto selected = [&](const ProbeSpec& spec) {
-    return only.empty() || std::find(only.begin(), only.end(), spec.name) != only.end();
-  };
+  auto selected = [&](const ProbeSpec& spec) { return only.empty() || std::find(only.begin(), only.end(), spec.name) != only.end(); };
   // The vendor children first, while this process is still single-threaded and small: NVML's
   // init (tens of milliseconds on a GPU node) then overlaps the file-reading probes.
   struct Started {
@@ -99,17 +98,21 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
     }
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     facts.set(base + ".seconds", seconds);
+    // Probes that wait for this one start now, on threads of their own (native after python).
+    for (const auto& later : probes()) {
+      if (!later.start_after || later.after != spec.name || !selected(later)) continue;
+      auto at = Clock::now();
+      if (auto p = later.start_after(host, facts)) started[later.name] = Started{std::move(p), at};
+    }
     if (!facts.has(base + ".status")) record_status(facts, spec.name, "ok");
     auto status = facts.get_string(base + ".status").value_or("ok");
     if (status != "ok" && status != "skipped") {
-      util::log::info("probe " + std::string(spec.name) + ": " + status + ": " +
-                      facts.get_string(base + ".reason").value_or(""));
+      util::log::info("probe " + std::string(spec.name) + ": " + status + ": " + facts.get_string(base + ".reason").value_or(""));
     }
   }
   // "Nothing found" behind a permission error is not "not installed": the paths are a fact, and
   // `check` reports them (audit 2026-11-25, item 21).
-  if (auto denied = node_denied_directories(); !denied.empty())
-    facts.set("probe.unreadable_paths", util::join(denied, "; "));
+  if (auto denied = node_denied_directories(); !denied.empty()) facts.set("probe.unreadable_paths", util::join(denied, "; "));
   facts.derive();
   return facts;
 }

@@ -20,9 +20,9 @@
 namespace probe {
 
 struct Host {
-  std::filesystem::path root = "/";              // the node's filesystem root ("/" on a real node)
-  std::map<std::string, std::string> env;        // the environment the consumer (a job) would see
-  std::optional<std::filesystem::path> python;   // --python: the interpreter to examine
+  std::filesystem::path root = "/";            // the node's filesystem root ("/" on a real node)
+  std::map<std::string, std::string> env;      // the environment the consumer (a job) would see
+  std::optional<std::filesystem::path> python; // --python: the interpreter to examine
   // Library name -> file to dlopen instead of searching (tests point these at fake vendor libs).
   std::map<std::string, std::filesystem::path> library_overrides;
   std::chrono::milliseconds vendor_timeout{5000}; // bound on any call into a vendor library
@@ -60,6 +60,12 @@ struct ProbeSpec {
     std::string why;
   };
   Need (*needed)(const Host& host, const model::Facts& facts) = nullptr;
+  // Optional: starts the probe on a thread of its own as soon as the probe named `after` has run,
+  // with the facts as they are then, so that its slow part overlaps the probes in between;
+  // finish() at its place in the order adds what needs their facts. nullptr from it: the probe
+  // runs at its place as usual.
+  std::unique_ptr<StartedProbe> (*start_after)(const Host& host, const model::Facts& facts) = nullptr;
+  std::string_view after = {};
 };
 
 // The registry, in the order probes run (later probes may read earlier facts).
@@ -75,8 +81,7 @@ std::span<const ProbeSpec> probes();
 // The vendor children are already forked then; a later fork (the libraries probe's last-resort
 // version query) only dlopens and calls one function in the child, which glibc keeps safe in a
 // threaded parent (it resets the malloc and loader locks in the child).
-model::Facts probe_node(const Host& host, std::span<const std::string> only = {},
-                        const std::function<void()>& after_start = {});
+model::Facts probe_node(const Host& host, std::span<const std::string> only = {}, const std::function<void()>& after_start = {});
 
 // Helpers for probes: record a probe's outcome.
 void record_status(model::Facts& facts, std::string_view probe, std::string_view status, std::string_view reason = {});

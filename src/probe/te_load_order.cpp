@@ -64,48 +64,75 @@ std::vector<TeStep> v211_steps(std::string_view upper, std::string_view lower) {
 
 const std::vector<TeSearchRule>& base_rules() {
   static const std::vector<TeSearchRule> table = {
-      {"cudnn", ">=1.10,<1.11", "v1.10 transformer_engine/common/__init__.py L48-78 (_load_cudnn)",
-       {pip("nvidia/cudnn/lib", "libcudnn"), glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false),
-        glob({"CUDA_HOME", "CUDA_PATH"}, "", false), dlopen("libcudnn.so")}},
-      {"cudnn", ">=1.11,<2.4", "v1.11 transformer_engine/common/__init__.py L48-79 (_load_cudnn; unchanged to v2.3)",
+      {"cudnn",
+       ">=1.10,<1.11",
+       "v1.10 transformer_engine/common/__init__.py L48-78 (_load_cudnn)",
+       {pip("nvidia/cudnn/lib", "libcudnn"), glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false), glob({"CUDA_HOME", "CUDA_PATH"}, "", false),
+        dlopen("libcudnn.so")}},
+      {"cudnn",
+       ">=1.11,<2.4",
+       "v1.11 transformer_engine/common/__init__.py L48-79 (_load_cudnn; unchanged to v2.3)",
        {pip("nvidia/cudnn/lib", "libcudnn"), glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false),
         glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", false), dlopen("libcudnn.so")}},
-      {"cudnn", ">=2.4,<2.6", "v2.4 transformer_engine/common/__init__.py L255-279 (_load_cudnn; v2.5 L226-250)",
+      {"cudnn",
+       ">=2.4,<2.6",
+       "v2.4 transformer_engine/common/__init__.py L255-279 (_load_cudnn; v2.5 L226-250)",
        {glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false), glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", false),
         pip("nvidia/cudnn/lib", "lib"), dlopen("libcudnn.so")}},
-      {"cudnn", ">=2.6,<2.10", "v2.6 transformer_engine/common/__init__.py L226-262 (_load_cudnn; v2.9 L282-318)",
+      {"cudnn",
+       ">=2.6,<2.10",
+       "v2.6 transformer_engine/common/__init__.py L226-262 (_load_cudnn; v2.9 L282-318)",
        {glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false), glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", false),
         pip("nvidia/cudnn/lib", "lib"), ldconfig("libcudnn.so"), dlopen("libcudnn.so")}},
-      {"cudnn", ">=2.10,<2.11", "v2.10 transformer_engine/common/__init__.py L282-316 (_load_cudnn)",
+      {"cudnn",
+       ">=2.10,<2.11",
+       "v2.10 transformer_engine/common/__init__.py L282-316 (_load_cudnn)",
        {glob({"CUDNN_HOME", "CUDNN_PATH"}, "", false), glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", false),
         pip("nvidia/cudnn/lib", "lib"), ldconfig("libcudnn"), dlopen("libcudnn.so")}},
-      {"cudnn", ">=2.11", "v2.11 transformer_engine/common/__init__.py L257-352 (_load_cuda_library_from_python/_from_system/_load_cuda_library; v2.18 L259-354)",
+      {"cudnn", ">=2.11",
+       "v2.11 transformer_engine/common/__init__.py L257-352 (_load_cuda_library_from_python/_from_system/_load_cuda_library; v2.18 "
+       "L259-354)",
        v211_steps("CUDNN", "cudnn")},
 
-      {"nvrtc", ">=1.10,<1.11", "v1.10 transformer_engine/common/__init__.py L92-112 (_load_nvrtc)",
-       {glob({"CUDA_HOME", "CUDA_PATH"}, "", true), ldconfig("libnvrtc", {"stub", "libnvrtc-builtins"}),
-        dlopen("libnvrtc.so")}},
-      {"nvrtc", ">=1.11,<2.4", "v1.11 transformer_engine/common/__init__.py L93-116 (_load_nvrtc; unchanged to v2.3)",
+      {"nvrtc",
+       ">=1.10,<1.11",
+       "v1.10 transformer_engine/common/__init__.py L92-112 (_load_nvrtc)",
+       {glob({"CUDA_HOME", "CUDA_PATH"}, "", true), ldconfig("libnvrtc", {"stub", "libnvrtc-builtins"}), dlopen("libnvrtc.so")}},
+      {"nvrtc",
+       ">=1.11,<2.4",
+       "v1.11 transformer_engine/common/__init__.py L93-116 (_load_nvrtc; unchanged to v2.3)",
        {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), ldconfig("libnvrtc", {"stub", "libnvrtc-builtins"}),
         dlopen("libnvrtc.so")}},
-      {"nvrtc", ">=2.4,<2.6", "v2.4 transformer_engine/common/__init__.py L283-311 (_load_nvrtc)",
+      {"nvrtc",
+       ">=2.4,<2.6",
+       "v2.4 transformer_engine/common/__init__.py L283-311 (_load_nvrtc)",
        {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), pip("nvidia/cuda_nvrtc/lib", "lib"),
         ldconfig("libnvrtc", {"stub", "libnvrtc-builtins"}), dlopen("libnvrtc.so")}},
-      {"nvrtc", ">=2.6,<2.10", "v2.6 transformer_engine/common/__init__.py L266-294 (_load_nvrtc; v2.9 L322-350)",
-       {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), pip("nvidia/cuda_nvrtc/lib", "lib"),
-        ldconfig("libnvrtc.so"), dlopen("libnvrtc.so")}},
-      {"nvrtc", ">=2.10,<2.11", "v2.10 transformer_engine/common/__init__.py L320-346 (_load_nvrtc)",
-       {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), pip("nvidia/cuda_nvrtc/lib", "lib"),
-        ldconfig("libnvrtc"), dlopen("libnvrtc.so")}},
-      {"nvrtc", ">=2.11", "v2.11 transformer_engine/common/__init__.py L257-352 (_load_cuda_library_from_python/_from_system/_load_cuda_library; v2.18 L259-354)",
+      {"nvrtc",
+       ">=2.6,<2.10",
+       "v2.6 transformer_engine/common/__init__.py L266-294 (_load_nvrtc; v2.9 L322-350)",
+       {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), pip("nvidia/cuda_nvrtc/lib", "lib"), ldconfig("libnvrtc.so"),
+        dlopen("libnvrtc.so")}},
+      {"nvrtc",
+       ">=2.10,<2.11",
+       "v2.10 transformer_engine/common/__init__.py L320-346 (_load_nvrtc)",
+       {glob({"CUDA_HOME", "CUDA_PATH"}, "/usr/local/cuda", true), pip("nvidia/cuda_nvrtc/lib", "lib"), ldconfig("libnvrtc"),
+        dlopen("libnvrtc.so")}},
+      {"nvrtc", ">=2.11",
+       "v2.11 transformer_engine/common/__init__.py L257-352 (_load_cuda_library_from_python/_from_system/_load_cuda_library; v2.18 "
+       "L259-354)",
        v211_steps("NVRTC", "nvrtc")},
 
       {"curand", ">=2.11", "v2.11 transformer_engine/common/__init__.py L257-352 (_load_cuda_library; v2.18 L259-354)",
        v211_steps("CURAND", "curand")},
 
-      {"cudart", ">=2.4,<2.11", "v2.4 transformer_engine/common/__init__.py L324 (_load_nvidia_cuda_library(\"cuda_runtime\"); to v2.10 L391)",
+      {"cudart",
+       ">=2.4,<2.11",
+       "v2.4 transformer_engine/common/__init__.py L324 (_load_nvidia_cuda_library(\"cuda_runtime\"); to v2.10 L391)",
        {pip("nvidia/cuda_runtime/lib", "lib")}},
-      {"cudart", ">=2.11", "v2.11 transformer_engine/common/__init__.py L374-378 (_load_cuda_library_from_python(\"cudart\"))",
+      {"cudart",
+       ">=2.11",
+       "v2.11 transformer_engine/common/__init__.py L374-378 (_load_cuda_library_from_python(\"cudart\"))",
        {pip("nvidia/cu13/cudart/lib", "lib"), pip("nvidia/cu13/lib", "libcudart"), pip("nvidia/cudart/lib", "lib"),
         pip("nvidia/cuda_cudart/lib", "lib")},
        true},
@@ -150,42 +177,54 @@ std::string env_value(const TeContext& ctx, std::string_view var) {
   return it == ctx.env->end() ? std::string{} : it->second;
 }
 
-// Every file under dir as Python's glob(f"{dir}/**/*", recursive=True) lists them, in its order:
-// a directory's own entries, then each subdirectory's; hidden names skipped, symlinked
+// The files under dir that TE's glob(f"{dir}/**/{stem}.so*", recursive=True) can return, in its
+// order: a directory's own entries, then each subdirectory's; hidden names skipped, symlinked
 // directories followed (each real directory once). Names are sorted: os.scandir's order is the
 // filesystem's, sorting makes ours deterministic. Paths keep the names they were reached by.
-void walk(const std::filesystem::path& root, const std::string& named, const std::string& real,
-          std::set<std::string>& visited, std::vector<std::string>& out) {
+// Every stem TE globs for starts with "lib", so only names "lib*.so*" are kept; readdir's d_type
+// says what an entry is, so only symlinks (a directory behind one is followed) and entries of
+// unknown type cost a lookup: on a CUDA toolkit (5,000 entries) that was two thirds of the walk.
+bool may_match_glob(const std::string& name) { return util::starts_with(name, "lib") && name.find(".so") != std::string::npos; }
+
+void walk(const std::filesystem::path& root, const std::string& named, const std::string& real, std::set<std::string>& visited,
+          std::vector<std::string>& out) {
   if (!visited.insert(real).second) return;
   std::vector<std::pair<std::string, std::string>> subdirs;
-  for (const auto& name : node_list_directory(root, real)) {
+  NodeListing listing = node_list_directory(root, real);
+  const auto& names = listing.names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
     if (name.empty() || name[0] == '.') continue;
-    std::string path = named + "/" + name;
-    std::string real_path = real + "/" + name;
-    struct stat st {};
-    if (::lstat(host_path(root, real_path).c_str(), &st) != 0) continue;
-    if (S_ISLNK(st.st_mode)) {
+    util::EntryType type = listing.type(i);
+    if (type == util::EntryType::unknown) {
+      struct stat st {};
+      if (::lstat(host_path(root, real + "/" + name).c_str(), &st) != 0) continue;
+      type = S_ISLNK(st.st_mode) ? util::EntryType::symlink : S_ISDIR(st.st_mode) ? util::EntryType::directory : util::EntryType::regular;
+    }
+    if (type == util::EntryType::symlink) {
+      std::string real_path = real + "/" + name;
       auto target = resolve_node_path(root, real_path);
       if (target && node_file_type(root, target->real) == NodeFileType::directory) {
-        subdirs.emplace_back(path, target->real.string());
+        subdirs.emplace_back(named + "/" + name, target->real.string());
         continue;
       }
-      out.push_back(path); // a file, or a dangling link: glob lists both
-    } else if (S_ISDIR(st.st_mode)) {
-      subdirs.emplace_back(path, real_path);
-    } else {
-      out.push_back(path);
+      if (may_match_glob(name)) out.push_back(named + "/" + name); // a file, or a dangling link: glob lists both
+    } else if (type == util::EntryType::directory) {
+      subdirs.emplace_back(named + "/" + name, real + "/" + name);
+    } else if (may_match_glob(name)) {
+      out.push_back(named + "/" + name);
     }
   }
   for (const auto& [sub_named, sub_real] : subdirs) walk(root, sub_named, sub_real, visited, out);
 }
 
-const std::vector<std::string>& all_files(const TeContext& ctx, const std::string& dir) {
+const std::vector<std::string>& library_files(const TeContext& ctx, const std::string& dir) {
   auto it = ctx.walks.find(dir);
   if (it != ctx.walks.end()) return it->second;
   std::vector<std::string> files;
   std::set<std::string> visited;
   if (auto real = resolve_node_path(ctx.view.root, dir); real && node_file_type(ctx.view.root, real->real) == NodeFileType::directory) {
+    node_prefetch_tree(ctx.view.root, real->real);
     walk(ctx.view.root, dir, real->real.string(), visited, files);
   }
   return ctx.walks.emplace(dir, std::move(files)).first->second;
@@ -203,8 +242,8 @@ ConsumerChoice make_choice(const std::filesystem::path& root, const std::string&
   return choice;
 }
 
-std::optional<ConsumerChoice> run_glob(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec,
-                                       std::vector<std::string>& notes, util::Result<ConsumerChoice>* failure) {
+std::optional<ConsumerChoice> run_glob(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec, std::vector<std::string>& notes,
+                                       util::Result<ConsumerChoice>* failure) {
   std::string dir;
   std::string how;
   for (auto var : step.env_vars) {
@@ -219,12 +258,13 @@ std::optional<ConsumerChoice> run_glob(const TeContext& ctx, const TeStep& step,
     how = dir;
   }
   if (dir.empty()) {
-    if (!step.env_vars.empty()) notes.push_back(util::join(std::vector<std::string>(step.env_vars.begin(), step.env_vars.end()), "/") + " unset");
+    if (!step.env_vars.empty())
+      notes.push_back(util::join(std::vector<std::string>(step.env_vars.begin(), step.env_vars.end()), "/") + " unset");
     return std::nullopt;
   }
   std::string prefix = std::string(spec.stem) + ".so";
   std::vector<std::string> found;
-  for (const auto& path : all_files(ctx, normalize_node_path(dir).string())) {
+  for (const auto& path : library_files(ctx, normalize_node_path(dir).string())) {
     if (util::starts_with(file_name(path), prefix)) found.push_back(path);
   }
   std::erase_if(found, [&](const std::string& p) {
@@ -237,23 +277,25 @@ std::optional<ConsumerChoice> run_glob(const TeContext& ctx, const TeStep& step,
   std::stable_sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) { return file_name(a) > file_name(b); });
   const std::string& pick = found.front();
   if (!resolve_node_path(ctx.view.root, pick) || node_file_type(ctx.view.root, pick) != NodeFileType::regular) {
-    *failure = util::Error{util::ErrorKind::not_found, "TE's glob in " + how + " picks " + pick +
-                                                           ", which does not resolve to a file: ctypes.CDLL fails and `import transformer_engine` raises"};
+    *failure = util::Error{util::ErrorKind::not_found,
+                           "TE's glob in " + how + " picks " + pick +
+                               ", which does not resolve to a file: ctypes.CDLL fails and `import transformer_engine` raises"};
     return std::nullopt;
   }
-  return make_choice(ctx.view.root, pick, "recursive search of " + how + " (newest file name first" +
-                                              std::string(step.skip_stub ? ", stubs skipped" : "") + ")");
+  return make_choice(ctx.view.root, pick,
+                     "recursive search of " + how + " (newest file name first" + std::string(step.skip_stub ? ", stubs skipped" : "") +
+                         ")");
 }
 
-std::optional<ConsumerChoice> run_pip(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec,
-                                      std::vector<std::string>& notes, util::Result<ConsumerChoice>* failure) {
+std::optional<ConsumerChoice> run_pip(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec, std::vector<std::string>& notes,
+                                      util::Result<ConsumerChoice>* failure) {
   if (ctx.purelib.empty()) return std::nullopt;
   std::string dir = ctx.purelib + "/" + std::string(step.dir);
   std::vector<std::string> ours;
   bool any = false;
   for (const auto& name : node_list_directory(ctx.view.root, dir)) {
-    bool matches = util::starts_with(name, step.file_prefix) && name.find(".so.") != std::string::npos &&
-                   !name.empty() && name.back() >= '0' && name.back() <= '9';
+    bool matches = util::starts_with(name, step.file_prefix) && name.find(".so.") != std::string::npos && !name.empty() &&
+                   name.back() >= '0' && name.back() <= '9';
     if (!matches) continue;
     any = true;
     if (is_library_file(spec, name)) ours.push_back(name);
@@ -269,16 +311,18 @@ std::optional<ConsumerChoice> run_pip(const TeContext& ctx, const TeStep& step, 
   std::sort(ours.begin(), ours.end());
   if (step.file_prefix == spec.stem && ours.size() > 1) {
     // TE <= 2.3 globs only its own library here and asserts there is exactly one.
-    *failure = util::Error{util::ErrorKind::invalid, "TE asserts one " + std::string(spec.stem) + ".so.N in " + dir + " but finds " +
-                                                         std::to_string(ours.size()) + ": `import transformer_engine` raises AssertionError"};
+    *failure =
+        util::Error{util::ErrorKind::invalid, "TE asserts one " + std::string(spec.stem) + ".so.N in " + dir + " but finds " +
+                                                  std::to_string(ours.size()) + ": `import transformer_engine` raises AssertionError"};
     return std::nullopt;
   }
   return make_choice(ctx.view.root, dir + "/" + ours.back(), "pip wheel directory " + dir);
 }
 
-std::optional<ConsumerChoice> run_ldconfig(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec, std::vector<std::string>& notes) {
+std::optional<ConsumerChoice> run_ldconfig(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec,
+                                           std::vector<std::string>& notes) {
   if (!ctx.cache) {
-    notes.push_back("no ld.so.cache");
+    notes.emplace_back("no ld.so.cache");
     return std::nullopt;
   }
   for (const auto& entry : ctx.cache->entries) {
@@ -331,8 +375,8 @@ const TeSearchRule* find_te_rule(std::string_view library, const model::Version&
 util::Result<ConsumerChoice> te_search(const TeContext& ctx, const model::Version& te_version, const LibrarySpec& spec) {
   const TeSearchRule* rule = find_te_rule(spec.key, te_version);
   if (!rule) {
-    return util::Error{util::ErrorKind::unsupported, "TE " + te_version.to_string() + " does not search for " +
-                                                         std::string(spec.key) + " itself (or the release is not modelled)"};
+    return util::Error{util::ErrorKind::unsupported, "TE " + te_version.to_string() + " does not search for " + std::string(spec.key) +
+                                                         " itself (or the release is not modelled)"};
   }
   if (rule->wheel_only_without_ctk) {
     // TE v2.11+ loads the wheel cudart and cuBLAS only when neither NVRTC nor cuRAND came from
@@ -363,21 +407,21 @@ util::Result<ConsumerChoice> te_search(const TeContext& ctx, const model::Versio
       return *choice;
     }
   }
-  return util::Error{util::ErrorKind::not_found, "TE " + te_version.to_string() + " finds no " + std::string(spec.stem) +
-                                                     " (" + std::string(rule->citation) + "): " + util::join(notes, ", ")};
+  return util::Error{util::ErrorKind::not_found, "TE " + te_version.to_string() + " finds no " + std::string(spec.stem) + " (" +
+                                                     std::string(rule->citation) + "): " + util::join(notes, ", ")};
 }
 
 std::optional<std::string> te_core_library(const std::filesystem::path& root, const std::string& te_dir) {
   std::string parent = std::filesystem::path(te_dir).parent_path().string();
-  for (const auto& candidate : {te_dir + "/libtransformer_engine.so", te_dir + "/wheel_lib/libtransformer_engine.so",
-                                parent + "/libtransformer_engine.so"}) {
+  for (const auto& candidate :
+       {te_dir + "/libtransformer_engine.so", te_dir + "/wheel_lib/libtransformer_engine.so", parent + "/libtransformer_engine.so"}) {
     if (node_file_type(root, candidate) == NodeFileType::regular) return candidate;
   }
   return std::nullopt;
 }
 
-util::Result<std::string> te_shared_object(const std::filesystem::path& root, const std::string& te_dir,
-                                           const std::string& purelib, std::string_view prefix) {
+util::Result<std::string> te_shared_object(const std::filesystem::path& root, const std::string& te_dir, const std::string& purelib,
+                                           std::string_view prefix) {
   // v2.15 transformer_engine/common/__init__.py L59-130 (_find_shared_object_in_te_dir,
   // _get_shared_object_file): the imported package's parent first, then purelib.
   std::vector<std::string> tops{std::filesystem::path(te_dir).parent_path().string()};
@@ -392,8 +436,8 @@ util::Result<std::string> te_shared_object(const std::filesystem::path& root, co
     }
     if (files.size() == 1) return files.front();
     if (files.size() > 1) {
-      return util::Error{util::ErrorKind::invalid, "TE finds " + std::to_string(files.size()) + " " + std::string(prefix) +
-                                                       "*.so files (" + util::join(files, ", ") + ") and raises \"Multiple files found\""};
+      return util::Error{util::ErrorKind::invalid, "TE finds " + std::to_string(files.size()) + " " + std::string(prefix) + "*.so files (" +
+                                                       util::join(files, ", ") + ") and raises \"Multiple files found\""};
     }
   }
   return util::Error{util::ErrorKind::not_found, "no " + std::string(prefix) + "*.so in " + util::join(tops, " or ") +

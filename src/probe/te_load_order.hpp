@@ -58,8 +58,8 @@ struct TeContext {
   const std::map<std::string, std::string>* env = nullptr; // the job's environment
   std::string purelib;                                     // TE's interpreter's site-packages
   const LdCache* cache = nullptr;
-  // Recursive listings already made, by directory: one walk of /usr/local/cuda serves every
-  // library and every step.
+  // Recursive walks already made, by directory: the lib*.so* files under it (all that TE's
+  // globs ask for), so one walk of /usr/local/cuda serves every library and every step.
   mutable std::map<std::string, std::vector<std::string>> walks;
 };
 
@@ -76,7 +76,7 @@ std::optional<std::string> te_core_library(const std::filesystem::path& root, co
 // package, in the package, in its wheel_lib/; then the same under purelib. Fails with not_found
 // (TE raises FileNotFoundError "Could not find shared object file") or invalid (more than one
 // file in the first place that has any: TE raises "Multiple files found").
-util::Result<std::string> te_shared_object(const std::filesystem::path& root, const std::string& te_dir,
-                                           const std::string& purelib, std::string_view prefix);
+util::Result<std::string> te_shared_object(const std::filesystem::path& root, const std::string& te_dir, const std::string& purelib,
+                                           std::string_view prefix);
 
 } // namespace probe

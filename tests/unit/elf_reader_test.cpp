@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <optional>
+#include <thread>
 #include <gtest/gtest.h>
 
 using namespace probe;
@@ -89,14 +90,17 @@ TEST(NodeFsMemo, RemembersWithinARunAndForgetsAfter) {
     NodeFsMemo inner; // nested: changes nothing
     EXPECT_EQ(node_list_directory(node.root(), "/memo").names(), (std::vector<std::string>{"a", "link"}));
     EXPECT_EQ(resolve_node_path(node.root(), "/memo/link")->real, "/memo/a");
-    ASSERT_NE(node_memo_slot("test", "k"), nullptr);
+    int made = 0;
+    auto make = [&] { return std::make_shared<const int>(++made); };
+    EXPECT_EQ(*std::static_pointer_cast<const int>(node_memo_value("test", "k", make)), 1);
+    EXPECT_EQ(*std::static_pointer_cast<const int>(node_memo_value("test", "k", make)), 1); // remembered
     node.write("/memo/b", "y");
     std::filesystem::remove(node.path("/memo/link"));
     node.symlink("/memo/link", "/memo/b");
     EXPECT_EQ(node_list_directory(node.root(), "/memo").names(), (std::vector<std::string>{"a", "link"}));
     EXPECT_EQ(resolve_node_path(node.root(), "/memo/link")->real, "/memo/a");
   }
-  EXPECT_EQ(node_memo_slot("test", "k"), nullptr);
+  EXPECT_EQ(*std::static_pointer_cast<const int>(node_memo_value("test", "k", [] { return std::make_shared<const int>(7); })), 7);
   EXPECT_EQ(node_list_directory(node.root(), "/memo").names(), (std::vector<std::string>{"a", "b", "link"}));
   EXPECT_EQ(resolve_node_path(node.root(), "/memo/link")->real, "/memo/b");
   // Paths that need normalising still are; normal ones come back unchanged.
@@ -108,6 +112,59 @@ TEST(NodeFsMemo, RemembersWithinARunAndForgetsAfter) {
 // The component walk of resolve_node_path (on plain strings since issue 22's probe budget): links
 // relative and absolute (re-rooted under the node root, never the host's), "..", a chain, a
 // broken link and a loop, with and without the per-run memo.
+// A helper thread's memo (the native probe's link of torch) has its own listings and paths but
+// shares the run's values (ELF files read once); a thread with a memo of its own shares nothing.
+TEST(NodeFsMemo, AHelperThreadSharesValuesNotListings) {
+  test_support::NodeFixture node("a100-node");
+  node.write("/memo/a", "x");
+  NodeFsMemo memo;
+  EXPECT_EQ(*std::static_pointer_cast<const int>(node_memo_value("t", "k", [] { return std::make_shared<const int>(1); })), 1);
+  EXPECT_EQ(node_list_directory(node.root(), "/memo").size(), 1u);
+  node.write("/memo/b", "y");
+  int shared = 0, own = 0;
+  std::size_t listed = 0;
+  std::thread([&, values = NodeFsMemo::share()] {
+    NodeFsMemo helper(values);
+    shared = *std::static_pointer_cast<const int>(node_memo_value("t", "k", [] { return std::make_shared<const int>(2); }));
+    listed = node_list_directory(node.root(), "/memo").size(); // read afresh: its own listings
+  }).join();
+  std::thread([&] {
+    NodeFsMemo alone;
+    own = *std::static_pointer_cast<const int>(node_memo_value("t", "k", [] { return std::make_shared<const int>(3); }));
+  }).join();
+  EXPECT_EQ(shared, 1);
+  EXPECT_EQ(own, 3);
+  EXPECT_EQ(listed, 2u);
+  EXPECT_EQ(node_list_directory(node.root(), "/memo").size(), 1u); // this thread's, remembered
+}
+
+// node_prefetch_tree lists a whole tree, symlinked directories followed, into the memo: the walk
+// after it sees the tree as it was then, as a walk of its own would have. Hidden directories are
+// not entered (TE's glob skips them); a listing says whether the directory was read.
+TEST(NodeFsMemo, PrefetchedTreeIsTheTreeAsItWas) {
+  test_support::NodeFixture node("a100-node");
+  node.write("/tk/lib/libx.so.1", "x");
+  node.write("/tk/deep/a/b/c/libz.so", "z");
+  node.write("/tk/.hidden/liby.so", "y");
+  node.write("/other/libw.so", "w");
+  node.symlink("/tk/lib64", "/other");
+  NodeFsMemo memo;
+  node_prefetch_tree(node.root(), "/tk");
+  node.write("/tk/deep/a/b/c/late.so", "late");
+  node.write("/other/late.so", "late");
+  node.write("/tk/.hidden/late.so", "late");
+  EXPECT_EQ(node_list_directory(node.root(), "/tk/deep/a/b/c").names(), (std::vector<std::string>{"libz.so"}));
+  EXPECT_EQ(node_list_directory(node.root(), "/other").names(), (std::vector<std::string>{"libw.so"}));
+  EXPECT_EQ(node_list_directory(node.root(), "/tk/.hidden").names(), (std::vector<std::string>{"late.so", "liby.so"})); // not prefetched
+  auto lib = node_list_directory(node.root(), "/tk/lib");
+  EXPECT_TRUE(lib.listed());
+  EXPECT_TRUE(lib.contains("libx.so.1"));
+  EXPECT_FALSE(lib.contains("libx.so"));
+  auto missing = node_list_directory(node.root(), "/tk/missing");
+  EXPECT_FALSE(missing.listed());
+  EXPECT_FALSE(missing.contains("anything"));
+}
+
 TEST(NodePath, ResolvesLinksTheWayTheNodeWould) {
   test_support::NodeFixture node("a100-node");
   node.write("/walk/usr/lib/libx.so.1.2.3", "x");
