@@ -36,7 +36,7 @@ private:
 // libelf initialised and host_file open for reading: the descriptor, which must outlive the
 // handle (members go in reverse order), and the handle (null when libelf cannot read the file).
 struct OpenElf {
-  explicit OpenElf(util::Fd file) : fd(std::move(file)), elf(elf_begin(fd.get(), ELF_C_READ, nullptr)) {}
+  explicit OpenElf(util::Fd file) : fd(std::move(file)), elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr)) {}
   util::Fd fd;
   ElfHandle elf;
 };

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 
 namespace probe {
 
@@ -80,7 +81,8 @@ std::optional<long> soname_major(const LibrarySpec& spec, const LibraryCopy& cop
 std::optional<CopyVersion> copy_version(const Host& host, const LibrarySpec& spec, const LibraryCopy& copy,
                                         const std::map<std::string, WheelFile>& wheels, std::vector<std::string>& problems) {
   if (auto v = version_from_file_name(spec, std::filesystem::path(copy.real_path).filename().string())) return v;
-  if (auto it = wheels.find(copy.real_path); it != wheels.end()) return CopyVersion{it->second.version, "dist_info", it->second.distribution};
+  if (auto it = wheels.find(copy.real_path); it != wheels.end())
+    return CopyVersion{it->second.version, "dist_info", it->second.distribution};
   if (auto v = version_from_header(host.root, spec, copy.real_path, soname_major(spec, copy))) return v;
   std::filesystem::path file = host_path(host.root, copy.real_path);
   if (auto v = version_from_embedded_string(spec, file)) return v;
@@ -209,21 +211,53 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
     }
   }
 
-  std::size_t total_copies = 0;
-  for (const auto& spec : library_specs()) {
-    const std::string key(spec.key);
-    laps.lap("before " + key);
-    CopyScan scan = find_copies(host.root, spec, dirs, cache_ptr);
-    laps.lap(key + ": copies (" + std::to_string(scan.copies.size()) + ")");
-    for (auto& p : scan.problems) problems.push_back(std::move(p));
-    std::vector<LibraryCopy>& copies = scan.copies;
+  // TE's recursive globs (a CUDA toolkit: hundreds of directories) are walked on a thread of
+  // their own while this one scans the copies and torch's choices; TE's choices come after.
+  std::thread walker;
+  TeWalks walks;
+  std::vector<std::string> walk_denied;
+  if (te_version && te_dir) {
+    walker = std::thread([&root = host.root, dirs = te_glob_dirs(te_ctx, *te_version), &walks, &walk_denied] {
+      NodeFsMemo memo; // this thread's own (node_path.hpp)
+      walks = te_walk_dirs(root, dirs);
+      walk_denied = node_denied_directories();
+    });
+  }
+  laps.lap("TE's walks started");
 
-    // Consumers.
+  // Per library: its copies and torch's choice first (while TE's directories are walked).
+  struct Library {
+    const LibrarySpec* spec;
+    CopyScan scan;
     std::optional<util::Result<ConsumerChoice>> torch_choice;
+  };
+  std::vector<Library> libraries;
+  libraries.reserve(library_specs().size());
+  for (const auto& spec : library_specs()) {
+    Library& lib = libraries.emplace_back(Library{&spec, find_copies(host.root, spec, dirs, cache_ptr), std::nullopt});
+    laps.lap(std::string(spec.key) + ": copies (" + std::to_string(lib.scan.copies.size()) + ")");
+    for (auto& p : lib.scan.problems) problems.push_back(std::move(p));
     if (torch_dir && spec.key != "libcuda") {
-      torch_choice = torch_library_choice(view, *torch_dir, spec);
-      if (*torch_choice) ensure_copy(host, copies, **torch_choice, "site_packages");
+      lib.torch_choice = torch_library_choice(view, *torch_dir, spec);
+      if (*lib.torch_choice) ensure_copy(host, lib.scan.copies, **lib.torch_choice, "site_packages");
+      laps.lap(std::string(spec.key) + ": torch's choice");
     }
+  }
+  if (walker.joinable()) {
+    walker.join();
+    te_ctx.walks = std::move(walks);
+    node_add_denied_directories(walk_denied);
+    laps.lap("TE's walks joined");
+  }
+
+  std::size_t total_copies = 0;
+  for (auto& lib : libraries) {
+    const LibrarySpec& spec = *lib.spec;
+    const std::string key(spec.key);
+    std::vector<LibraryCopy>& copies = lib.scan.copies;
+    std::optional<util::Result<ConsumerChoice>>& torch_choice = lib.torch_choice;
+
+    // TE's choice.
     std::optional<util::Result<ConsumerChoice>> te_choice;
     bool te_by_needed = false; // TE's copy comes from its core library's NEEDED, not its own dlopen
     if (te_version && te_dir && spec.key != "libcuda") {
@@ -302,7 +336,7 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
     }
 
     // Versions of every copy.
-    laps.lap(key + ": consumers");
+    laps.lap(key + ": TE's and the loader's choices");
     for (auto& c : copies) c.version = copy_version(host, spec, c, wheels, problems);
     laps.lap(key + ": versions");
 
@@ -316,12 +350,12 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
       if (te_copy && torch_copy && !te_copy->soname.empty() && te_copy->soname == torch_copy->soname && te_by_needed) {
         // A NEEDED entry is matched by SONAME against what is mapped: the first copy wins.
         (*te_choice)->reason += "; note: after `import torch` torch's " + torch_copy->real_path + " (" +
-                                describe_version(copies, torch_copy->real_path) + ") is already mapped under SONAME " +
-                                te_copy->soname + ", and libtransformer_engine.so's NEEDED " + te_copy->soname +
+                                describe_version(copies, torch_copy->real_path) + ") is already mapped under SONAME " + te_copy->soname +
+                                ", and libtransformer_engine.so's NEEDED " + te_copy->soname +
                                 " binds to it: in that process TE runs on torch's copy; imported first, TE's is the one torch binds to";
       } else if (te_copy && torch_copy && !te_copy->soname.empty() && te_copy->soname == torch_copy->soname) {
-        (*te_choice)->reason += "; torch loads another copy under the same SONAME " + te_copy->soname + " (" +
-                                torch_copy->real_path + ", " + describe_version(copies, torch_copy->real_path) +
+        (*te_choice)->reason += "; torch loads another copy under the same SONAME " + te_copy->soname + " (" + torch_copy->real_path +
+                                ", " + describe_version(copies, torch_copy->real_path) +
                                 "): imported after torch, TE maps this copy beside it and runs on it; imported "
                                 "before torch, this copy is the one torch binds to";
       }
@@ -372,8 +406,8 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
 
     const util::Result<ConsumerChoice>* winner = nullptr;
     std::string loaded_by;
-    for (auto [choice, who] : {std::pair{&te_choice, "transformer_engine"}, std::pair{&torch_choice, "torch"},
-                               std::pair{&loader_choice, "loader"}}) {
+    for (auto [choice, who] :
+         {std::pair{&te_choice, "transformer_engine"}, std::pair{&torch_choice, "torch"}, std::pair{&loader_choice, "loader"}}) {
       if (*choice && **choice) {
         winner = &**choice;
         loaded_by = who;

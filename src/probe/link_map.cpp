@@ -1,6 +1,7 @@
 #include "probe/link_map.hpp"
 
 #include "probe/node_path.hpp"
+#include "util/logging.hpp"
 #include "util/parallel.hpp"
 
 #include <algorithm>
@@ -84,6 +85,7 @@ bool LinkMap::resolves(const ElfUndefinedSymbol& u, const Scope& scope,
 }
 
 LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) {
+  util::log::Laps laps("link " + file_name(node_path)); // -vv: the loader's part, then the lookups'
   LinkResult result;
   std::size_t first_new = m_objects.size();
   std::size_t root;
@@ -152,14 +154,15 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
   for (std::size_t i : scope)
     if (i >= first_new) fresh.push_back(i);
   if (fresh.empty()) fresh.push_back(root);
+  laps.lap("loaded " + std::to_string(fresh.size()) + " new of " + std::to_string(scope.size()) + " objects");
 
   // The references of the new objects, in chunks that threads share (util/parallel.hpp): a torch
   // tree has tens of thousands, mostly in two or three of its objects. Each chunk keeps its own
   // unresolved list; they are joined in order, so the result does not depend on the schedule.
   // Everything the lookups read (the objects, their mappings, the scope) is fixed by now; an
   // object's undefined() list is collected by the one task that asks for it first, below.
-  constexpr std::size_t k_chunk = 4096;
-  constexpr std::size_t k_parallel_from = 16384; // fewer references: one thread is quicker
+  constexpr std::size_t k_chunk = 2048;
+  constexpr std::size_t k_parallel_from = 4096; // fewer references: one thread is quicker
   std::size_t references = 0;
   util::parallel_for(fresh.size(), fresh.size() >= 4 ? std::min(util::available_cpus(), 8u) : 1u,
                      [&](std::size_t f) { (void)m_objects[fresh[f]].symbols->undefined(); });
@@ -185,6 +188,7 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
       if (auto dep = loaded(need.file)) version_files[f].emplace_back(need.file.data(), *dep);
     }
   }
+  laps.lap("collected " + std::to_string(references) + " references");
   unsigned threads = references >= k_parallel_from ? std::min(util::available_cpus(), 8u) : 1u;
   util::parallel_for(chunks.size(), threads, [&](std::size_t c) {
     Chunk& chunk = chunks[c];
@@ -194,6 +198,7 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
     for (std::size_t k = chunk.begin; k < chunk.end; ++k)
       if (!resolves(undefined[k], lookup, files, likely)) chunk.unresolved.push_back(k);
   });
+  laps.lap("looked up on " + std::to_string(threads) + " threads");
   for (const auto& chunk : chunks) {
     const LinkedObject& o = m_objects[fresh[chunk.object]];
     const auto& undefined = o.symbols->undefined();

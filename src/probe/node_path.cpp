@@ -3,7 +3,6 @@
 #include "probe/node_path.hpp"
 
 #include "util/file.hpp"
-#include "util/parallel.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -302,48 +301,6 @@ NodeListing node_list_directory(const std::filesystem::path& root, const std::fi
   }
   g_memo->listings.emplace(std::move(key), listing);
   return listing;
-}
-
-void node_prefetch_tree(const std::filesystem::path& root, const std::filesystem::path& node_dir) {
-  if (!g_memo) return;
-  auto top = resolve_node_path(root, node_dir);
-  if (!top || node_file_type(root, top->real) != NodeFileType::directory) return;
-  struct Listed {
-    std::string real;
-    util::Result<std::vector<util::DirEntry>> entries;
-  };
-  std::mutex mutex;
-  std::set<std::string> seen{top->real.string()};
-  std::vector<Listed> listed;
-  // The workers have no memo (it is per thread): they read the directories and resolve the
-  // symlinks in them with plain system calls; this thread keeps what they found.
-  auto list_one = [&](const std::string& real, const std::function<void(std::string)>& add) {
-    auto entries = util::list_directory_entries(util::under_root(root, real));
-    std::vector<std::string> subdirs;
-    if (entries) {
-      for (const auto& e : *entries) {
-        if (e.name.empty() || e.name[0] == '.') continue; // what TE's glob skips, as the walk does
-        std::string path = real + "/" + e.name;
-        if (e.type == util::EntryType::directory) {
-          subdirs.push_back(std::move(path));
-        } else if (e.type == util::EntryType::symlink || e.type == util::EntryType::unknown) {
-          if (auto target = resolve_node_path(root, path); target && node_file_type(root, target->real) == NodeFileType::directory)
-            subdirs.push_back(target->real.string());
-        }
-      }
-    }
-    std::lock_guard lock(mutex);
-    for (auto& d : subdirs)
-      if (seen.insert(d).second) add(std::move(d));
-    listed.push_back({real, std::move(entries)});
-  };
-  util::parallel_expand({top->real.string()}, std::min(util::available_cpus(), 8u), list_one);
-  for (auto& l : listed) {
-    auto key = memo_key(root, l.real);
-    if (g_memo->listings.count(key)) continue;
-    if (!l.entries && l.entries.error().kind == util::ErrorKind::permission) g_memo->denied.insert(l.real);
-    g_memo->listings.emplace(std::move(key), l.entries ? NodeListing(std::move(l.entries).value()) : NodeListing());
-  }
 }
 
 std::string multiarch_triplet() {

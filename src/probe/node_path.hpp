@@ -70,13 +70,6 @@ private:
 // Names in a node directory, sorted; empty when it is missing or unreadable.
 NodeListing node_list_directory(const std::filesystem::path& root, const std::filesystem::path& node_dir);
 
-// Lists every directory under node_dir (itself included; directories behind symlinks followed,
-// each real directory once) on several threads, into this thread's memo: a recursive walk that
-// comes next (TE's glob of a CUDA toolkit: 350 directories) then finds each listing there. On a
-// GPU node one directory costs 15 us to open and read, so the walk was a third of the probe.
-// Without an active memo it does nothing.
-void node_prefetch_tree(const std::filesystem::path& root, const std::filesystem::path& node_dir);
-
 // While a NodeFsMemo lives, resolve_node_path, node_file_type and node_list_directory answer
 // repeated questions from memory. One probe run asks for the same directories and paths many
 // times (every library's copy scan lists every search directory; every copy's path is resolved

@@ -15,6 +15,7 @@
 #include "probe/requirements.hpp"
 #include "probe/te_load_order.hpp"
 #include "util/file.hpp"
+#include "util/logging.hpp"
 #include "util/strings.hpp"
 
 #include <map>
@@ -25,13 +26,12 @@ namespace probe {
 namespace {
 
 // Distribution names of TE, the core (cuXX) packages first: they name the CUDA major.
-constexpr std::string_view k_te_distributions[] = {
-    "transformer_engine_cu13", "transformer_engine_cu12", "transformer_engine",
-    "transformer_engine_torch", "transformer_engine_jax"};
+constexpr std::string_view k_te_distributions[] = {"transformer_engine_cu13", "transformer_engine_cu12", "transformer_engine",
+                                                   "transformer_engine_torch", "transformer_engine_jax"};
 
-constexpr std::string_view k_interesting[] = {
-    "torch", "flash_attn", "flash_attn_3", "flash_attn_4", "flashattn_hopper", "megatron_core", "jax", "jaxlib", "triton",
-    "pytorch_triton", "apex", "deepspeed", "nemo_toolkit", "accelerate", "transformers"};
+constexpr std::string_view k_interesting[] = {"torch",         "flash_attn", "flash_attn_3", "flash_attn_4", "flashattn_hopper",
+                                              "megatron_core", "jax",        "jaxlib",       "triton",       "pytorch_triton",
+                                              "apex",          "deepspeed",  "nemo_toolkit", "accelerate",   "transformers"};
 
 bool interesting(const std::string& normalized) {
   if (util::starts_with(normalized, "nvidia_") || util::starts_with(normalized, "transformer_engine") ||
@@ -199,14 +199,17 @@ void record_te_files(const Host& host, const Interpreter& it, const Packages& pa
   bool several_ok = !ext && ext.error().kind == util::ErrorKind::invalid && te_version && *te_version < model::Version{2, 4};
   facts.set("te.torch_extension.present", ext.ok() || several_ok);
   if (ext) facts.set("te.torch_extension.path", *ext);
-  else if (several_ok) facts.set("te.torch_extension.reason", ext.error().message + " (TE " + te_version->to_string() + " takes the first)");
+  else if (several_ok)
+    facts.set("te.torch_extension.reason", ext.error().message + " (TE " + te_version->to_string() + " takes the first)");
   else facts.set("te.torch_extension.reason", ext.error().message);
 }
 
 } // namespace
 
 void run_python_probe(const Host& host, model::Facts& facts) {
+  util::log::Laps laps("python probe"); // -vv
   InterpreterScan scan = find_interpreters(host);
+  laps.lap("interpreters (" + std::to_string(scan.interpreters.size()) + ")");
   std::vector<std::string> problems = scan.problems;
   std::vector<Packages> packages(scan.interpreters.size());
   for (std::size_t i = 0; i < scan.interpreters.size(); ++i) {
@@ -224,10 +227,11 @@ void run_python_probe(const Host& host, model::Facts& facts) {
       }
     }
   }
+  laps.lap("site-packages");
   if (scan.interpreters.empty()) {
     facts.set("probe.python.status", "not_installed");
-    facts.set("probe.python.reason", problems.empty() ? std::string("no python3 on PATH, no VIRTUAL_ENV / CONDA_PREFIX")
-                                                      : util::join(problems, "; "));
+    facts.set("probe.python.reason",
+              problems.empty() ? std::string("no python3 on PATH, no VIRTUAL_ENV / CONDA_PREFIX") : util::join(problems, "; "));
     return;
   }
 
@@ -251,8 +255,11 @@ void run_python_probe(const Host& host, model::Facts& facts) {
   if (!it.purelib.empty()) facts.set("python.site_packages", it.site_packages.empty() ? it.purelib : it.site_packages.front());
   facts.set("python.env_kind", it.env_kind);
   record_packages(host, packages[*chosen], facts, problems);
+  laps.lap("packages");
   record_te_files(host, it, packages[*chosen], facts);
+  laps.lap("TE's files");
   record_requirements(host, it, packages[*chosen].all, facts, problems);
+  laps.lap("requirements");
 
   facts.set("probe.python.status", "ok");
   if (!problems.empty()) facts.set("probe.python.reason", util::join(problems, "; "));

@@ -22,6 +22,7 @@
 #include "probe/te_load_order.hpp"
 
 #include "probe/node_path.hpp"
+#include "util/logging.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -224,7 +225,6 @@ const std::vector<std::string>& library_files(const TeContext& ctx, const std::s
   std::vector<std::string> files;
   std::set<std::string> visited;
   if (auto real = resolve_node_path(ctx.view.root, dir); real && node_file_type(ctx.view.root, real->real) == NodeFileType::directory) {
-    node_prefetch_tree(ctx.view.root, real->real);
     walk(ctx.view.root, dir, real->real.string(), visited, files);
   }
   return ctx.walks.emplace(dir, std::move(files)).first->second;
@@ -242,21 +242,24 @@ ConsumerChoice make_choice(const std::filesystem::path& root, const std::string&
   return choice;
 }
 
-std::optional<ConsumerChoice> run_glob(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec, std::vector<std::string>& notes,
-                                       util::Result<ConsumerChoice>* failure) {
-  std::string dir;
-  std::string how;
+// The directory a glob step searches: the first of its variables that is set, else its default;
+// "" when neither. how says which, for the reason.
+std::string glob_dir(const TeContext& ctx, const TeStep& step, std::string* how) {
   for (auto var : step.env_vars) {
-    dir = env_value(ctx, var);
+    std::string dir = env_value(ctx, var);
     if (!dir.empty()) {
-      how = std::string(var) + "=" + dir;
-      break;
+      if (how) *how = std::string(var) + "=" + dir;
+      return dir;
     }
   }
-  if (dir.empty() && !step.default_dir.empty()) {
-    dir = std::string(step.default_dir);
-    how = dir;
-  }
+  if (how) *how = std::string(step.default_dir);
+  return std::string(step.default_dir);
+}
+
+std::optional<ConsumerChoice> run_glob(const TeContext& ctx, const TeStep& step, const LibrarySpec& spec, std::vector<std::string>& notes,
+                                       util::Result<ConsumerChoice>* failure) {
+  std::string how;
+  std::string dir = glob_dir(ctx, step, &how);
   if (dir.empty()) {
     if (!step.env_vars.empty())
       notes.push_back(util::join(std::vector<std::string>(step.env_vars.begin(), step.env_vars.end()), "/") + " unset");
@@ -360,6 +363,27 @@ std::optional<ConsumerChoice> run_dlopen(const TeContext& ctx, const TeStep& ste
 } // namespace
 
 std::span<const TeSearchRule> te_search_rules() { return rules(); }
+
+std::vector<std::string> te_glob_dirs(const TeContext& ctx, const model::Version& te_version) {
+  model::Version release{te_version.major(), te_version.minor(), te_version.patch()};
+  std::set<std::string> dirs;
+  for (const auto& rule : rules()) {
+    auto range = model::VersionRange::parse(rule.versions);
+    if (!range || !range->contains(release)) continue;
+    for (const auto& step : rule.steps) {
+      if (step.kind != TeStepKind::glob) continue;
+      if (std::string dir = glob_dir(ctx, step, nullptr); !dir.empty()) dirs.insert(normalize_node_path(dir).string());
+    }
+  }
+  return {dirs.begin(), dirs.end()};
+}
+
+TeWalks te_walk_dirs(const std::filesystem::path& root, const std::vector<std::string>& dirs) {
+  TeContext ctx;
+  ctx.view.root = root;
+  for (const auto& dir : dirs) (void)library_files(ctx, dir);
+  return std::move(ctx.walks);
+}
 
 const TeSearchRule* find_te_rule(std::string_view library, const model::Version& te_version) {
   // Development builds (2.11.0.dev0+abc) follow the release they lead to.

@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
 #include <sched.h>
 #include <system_error>
 #include <thread>
@@ -35,42 +32,6 @@ void parallel_for(std::size_t count, unsigned max_threads, const std::function<v
   } catch (const std::system_error&) {
     // No more threads to be had (a container's pids limit): those started and this one share the
     // items all the same.
-  }
-  work();
-}
-
-void parallel_expand(std::vector<std::string> start, unsigned max_threads,
-                     const std::function<void(const std::string& item, const std::function<void(std::string)>& add)>& fn) {
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::deque<std::string> queue(std::make_move_iterator(start.begin()), std::make_move_iterator(start.end()));
-  std::size_t running = 0; // calls of fn in progress: they may still add items
-  auto add = [&](std::string item) {
-    {
-      std::lock_guard lock(mutex);
-      queue.push_back(std::move(item));
-    }
-    changed.notify_one();
-  };
-  auto work = [&] {
-    std::unique_lock lock(mutex);
-    for (;;) {
-      changed.wait(lock, [&] { return !queue.empty() || running == 0; });
-      if (queue.empty()) return; // and nothing running: done
-      std::string item = std::move(queue.front());
-      queue.pop_front();
-      ++running;
-      lock.unlock();
-      fn(item, add);
-      lock.lock();
-      if (--running == 0 && queue.empty()) changed.notify_all();
-    }
-  };
-  std::vector<std::jthread> helpers;
-  try {
-    for (unsigned t = 1; t < max_threads; ++t) helpers.emplace_back(work);
-  } catch (const std::system_error&) {
-    // As in parallel_for: the threads that started and this one do the work.
   }
   work();
 }

@@ -7,8 +7,6 @@
 
 #include <cstddef>
 #include <functional>
-#include <string>
-#include <vector>
 
 namespace util {
 
@@ -21,12 +19,5 @@ unsigned available_cpus();
 // it runs in order on the caller's thread; where no thread can be started (a pids limit), the
 // ones that could and the caller's share the items.
 void parallel_for(std::size_t count, unsigned max_threads, const std::function<void(std::size_t)>& fn);
-
-// Work that finds more work as it goes (the directories of a tree): calls fn(item, add) for every
-// item of start and every item fn passes to add, on up to max_threads threads (the caller's
-// included), and returns when no item is left and no call is running. fn must not throw; it may
-// call add from any thread; the order of the calls is not defined.
-void parallel_expand(std::vector<std::string> start, unsigned max_threads,
-                     const std::function<void(const std::string& item, const std::function<void(std::string)>& add)>& fn);
 
 } // namespace util

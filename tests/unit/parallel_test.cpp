@@ -1,4 +1,4 @@
-// util::parallel_for and util::parallel_expand, and util::list_directory_entries: the pieces the
+// util::parallel_for and util::list_directory_entries: the pieces the
 // probe's threads are made of.
 #include "util/file.hpp"
 #include "util/parallel.hpp"
@@ -39,25 +39,6 @@ TEST(Parallel, ForUsesOtherThreadsWhenAsked) {
   seen.clear();
   util::parallel_for(64, 1, [&](std::size_t) { seen.insert(std::this_thread::get_id()); });
   EXPECT_EQ(seen, std::set<std::thread::id>{std::this_thread::get_id()});
-}
-
-// A tree of items found as the work goes: "" -> "0".."3" -> "00".."33" -> ... four levels deep.
-TEST(Parallel, ExpandReachesEveryItemFoundOnTheWay) {
-  for (unsigned threads : {1u, 3u, 8u}) {
-    std::mutex mutex;
-    std::multiset<std::string> done;
-    util::parallel_expand({""}, threads, [&](const std::string& item, const std::function<void(std::string)>& add) {
-      if (item.size() < 4)
-        for (char c : {'0', '1', '2', '3'}) add(item + c);
-      std::lock_guard lock(mutex);
-      done.insert(item);
-    });
-    EXPECT_EQ(done.size(), 1u + 4 + 16 + 64 + 256) << threads << " threads";
-    EXPECT_EQ(std::set<std::string>(done.begin(), done.end()).size(), done.size()) << "an item done twice";
-  }
-  int calls = 0;
-  util::parallel_expand({}, 4, [&](const std::string&, const std::function<void(std::string)>&) { ++calls; });
-  EXPECT_EQ(calls, 0);
 }
 
 TEST(Parallel, AvailableCpusIsAtLeastOne) { EXPECT_GE(util::available_cpus(), 1u); }

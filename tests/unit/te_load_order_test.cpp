@@ -32,9 +32,9 @@ const std::string k_h100_site = "/opt/torch/.venv/lib/python3.12/site-packages";
 } // namespace
 
 TEST(TeLoadOrder, EveryReleaseFromV110ToV218IsModelled) {
-  for (const char* tag : {"1.10", "1.11", "1.12", "1.13", "2.0", "2.1", "2.2", "2.2.1", "2.3", "2.4", "2.5", "2.6", "2.7",
-                          "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14", "2.14.1", "2.15", "2.16", "2.16.1", "2.17",
-                          "2.18", "2.11.0.dev0+abc"}) {
+  for (const char* tag : {"1.10", "1.11", "1.12",   "1.13", "2.0",  "2.1",    "2.2",  "2.2.1", "2.3",
+                          "2.4",  "2.5",  "2.6",    "2.7",  "2.8",  "2.9",    "2.10", "2.11",  "2.12",
+                          "2.13", "2.14", "2.14.1", "2.15", "2.16", "2.16.1", "2.17", "2.18",  "2.11.0.dev0+abc"}) {
     EXPECT_NE(find_te_rule("cudnn", v(tag)), nullptr) << tag;
     EXPECT_NE(find_te_rule("nvrtc", v(tag)), nullptr) << tag;
   }
@@ -136,4 +136,43 @@ TEST(TeLoadOrder, OldTeAssertsOneWheelCudnn) {
   EXPECT_NE(te23.error().message.find("AssertionError"), std::string::npos);
   // TE 2.4+ loads every lib*.so.*[0-9] there: the newest libcudnn.so.N is the one reported.
   EXPECT_EQ(search("2.5.0", "cudnn")->path, k_a100_site + "/nvidia/cudnn/lib/libcudnn.so.9");
+}
+
+// The libraries probe walks TE's glob directories ahead, on a thread of its own (te_glob_dirs,
+// te_walk_dirs): every search answers as it does when it walks as it goes. The toolkit here has
+// a symlinked directory and a stub, and CUDA_HOME names a second tree.
+TEST(TeLoadOrder, WalksMadeAheadAnswerAsWalksMadeOnTheWay) {
+  NodeFixture node("a100-node");
+  node.install("/usr/local/cuda-12.4/targets/x86_64-linux/lib/libcudnn.so.8.9.7", "cudnn8");
+  node.write("/usr/local/cuda-12.4/targets/x86_64-linux/lib/stubs/libnvrtc.so", "stub");
+  node.write("/opt/cuda-extra/lib64/libcublas.so.12", "not elf");
+  node.symlink("/usr/local/cuda-12.4/lib64x", "/usr/local/cuda-12.4/targets/x86_64-linux/lib");
+  for (const char* env : {"", "/opt/cuda-extra"}) {
+    Search inline_walks(node, k_a100_site);
+    Search ahead(node, k_a100_site);
+    if (*env) {
+      inline_walks.host.env["CUDA_HOME"] = env;
+      ahead.host.env["CUDA_HOME"] = env;
+    }
+    for (const char* te : {"2.3.0", "2.5.0", "2.11.0", "2.16.1"}) {
+      auto dirs = te_glob_dirs(ahead.ctx, v(te));
+      ASSERT_FALSE(dirs.empty()) << te;
+      EXPECT_EQ(std::count(dirs.begin(), dirs.end(), *env ? std::string(env) : std::string("/usr/local/cuda")), 1) << te;
+      ahead.ctx.walks.clear();
+      ahead.ctx.walks = te_walk_dirs(node.root(), dirs);
+      inline_walks.ctx.walks.clear();
+      for (std::string_view lib : {"cudnn", "nvrtc", "cublas", "cudart"}) {
+        auto a = inline_walks(te, lib);
+        auto b = ahead(te, lib);
+        ASSERT_EQ(a.ok(), b.ok()) << te << " " << lib;
+        if (a.ok()) {
+          EXPECT_EQ(a->real, b->real) << te << " " << lib;
+          EXPECT_EQ(a->reason, b->reason) << te << " " << lib;
+        } else {
+          EXPECT_EQ(a.error().message, b.error().message) << te << " " << lib;
+        }
+      }
+      EXPECT_EQ(inline_walks.ctx.walks, ahead.ctx.walks) << te;
+    }
+  }
 }
