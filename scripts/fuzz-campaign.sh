@@ -18,6 +18,9 @@
 #                targets the targets run in rounds, and each gets an equal share of the time
 #   -b DIR       the fuzz build: DIR/tests/fuzz/fuzz_<target> (default build-fuzz)
 #   -o DIR       where summary.md and the run's logs go (default DIR/campaigns/<UTC time>)
+#   -T FILE      the executions ledger (default tests/fuzz/totals.tsv of this checkout, which is
+#                committed: the totals outlive build directories and machines; commit it after a
+#                campaign, or copy back the one a campaign on another machine returned)
 #
 # Cores go where executions are missing: with more jobs than targets, the spare jobs become extra
 # workers of the targets that cannot reach EXECS in the time on one core, one at a time to the
@@ -29,8 +32,8 @@
 # summary.md holds one row per target: workers, executions this run, exec/s, CPU seconds and
 # executions per CPU second, the total over all campaigns, the corpus at the end (units/size, as
 # libFuzzer counts it), and the crash/leak/timeout artifacts this run wrote (also copied to
-# SUMMARY_DIR/artifacts/). DIR/fuzz-totals.tsv keeps, per target, the executions of all campaigns
-# and the last executions per CPU second. Exit 0 when no target wrote an artifact, 1 when one did,
+# SUMMARY_DIR/artifacts/). The ledger (-T) keeps, per target, the executions of all campaigns and
+# the last executions per CPU second: target<TAB>executions<TAB>exec per CPU s. Exit 0 when no target wrote an artifact, 1 when one did,
 # 2 on bad usage. NVTE_FUZZ_RULES_DIR is set to the repository's rules/ for the targets that load
 # the shipped rules, so a carried binary does not depend on the path it was built at.
 set -uo pipefail
@@ -42,7 +45,8 @@ limit=3600
 build=$root/build-fuzz
 summary_dir=""
 all_at_once=0
-while getopts "j:an:t:b:o:" opt; do
+totals=$root/tests/fuzz/totals.tsv
+while getopts "j:an:t:b:o:T:" opt; do
   case $opt in
     j) jobs=$OPTARG ;;
     a) all_at_once=1 ;;
@@ -50,7 +54,8 @@ while getopts "j:an:t:b:o:" opt; do
     t) limit=$OPTARG ;;
     b) build=$(cd "$OPTARG" && pwd) || exit 2 ;;
     o) summary_dir=$OPTARG ;;
-    *) sed -n '10,20p' "$0" >&2; exit 2 ;;
+    T) totals=$OPTARG ;;
+    *) sed -n '10,23p' "$0" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -60,8 +65,8 @@ targets=("$@")
 summary_dir=${summary_dir:-$build/campaigns/$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$summary_dir/logs" "$summary_dir/artifacts"
 summary_dir=$(cd "$summary_dir" && pwd)
-totals=$build/fuzz-totals.tsv
 touch "$totals"
+totals=$(cd "$(dirname "$totals")" && pwd)/$(basename "$totals")
 total_of() { awk -v t="$1" '$1 == t { n = $2 } END { print n + 0 }' "$totals"; }
 rate_of() { awk -v t="$1" '$1 == t && $3 > 0 { r = $3 } END { print r + 0 }' "$totals"; }
 

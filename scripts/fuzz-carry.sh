@@ -4,7 +4,7 @@
 # (git-ignored; carry it beside .gpu-carry/): one xz tarball holding every fuzz_<target> binary
 # (debug sections stripped: the carry limit), every shared library `ldd` lists for them except
 # glibc's and libstdc++/libgcc (the node's are newer), the corpora grown so far (corpus/) and
-# the execution totals (fuzz-totals.tsv). The clang ASan/UBSan/libFuzzer runtimes are linked in
+# the execution ledger travels with the checkout (tests/fuzz/totals.tsv). The clang ASan/UBSan/libFuzzer runtimes are linked in
 # statically. `scripts/gpu-validate.sh fuzz` unpacks it and runs scripts/fuzz-campaign.sh there.
 # NVTE_FUZZ_BUILD_DIR (default build-fuzz) and NVTE_FUZZ_CARRY_DIR (default .gpu-fuzz) move them.
 set -euo pipefail
@@ -28,7 +28,6 @@ done
 ((n > 0)) || { echo "fuzz-carry: no fuzzers in $build/tests/fuzz (run scripts/fuzz.sh --build first)" >&2; exit 1; }
 strip --strip-debug "$stage"/tests/fuzz/fuzz_*
 [[ -d $build/corpus ]] && cp -r "$build/corpus/." "$stage/corpus/"
-[[ -f $build/fuzz-totals.tsv ]] && cp "$build/fuzz-totals.tsv" "$stage/"
 rm -rf "$carry" && mkdir -p "$carry"
 tar -C "$stage" -cf - . | xz -T0 -6 >"$carry/fuzz.tar.xz"
 echo "fuzz-carry: $n fuzzers, $(ls "$stage/lib" | wc -l) libraries, $(find "$stage/corpus" -type f | wc -l) corpus files:" \

@@ -13,8 +13,8 @@
 # fuzz: no GPU needed, only the node's cores. The fuzzers packed by scripts/fuzz-carry.sh
 # (.gpu-fuzz/fuzz.tar.xz) run as one campaign (scripts/fuzz-campaign.sh) on every core for
 # FUZZ_SECONDS (default 360), continuing from the corpora packed with them; summary.md, the logs,
-# any crash artifacts, and the grown corpora with the new totals (fuzz-state.tar.xz, to unpack
-# into build-fuzz/ here) land in $OUT/fuzz/.
+# any crash artifacts, the grown corpora (fuzz-state.tar.xz, to unpack into build-fuzz/ here) and
+# the updated ledger (totals.tsv, to copy over tests/fuzz/totals.tsv here) land in $OUT/fuzz/.
 #
 # te: a real TransformerEngine (scripts/gpu-build-te.sh builds it from the sources in .gpu-te/, or
 # installs the wheel a previous build sent back, .gpu-te/wheel/) and every claim about it: what
@@ -372,7 +372,9 @@ run_fuzz() {
   # workers of the targets furthest from the goal.
   step fuzz-campaign $((${FUZZ_SECONDS:-360} + 120)) env LD_LIBRARY_PATH="$dir/lib" \
     scripts/fuzz-campaign.sh -j "$(nproc)" -a -t "${FUZZ_SECONDS:-360}" -b "$dir" -o "$OUTDIR/fuzz"
-  step fuzz-state 120 bash -c "tar -C $dir -cf - corpus fuzz-totals.tsv | xz -T0 -3 >$OUTDIR/fuzz/fuzz-state.tar.xz"
+  step fuzz-state 120 bash -c "tar -C $dir -cf - corpus | xz -T0 -3 >$OUTDIR/fuzz/fuzz-state.tar.xz"
+  # The ledger the campaign updated (this checkout's copy): copy it over tests/fuzz/totals.tsv there.
+  cp tests/fuzz/totals.tsv "$OUTDIR/fuzz/totals.tsv"
   cp "$OUTDIR/fuzz/summary.md" "$LOGS/fuzz-summary.md" 2>/dev/null
   rm -rf "$OUTDIR/fuzz/logs/"*.row
 }

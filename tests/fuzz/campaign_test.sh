@@ -26,7 +26,7 @@ FAKE
 done
 # Missing work at the recorded rates: slow 9,000 / 10 = 900 s, fast 500 / 1,000 = 0.5 s; done reached.
 printf 'fast\t9500\t1000\nslow\t1000\t10\ndone\t10000\t50\n' >"$build/fuzz-totals.tsv"
-"$root/scripts/fuzz-campaign.sh" -j 4 -n 10000 -t 30 -b "$build" -o "$work/summary" fast slow done >"$work/out" 2>&1 ||
+"$root/scripts/fuzz-campaign.sh" -j 4 -n 10000 -t 30 -b "$build" -T "$build/fuzz-totals.tsv" -o "$work/summary" fast slow done >"$work/out" 2>&1 ||
   { cat "$work/out"; fail "campaign exit $?"; }
 cat "$work/out"
 grep -q '^done ' "$work/starts" && fail "a target that reached the goal ran"
@@ -39,7 +39,13 @@ awk '$1 == "fast" && $2 == 10000 { f = 1 } $1 == "slow" && $2 == 4000 && $3 == 1
 grep -q '^| `slow` | 3 | 3000 | 1500 |' "$work/summary/summary.md" || { cat "$work/summary/summary.md"; fail "summary row of slow"; }
 # -a: more targets than jobs still run at once, one process each, for the whole time.
 printf 'fast\t0\t1000\nslow\t0\t10\n' >"$build/fuzz-totals.tsv"
-"$root/scripts/fuzz-campaign.sh" -j 1 -a -n 10000 -t 30 -b "$build" -o "$work/summary-a" fast slow >"$work/out-a" 2>&1 ||
+"$root/scripts/fuzz-campaign.sh" -j 1 -a -n 10000 -t 30 -b "$build" -T "$build/fuzz-totals.tsv" -o "$work/summary-a" fast slow >"$work/out-a" 2>&1 ||
   { cat "$work/out-a"; fail "campaign -a exit $?"; }
 grep -q '2 fuzzer processes on 2 jobs, 30 s each' "$work/out-a" || { cat "$work/out-a"; fail "-a did not run both targets at once"; }
+# The committed ledger: one row per fuzz target of tests/fuzz, executions and a rate as numbers.
+for src in "$root"/tests/fuzz/fuzz_*.cpp; do
+  t=$(basename "$src" .cpp); t=${t#fuzz_}
+  awk -F'\t' -v t="$t" '$1 == t && NF == 3 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9.]+$/ { ok = 1 } END { exit !ok }' "$root/tests/fuzz/totals.tsv" ||
+    fail "tests/fuzz/totals.tsv has no well-formed row for $t"
+done
 echo "campaign plan and totals OK"
