@@ -42,11 +42,11 @@ struct Entry {
 };
 
 struct Memo {
-  std::unordered_map<std::string, Entry> entries;  // host path -> lstat/readlink
-  using Key = std::pair<std::string, std::string>; // root, node path
-  std::map<Key, util::Result<ResolvedPath>> resolved;
-  std::map<Key, NodeFileType> types;
-  std::map<Key, NodeListing> listings;
+  std::unordered_map<std::string, Entry> entries; // host path -> lstat/readlink
+  using Key = std::string;                        // root, '\0', node path
+  std::unordered_map<Key, util::Result<ResolvedPath>> resolved;
+  std::unordered_map<Key, NodeFileType> types;
+  std::unordered_map<Key, NodeListing> listings;
   std::shared_ptr<NodeFsMemo::Shared> values; // node_memo_value's, shared with helper threads
   std::set<std::string> denied;               // node directories whose listing or lookup failed with EACCES/EPERM
 };
@@ -85,8 +85,15 @@ const Entry& lookup(const std::string& on_host) {
   return it->second;
 }
 
+bool is_normal_absolute(const std::string& s);
+
 Memo::Key memo_key(const std::filesystem::path& root, const std::filesystem::path& node_path) {
-  return {root.string(), normalize_node_path(node_path).string()};
+  Memo::Key key = root.native();
+  key += '\0';
+  // Most paths are normal already: no std::filesystem::path copy (and its component list) then.
+  if (is_normal_absolute(node_path.native())) key += node_path.native();
+  else key += normalize_node_path(node_path).native();
+  return key;
 }
 
 util::Result<ResolvedPath> resolve_uncached(const std::filesystem::path& root, const std::filesystem::path& node_path);
@@ -94,8 +101,8 @@ util::Result<ResolvedPath> resolve_uncached(const std::filesystem::path& root, c
 // The memo's answer for (root, node path) in table, computing it the first time; without an
 // active memo, just the computation.
 template <typename Value, typename Compute>
-Value remembered(std::map<Memo::Key, Value> Memo::*table, const std::filesystem::path& root, const std::filesystem::path& node_path,
-                 Compute compute) {
+Value remembered(std::unordered_map<Memo::Key, Value> Memo::*table, const std::filesystem::path& root,
+                 const std::filesystem::path& node_path, Compute compute) {
   if (!g_memo) return compute(root, node_path);
   auto key = memo_key(root, node_path);
   auto& entries = (*g_memo).*table;
