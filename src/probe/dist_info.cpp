@@ -57,7 +57,8 @@ std::optional<Requirement> parse_requirement(std::string_view text) {
   }
   text = util::trim(text);
   std::size_t end = 0;
-  while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '-' || text[end] == '_' || text[end] == '.'))
+  while (end < text.size() &&
+         (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '-' || text[end] == '_' || text[end] == '.'))
     ++end;
   if (end == 0) return std::nullopt;
   r.name = std::string(text.substr(0, end));
@@ -96,18 +97,19 @@ SiteScan scan_site_packages(const std::filesystem::path& root, const std::string
     switch (node_file_type(root, dir)) {
     case NodeFileType::directory: metadata = dir + (dist_info ? "/METADATA" : "/PKG-INFO"); break;
     case NodeFileType::regular: metadata = dir; break; // an egg-info file is PKG-INFO itself
-    default:
-      scan.problems.push_back(dir + ": broken entry (dangling symlink or special file)");
-      continue;
+    default: scan.problems.push_back(dir + ": broken entry (dangling symlink or special file)"); continue;
     }
     // Name and Version are among the first headers; the long description after them can be
-    // hundreds of kilobytes (torch's README) and is never needed.
-    auto text = util::read_file_head(host_path(root, metadata), 16u << 10);
-    if (!text) {
-      scan.problems.push_back(metadata + ": " + text.error().message);
-      continue;
-    }
-    auto dist = parse_core_metadata(*text, metadata);
+    // hundreds of kilobytes (torch's README) and is never needed. One run reads a METADATA once:
+    // the python probe, its requirements, the libraries probe (nvidia-* wheels) and the native
+    // probe all ask for some of the same ones.
+    using Parsed = util::Result<Distribution>;
+    auto parsed = node_memo_value("core_metadata", host_path(root, metadata).string(), [&] {
+      auto text = util::read_file_head(host_path(root, metadata), 16u << 10);
+      if (!text) return std::make_shared<const Parsed>(util::Error{text.error().kind, metadata + ": " + text.error().message});
+      return std::make_shared<const Parsed>(parse_core_metadata(*text, metadata));
+    });
+    auto dist = *std::static_pointer_cast<const Parsed>(parsed);
     if (!dist) {
       scan.problems.push_back(dist.error().message);
       continue;
