@@ -6,6 +6,7 @@
 
 #include "probe/node_path.hpp"
 #include "util/file.hpp"
+#include "util/parallel.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -86,6 +87,12 @@ SiteScan scan_site_packages(const std::filesystem::path& root, const std::string
     }
     return true;
   };
+  struct Entry {
+    std::string dir, metadata;
+    bool egg_info = false;
+    std::shared_ptr<const void> parsed; // util::Result<Distribution>
+  };
+  std::vector<Entry> entries;
   for (const auto& entry : node_list_directory(root, site_packages)) {
     bool dist_info = util::ends_with(entry, ".dist-info");
     bool egg_info = util::ends_with(entry, ".egg-info");
@@ -93,30 +100,42 @@ SiteScan scan_site_packages(const std::filesystem::path& root, const std::string
     // The directory is named <name>-<version>.dist-info (egg-info: <name>-<version>[-pyX.Y]).
     if (wanted && !wanted(normalize_distribution_name(std::string_view(entry).substr(0, entry.find('-'))))) continue;
     std::string dir = site_packages + "/" + entry;
-    std::string metadata;
     switch (node_file_type(root, dir)) {
-    case NodeFileType::directory: metadata = dir + (dist_info ? "/METADATA" : "/PKG-INFO"); break;
-    case NodeFileType::regular: metadata = dir; break; // an egg-info file is PKG-INFO itself
+    case NodeFileType::directory: entries.push_back({dir, dir + (dist_info ? "/METADATA" : "/PKG-INFO"), egg_info, nullptr}); break;
+    case NodeFileType::regular: entries.push_back({dir, dir, egg_info, nullptr}); break; // an egg-info file is PKG-INFO itself
     default: scan.problems.push_back(dir + ": broken entry (dangling symlink or special file)"); continue;
     }
-    // Name and Version are among the first headers; the long description after them can be
-    // hundreds of kilobytes (torch's README) and is never needed. One run reads a METADATA once:
-    // the python probe, its requirements, the libraries probe (nvidia-* wheels) and the native
-    // probe all ask for some of the same ones.
-    using Parsed = util::Result<Distribution>;
-    auto parsed = node_memo_value("core_metadata", host_path(root, metadata).string(), [&] {
-      auto text = util::read_file_head(host_path(root, metadata), 16u << 10);
-      if (!text) return std::make_shared<const Parsed>(util::Error{text.error().kind, metadata + ": " + text.error().message});
-      return std::make_shared<const Parsed>(parse_core_metadata(*text, metadata));
-    });
-    auto dist = *std::static_pointer_cast<const Parsed>(parsed);
+  }
+  // Name and Version are among the first headers; the long description after them can be
+  // hundreds of kilobytes (torch's README) and is never needed. One run reads a METADATA once
+  // (the python probe, its requirements, the libraries probe's nvidia-* wheels and the native
+  // probe ask for some of the same), and the ones not read yet are read on several threads when
+  // there are many (a venv's dozen nvidia-* wheels; each read costs tens of microseconds there).
+  using Parsed = util::Result<Distribution>;
+  auto read_one = [&](const std::string& metadata) {
+    auto text = util::read_file_head(host_path(root, metadata), 16u << 10);
+    if (!text) return std::make_shared<const Parsed>(util::Error{text.error().kind, metadata + ": " + text.error().message});
+    return std::make_shared<const Parsed>(parse_core_metadata(*text, metadata));
+  };
+  std::vector<std::size_t> unread;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    entries[i].parsed = node_memo_find("core_metadata", host_path(root, entries[i].metadata).string());
+    if (!entries[i].parsed) unread.push_back(i);
+  }
+  constexpr std::size_t k_parallel_from = 8;
+  util::parallel_for(unread.size(), unread.size() >= k_parallel_from ? std::min(util::available_cpus(), 8u) : 1u,
+                     [&](std::size_t k) { entries[unread[k]].parsed = read_one(entries[unread[k]].metadata); });
+  for (auto& e : entries) {
+    auto computed = e.parsed;
+    e.parsed = node_memo_value("core_metadata", host_path(root, e.metadata).string(), [&] { return computed; });
+    auto dist = *std::static_pointer_cast<const Parsed>(e.parsed);
     if (!dist) {
       scan.problems.push_back(dist.error().message);
       continue;
     }
-    dist->metadata_path = dir;
+    dist->metadata_path = e.dir;
     dist->site_packages = site_packages;
-    dist->egg_info = egg_info;
+    dist->egg_info = e.egg_info;
     scan.distributions.push_back(std::move(dist).value());
   }
   std::sort(scan.distributions.begin(), scan.distributions.end(),

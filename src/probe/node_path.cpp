@@ -168,6 +168,14 @@ bool NodeListing::contains(std::string_view name) const {
          std::binary_search(m_data->names.begin(), m_data->names.end(), name, [](std::string_view a, std::string_view b) { return a < b; });
 }
 
+std::shared_ptr<const void> node_memo_find(std::string_view kind, const std::string& key) {
+  if (!g_memo) return nullptr;
+  NodeFsMemo::Shared& shared = *g_memo->values;
+  std::lock_guard lock(shared.mutex);
+  auto it = shared.values.find({std::string(kind), key});
+  return it == shared.values.end() ? nullptr : it->second;
+}
+
 std::shared_ptr<const void> node_memo_value(std::string_view kind, const std::string& key,
                                             const std::function<std::shared_ptr<const void>()>& make) {
   if (!g_memo) return make();

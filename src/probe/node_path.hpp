@@ -107,6 +107,9 @@ void node_add_denied_directories(const std::vector<std::string>& dirs);
 // both make it, and the first one stored is kept.
 std::shared_ptr<const void> node_memo_value(std::string_view kind, const std::string& key,
                                             const std::function<std::shared_ptr<const void>()>& make);
+// The value of (kind, key) when some thread sharing the memo made it already; nullptr otherwise
+// (and without an active memo).
+std::shared_ptr<const void> node_memo_find(std::string_view kind, const std::string& key);
 
 // Lexically normalised absolute node path ("/a/b/../c/" -> "/a/c"); a relative one is made
 // absolute against "/".

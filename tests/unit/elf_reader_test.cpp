@@ -128,10 +128,16 @@ TEST(NodeFsMemo, AHelperThreadSharesValuesNotListings) {
     shared = *std::static_pointer_cast<const int>(node_memo_value("t", "k", [] { return std::make_shared<const int>(2); }));
     listed = node_list_directory(node.root(), "/memo").size(); // read afresh: its own listings
   }).join();
+  bool found_alone = true;
   std::thread([&] {
     NodeFsMemo alone;
+    found_alone = node_memo_find("t", "k") != nullptr;
     own = *std::static_pointer_cast<const int>(node_memo_value("t", "k", [] { return std::make_shared<const int>(3); }));
   }).join();
+  EXPECT_FALSE(found_alone);
+  ASSERT_NE(node_memo_find("t", "k"), nullptr);
+  EXPECT_EQ(*std::static_pointer_cast<const int>(node_memo_find("t", "k")), 1);
+  EXPECT_EQ(node_memo_find("t", "other"), nullptr);
   EXPECT_EQ(shared, 1);
   EXPECT_EQ(own, 3);
   EXPECT_EQ(listed, 2u);
