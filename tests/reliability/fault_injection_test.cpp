@@ -276,8 +276,8 @@ TEST(DiskFull, PreviousReportStaysIntact) {
 
   std::vector<std::string> limited = {"-c", "ulimit -f 2 && exec \"$0\" \"$@\"", NVTE_BINARY};
   limited.insert(limited.end(), args.begin(), args.end());
-  limited.push_back("--set");
-  limited.push_back("driver.version=550.54.15"); // a different report, so a torn write would show
+  limited.emplace_back("--set");
+  limited.emplace_back("driver.version=550.54.15"); // a different report, so a torn write would show
   auto second = run_doctor(limited, {}, std::chrono::seconds(60), "/bin/bash");
   ASSERT_FALSE(second.timed_out);
   EXPECT_EQ(second.exit_code, 3) << reliability::context(second);
