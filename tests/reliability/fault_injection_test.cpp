@@ -5,6 +5,7 @@
 // report; a malformed rules file. In every case the doctor must finish within its timeout, say
 // what went wrong, and leave the previous report intact.
 #include "doctor_runner.hpp"
+#include "support/build_factors.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
 
@@ -207,7 +208,7 @@ TEST(NodeTreeFaults, ThousandsOfDistInfoDirectoriesStayFast) {
                         {}, std::chrono::seconds(60));
   ASSERT_FALSE(run.timed_out) << reliability::context(run);
   EXPECT_EQ(run.exit_code, 0) << reliability::context(run);
-  EXPECT_LT(run.seconds, 10.0) << reliability::context(run);
+  EXPECT_LT(run.seconds, 10.0 * test_support::k_time_factor) << reliability::context(run); // the probe's work
   json doc = json::parse(run.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << reliability::context(run);
   const json* torch = fact(doc, {"torch", "version"});
