@@ -23,6 +23,22 @@ if(NVTE_SANITIZE)
     target_compile_options(nvte_settings INTERFACE -Wno-maybe-uninitialized)
   endif()
 endif()
+# The tests' time and memory guards are set for the normal build. Instrumented code (NVTE_SANITIZE
+# above, NVTE_FUZZ below) does the same work several times slower and, with ASan's redzones,
+# shadow memory and quarantine of freed blocks, in several times the memory; a guard on the
+# work of the project's code multiplies its limit by these factors, so that it still fails on a
+# gross regression (a quadratic loop, every report held at once) but not on the instrumentation.
+# tests/support/build_factors.hpp.in says which guards scale. Time: the sanitized work measured 3
+# to 11 times the normal build's CPU time; memory: ASan holds about 100 MB in a process that does
+# nothing and up to 256 MB of freed blocks, which the 40 MB limit of bench_fleet (15 MB normally,
+# 242 MB sanitized) needs 8 times. docs/reliability.md ("Sanitizers") has the measurements.
+if(NVTE_SANITIZE OR NVTE_FUZZ)
+  set(NVTE_TEST_TIME_FACTOR 10)
+  set(NVTE_TEST_MEMORY_FACTOR 8)
+else()
+  set(NVTE_TEST_TIME_FACTOR 1)
+  set(NVTE_TEST_MEMORY_FACTOR 1)
+endif()
 if(NVTE_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     message(FATAL_ERROR "NVTE_FUZZ needs clang (libFuzzer): -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang")

@@ -2,11 +2,12 @@
 # The OCI image (scripts/build-image.sh), built as the test suite can afford: the minimal variant
 # (the package and the libraries it links, extracted) from this build tree's .deb, with the
 # downloaded Debian packages cached in the build tree. Then, from the image alone: unpack it with
-# umoci, run the doctor inside its root filesystem (chroot) — --version, `rules lint` of the
-# installed rules, and `check --facts` of the A100 and H100 snapshots, which must say what the
-# build tree's binary says — check the image config (entrypoint, labels, created =
-# SOURCE_DATE_EPOCH) and build it a second time: the same manifest digest (reproducible).
-# Needs root, mmdebstrap, umoci and the apt mirror; skipped (77) without them.
+# umoci, run the doctor inside its root filesystem (chroot, with its own /proc as a container
+# runtime gives it) — --version, `rules lint` of the installed rules, and `check --facts` of the
+# A100 and H100 snapshots, which must say what the build tree's binary says — check the image
+# config (entrypoint, labels, created = SOURCE_DATE_EPOCH) and build it a second time: the same
+# manifest digest (reproducible).
+# Needs root, mmdebstrap, umoci, unshare (util-linux) and the apt mirror; skipped (77) without them.
 # Usage: image_test.sh BUILD_DIR SOURCE_DIR VERSION
 set -uo pipefail
 build=$1 src=$2 version=$3
@@ -18,8 +19,8 @@ cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 
 if [[ $(id -u) != 0 ]]; then echo "not root: mmdebstrap --mode=root impossible, skipped"; exit 77; fi
-for tool in mmdebstrap umoci; do
-  command -v "$tool" >/dev/null || { echo "$tool not installed (apt-get install mmdebstrap umoci): skipped"; exit 77; }
+for tool in mmdebstrap umoci unshare; do
+  command -v "$tool" >/dev/null || { echo "$tool not installed (apt-get install mmdebstrap umoci util-linux): skipped"; exit 77; }
 done
 prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
 [[ "$prefix" == /usr ]] || { echo "the build tree's install prefix is '$prefix', not /usr: skipped"; exit 77; }
@@ -68,15 +69,27 @@ step "the doctor inside the image"
 umoci unpack --image "$work/a/nvte-doctor:$version" "$work/bundle" > "$work/unpack.log" 2>&1 || { cat "$work/unpack.log"; fail "umoci unpack"; exit 1; }
 root="$work/bundle/rootfs"
 [[ ! -e "$root/bin/sh" ]] || fail "the minimal image has a shell: more than the package and its libraries"
-got=$(chroot "$root" /usr/bin/nvte-doctor --version 2>&1)
+# The doctor starts as a container runtime starts an image's entrypoint: chrooted into the root
+# filesystem, as PID 1 of its own PID and mount namespaces, with a fresh /proc (every OCI runtime
+# mounts one). The mount lives only in that namespace and vanishes with it, so nothing stays
+# mounted under $work, not even when the test is killed. A bare chroot has no /proc, which no
+# container has: the doctor then cannot read /proc/self/exe to find the rules beside a relocated
+# binary, and the sanitized build (scripts/sanitize.sh packages it, libasan and libubsan among
+# its Depends, and tests that package like any other) cannot read /proc/self/maps: ASan does not
+# know where the main thread's stack is, cannot unpoison it when an exception unwinds it
+# ("ignoring requested __asan_handle_no_return") and then reports a stack-buffer-overflow on the
+# next write there, which its own warning calls a possible false positive.
+mkdir -p "$root/proc"
+in_image() { unshare --pid --fork --mount-proc="$root/proc" chroot "$root" "$@"; }
+got=$(in_image /usr/bin/nvte-doctor --version 2>&1)
 [[ "$got" == "nvte-doctor $version" ]] || fail "--version in the image printed '$got'"
 echo "$got"
-chroot "$root" /usr/bin/nvte-doctor rules lint > "$work/lint.log" 2>&1 || { cat "$work/lint.log"; fail "rules lint of the image's rules"; }
+in_image /usr/bin/nvte-doctor rules lint > "$work/lint.log" 2>&1 || { cat "$work/lint.log"; fail "rules lint of the image's rules"; }
 tail -n 1 "$work/lint.log"
 mkdir -p "$root/tmp"
 for node in a100-node h100-node; do
   cp "$src/tests/fixtures/snapshots/$node.json" "$root/tmp/"
-  chroot "$root" /usr/bin/nvte-doctor check --facts "/tmp/$node.json" --format json > "$work/image.json" 2> "$work/image.err"
+  in_image /usr/bin/nvte-doctor check --facts "/tmp/$node.json" --format json > "$work/image.json" 2> "$work/image.err"
   rc=$?
   "$build/nvte-doctor" check --facts "$src/tests/fixtures/snapshots/$node.json" --rules "$src/rules" --format json > "$work/tree.json" 2>/dev/null
   tree_rc=$?
