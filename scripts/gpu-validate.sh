@@ -22,7 +22,7 @@
 # probe and check against it (TE importable or not: first without pydantic), the self-test's TE
 # selector and Python tier (default shape and the HF fixtures' shapes), and live conformance
 # (tools/te-conformance/live.py) with each cuDNN copy TE can be made to load; the live records
-# land in the stage's tarball (live/). te-models: the self-test's TE path at the HF fixtures' shapes.
+# land in the stage's tarball (live/); TE_LIVE=0 leaves that out. te-models: the self-test's TE path at the HF fixtures' shapes.
 #
 # ext: link-time truth (issue 22): a real torch C++ extension compiled here against the venv's
 # torch (g++ with torch's include and lib dirs, no network), laid out as flash-attn's
@@ -279,11 +279,12 @@ run_te() {
   step te-selftest-json 600 env PYTHONPATH=$full_pp "$BIN" selftest "${COMMON[@]}" --format json --python "$PY"
   step te-selftest-cudnn-path 600 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" "$BIN" selftest "${COMMON[@]}" -v --python "$PY"
   step te-selftest-cudnn-path-json 600 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" "$BIN" selftest "${COMMON[@]}" --format json --python "$PY"
-  # Live conformance with each cuDNN TE can be made to load.
+  # Live conformance with each cuDNN TE can be made to load (TE_LIVE=0 skips it: a round that
+  # changed no knowledge keeps the device minutes).
   mkdir -p "$LOGS/live"
-  step te-live-system-cudnn 300 env PYTHONPATH=$full_pp TE_COMMIT="$(tar xzOf .gpu-te/te-src-*.tar.gz te/COMMIT 2>/dev/null)" \
+  [[ ${TE_LIVE:-1} == 0 ]] || step te-live-system-cudnn 300 env PYTHONPATH=$full_pp TE_COMMIT="$(tar xzOf .gpu-te/te-src-*.tar.gz te/COMMIT 2>/dev/null)" \
     "$PY" tools/te-conformance/live.py --label h100 --out "$LOGS/live"
-  step te-live-venv-cudnn 300 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" TE_COMMIT="$(tar xzOf .gpu-te/te-src-*.tar.gz te/COMMIT 2>/dev/null)" \
+  [[ ${TE_LIVE:-1} == 0 ]] || step te-live-venv-cudnn 300 env PYTHONPATH=$full_pp CUDNN_PATH="$venv_cudnn_dir" TE_COMMIT="$(tar xzOf .gpu-te/te-src-*.tar.gz te/COMMIT 2>/dev/null)" \
     "$PY" tools/te-conformance/live.py --label h100 --out "$LOGS/live"
   # Every claim above against the truth, one PASS/FAIL line each.
   step te-verdicts 60 python3 scripts/gpu-te-verdicts.py "$LOGS"
