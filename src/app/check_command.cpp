@@ -15,6 +15,7 @@
 #include "util/file.hpp"
 #include "util/hash.hpp"
 #include "util/logging.hpp"
+#include "util/parallel.hpp"
 #include "util/strings.hpp"
 
 #include <nlohmann/json.hpp>
@@ -72,8 +73,8 @@ std::optional<model::Finding> stale_bundle_finding(const Options& options) {
   f.severity = model::Severity::warning;
   f.area = "rules";
   f.title = "The installed rules bundle was signed " + std::to_string(days) + " days ago";
-  f.message = "The active rules bundle (serial " + std::to_string(version.serial) + ", signed " + utc_date(version.created) +
-              ", from " + source + ") is older than rules_update.max_age_days (" + std::to_string(max_days) +
+  f.message = "The active rules bundle (serial " + std::to_string(version.serial) + ", signed " + utc_date(version.created) + ", from " +
+              source + ") is older than rules_update.max_age_days (" + std::to_string(max_days) +
               "). Rules released since then are not checked: the update job may be failing, or its source may be serving an "
               "old bundle (a freeze).";
   f.evidence = {{"rules.bundle.serial", std::to_string(version.serial)},
@@ -118,15 +119,15 @@ model::Report build_report(const Options& options) {
   laps.lap("node rules");
   rules::verify_node_findings(rules, facts, report.findings, search);
   laps.lap("node fixes");
-  model::Facts scratch;
-  std::vector<model::Explanation> explanations;
-  for (std::size_t i = 0; i < workloads.size(); ++i) {
-    const model::Workload& w = workloads[i];
-    const model::Facts& workload_facts = facts_for(facts, observed[i].get(), scratch); // a TE log's versions
-    explanations.push_back(rules::explain(rules, workload_facts, w));
-    rules::verify_explanation(rules, workload_facts, explanations.back(), search);
-    laps.lap("workload " + w.name);
-  }
+  // Each workload's explanation and fix search stand alone: they run on several threads.
+  std::vector<model::Facts> scratch(workloads.size());
+  std::vector<model::Explanation> explanations(workloads.size());
+  util::parallel_for(workloads.size(), std::min(util::available_cpus(), 8u), [&](std::size_t i) {
+    const model::Facts& workload_facts = facts_for(facts, observed[i].get(), scratch[i]); // a TE log's versions
+    explanations[i] = rules::explain(rules, workload_facts, workloads[i]);
+    rules::verify_explanation(rules, workload_facts, explanations[i], search);
+  });
+  laps.lap("workloads (" + std::to_string(workloads.size()) + ")");
   // One pin per package across the node's findings and its workloads'; a TE log's workloads run
   // on the versions the log names, so they are unified within their own context.
   unify_pins_per_context(rules, facts, explanations, observed, &report.findings, search);

@@ -19,12 +19,14 @@
 #include "rules/fix_commands.hpp"
 #include "rules/ruleset_impl.hpp"
 #include "rules/templates.hpp"
+#include "util/parallel.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 
 namespace rules {
@@ -47,11 +49,11 @@ struct Outcome {
 
 struct Candidate {
   std::vector<Change> changes;
-  int cost_class = 0;   // detail::change_class: 0 env ... 5 data layout, 6 model shape, 7 hardware
-  long step = 0;        // version distance, for ranking
-  std::string family;   // changes of one family are alternatives: only the best is kept
+  int cost_class = 0; // detail::change_class: 0 env ... 5 data layout, 6 model shape, 7 hardware
+  long step = 0;      // version distance, for ranking
+  std::string family; // changes of one family are alternatives: only the best is kept
   std::size_t order = 0;
-  bool pair = false;    // two single changes together (packing and its mask is one change)
+  bool pair = false; // two single changes together (packing and its mask is one change)
   std::size_t weight() const { return pair ? 2 : 1; }
 };
 
@@ -60,7 +62,11 @@ struct Candidate {
 // the memo, check was quadratic in the number of firing rules (audit 2026-11-25, item 12). An
 // outcome depends only on the changes (the facts, rules and options are the same for every
 // search that shares the memo), so the changes are the key; "" is the node as it is.
+// The searches of a report's findings run on several threads (verify_node_findings) and share
+// it: lookups and inserts hold the lock, evaluations do not (two threads may evaluate the same
+// changes at once; the first outcome stored is kept, and both are the same).
 struct NodeOutcomeMemo {
+  std::mutex mutex;
   std::map<std::string, std::shared_ptr<const Outcome>> outcomes;
 };
 
@@ -210,9 +216,13 @@ private:
   }
 
   std::shared_ptr<const Outcome> remembered_node_outcome(const std::string& key, const model::Facts& facts) const {
-    auto it = m_memo->outcomes.find(key);
-    if (it == m_memo->outcomes.end()) it = m_memo->outcomes.emplace(key, std::make_shared<const Outcome>(node_outcome(facts))).first;
-    return it->second;
+    {
+      std::lock_guard lock(m_memo->mutex);
+      if (auto it = m_memo->outcomes.find(key); it != m_memo->outcomes.end()) return it->second;
+    }
+    auto outcome = std::make_shared<const Outcome>(node_outcome(facts));
+    std::lock_guard lock(m_memo->mutex);
+    return m_memo->outcomes.emplace(key, std::move(outcome)).first->second;
   }
 
   const RuleSet& m_rules;
@@ -297,7 +307,7 @@ public:
 
   // families are tried one change at a time; complements (changes that cannot clear the finding
   // alone) only as the second change of a pair.
-  void run(std::vector<std::vector<Candidate>> families, std::vector<Candidate> complements = {}) {
+  void run(const std::vector<std::vector<Candidate>>& families, const std::vector<Candidate>& complements = {}) {
     for (auto& family : families) {
       for (const auto& c : family) {
         if (!m_session.budget_left()) return;
@@ -427,7 +437,8 @@ std::vector<std::vector<Candidate>> candidates(const Session& s, bool step_aroun
     std::vector<Candidate> family;
     for (auto& v : values) {
       if (v == text(key)) continue;
-      family.push_back(single(Change{ChangeKind::workload, std::string(key), v, nullptr, nullptr}, cost_class, "workload:" + std::string(key)));
+      family.push_back(
+          single(Change{ChangeKind::workload, std::string(key), v, nullptr, nullptr}, cost_class, "workload:" + std::string(key)));
     }
     if (!family.empty()) families.push_back(std::move(family));
   };
@@ -462,7 +473,7 @@ std::vector<std::vector<Candidate>> candidates(const Session& s, bool step_aroun
       }
     }
     if (!current) std::reverse(ups.begin(), ups.end()); // not installed: the newest first
-    std::reverse(downs.begin(), downs.end());            // the nearest downgrade first
+    std::reverse(downs.begin(), downs.end());           // the nearest downgrade first
     if (!ups.empty()) families.push_back(std::move(ups));
     if (!downs.empty()) families.push_back(std::move(downs));
   }
@@ -589,8 +600,7 @@ namespace {
 std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload,
                                              const model::Finding& target, const SearchOptions& options, NodeOutcomeMemo* memo) {
   Session session(rules, facts, workload, options, memo);
-  Goal goal{target.id, target.severity, target.id == "attention-no-backend",
-            workload != nullptr};
+  Goal goal{target.id, target.severity, target.id == "attention-no-backend", workload != nullptr};
   std::vector<model::Fix> verified;
 
   // The rule's own fixes first: they carry the explanation; each is checked as it is written.
@@ -642,8 +652,8 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
         for (const auto& [id, severity] : o.findings)
           if (severity >= goal.severity && id != target.id && !session.baseline().findings.count(id)) problem = id;
       bool no_backend = o.ok && !o.selected && goal.workload;
-      fix.unverified_reason = detail::failure_reason(interpreted.label, o.why_not, o.ok && o.findings.count(target.id) > 0,
-                                                     no_backend, problem);
+      fix.unverified_reason =
+          detail::failure_reason(interpreted.label, o.why_not, o.ok && o.findings.count(target.id) > 0, no_backend, problem);
       fix.refuted = true; // the model ran it: it does not help
       unverified.push_back(std::move(fix));
     }
@@ -655,7 +665,7 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
     auto families = candidates(session, !goal.needs_backend);
     std::vector<Candidate> complements;
     if (auto read = facts_read_by(rules, target.id)) complements = set_aside_irrelevant(families, *read);
-    search.run(std::move(families), std::move(complements));
+    search.run(families, complements);
   }
   for (const auto& v : search.results()) {
     model::Fix fix = to_fix(v, session, goal);
@@ -664,9 +674,8 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
     if (!duplicate) verified.push_back(std::move(fix));
   }
   // Rule-written verified fixes and searched ones, ranked together by the changes they make.
-  std::stable_sort(verified.begin(), verified.end(), [&](const model::Fix& a, const model::Fix& b) {
-    return detail::fix_rank(a, facts) < detail::fix_rank(b, facts);
-  });
+  std::stable_sort(verified.begin(), verified.end(),
+                   [&](const model::Fix& a, const model::Fix& b) { return detail::fix_rank(a, facts) < detail::fix_rank(b, facts); });
   std::vector<model::Fix> out = std::move(verified);
   for (auto& f : explanation) out.push_back(std::move(f));
   for (auto& f : debug) out.push_back(std::move(f));
@@ -711,8 +720,8 @@ void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::
           for (const auto& r : o.reasons)
             if (r.starts_with(key + ":")) still.push_back(r.substr(key.size() + 1));
           bool cleared = std::none_of(still.begin(), still.end(), [&](const std::string& r) { return r == reason.rule; });
-          fix.unverified_reason = "with " + interpreted.label + (cleared ? " this reason goes, but " : " ") +
-                                  detail::backend_label(key) + " is still out" + (still.empty() ? "" : ": " + util::join(still, ", "));
+          fix.unverified_reason = "with " + interpreted.label + (cleared ? " this reason goes, but " : " ") + detail::backend_label(key) +
+                                  " is still out" + (still.empty() ? "" : ": " + util::join(still, ", "));
         }
       }
     }
@@ -721,9 +730,16 @@ void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::
 
 void verify_node_findings(const RuleSet& rules, const model::Facts& facts, std::vector<model::Finding>& findings,
                           const SearchOptions& options) {
+  // Each finding's search is its own (its budget, its candidates); they share node outcomes, and
+  // run on several threads: on a GPU node with TE this was a third of check's own time.
   NodeOutcomeMemo memo;
-  for (auto& f : findings)
-    if (f.workload.empty()) f.fixes = search_fixes_sharing(rules, facts, nullptr, f, options, &memo);
+  std::vector<std::size_t> node;
+  for (std::size_t i = 0; i < findings.size(); ++i)
+    if (findings[i].workload.empty()) node.push_back(i);
+  util::parallel_for(node.size(), std::min(util::available_cpus(), 8u), [&](std::size_t k) {
+    model::Finding& f = findings[node[k]];
+    f.fixes = search_fixes_sharing(rules, facts, nullptr, f, options, &memo);
+  });
 }
 
 namespace {
@@ -734,7 +750,8 @@ std::optional<std::vector<Change>> changes_of(const model::Fix& fix, const RuleS
   std::vector<Change> out;
   for (const auto& [name, value] : fix.changes) {
     if (name.starts_with("env.")) {
-      out.push_back(Change{ChangeKind::env, name.substr(4), value == "(unset)" ? std::nullopt : std::optional<std::string>(value), nullptr, nullptr});
+      out.push_back(
+          Change{ChangeKind::env, name.substr(4), value == "(unset)" ? std::nullopt : std::optional<std::string>(value), nullptr, nullptr});
     } else if (name.starts_with("workload.")) {
       out.push_back(Change{ChangeKind::workload, name.substr(9), value, nullptr, nullptr});
     } else if (name == "gpu.sm") {
@@ -757,8 +774,8 @@ std::optional<std::vector<Change>> changes_of(const model::Fix& fix, const RuleS
 }
 
 // The same changes with the package of fact at release (of the same package family).
-std::optional<std::vector<Change>> repinned(std::vector<Change> changes, const RuleSet& rules, const NodeAbi& node,
-                                            const std::string& fact, const model::Version& version) {
+std::optional<std::vector<Change>> repinned(std::vector<Change> changes, const RuleSet& rules, const NodeAbi& node, const std::string& fact,
+                                            const model::Version& version) {
   for (auto& c : changes) {
     if (c.kind != ChangeKind::package || c.name != fact) continue;
     const PackageRelease* release = nullptr;
@@ -800,6 +817,7 @@ std::optional<std::string> pinned_version(const model::Fix& fix, const std::stri
 void unify_pins(const RuleSet& rules, const model::Facts& facts, std::vector<model::Explanation>& explanations,
                 std::vector<model::Finding>* node_findings, const SearchOptions& options) {
   std::vector<model::Explanation*> all;
+  all.reserve(explanations.size());
   for (auto& e : explanations) all.push_back(&e);
   unify_pins(rules, facts, all, node_findings, options);
 }
@@ -896,13 +914,13 @@ void unify_pins(const RuleSet& rules, const model::Facts& facts, const std::vect
       // The same changes twice (the chosen pin was there already): keep the first.
       std::vector<model::Fix> unique;
       for (auto& fix : kept) {
-        bool seen = fix.verified && std::any_of(unique.begin(), unique.end(), [&](const model::Fix& u) { return u.verified && same_changes(u, fix); });
+        bool seen = fix.verified &&
+                    std::any_of(unique.begin(), unique.end(), [&](const model::Fix& u) { return u.verified && same_changes(u, fix); });
         if (!seen) unique.push_back(std::move(fix));
       }
       auto verified_end = std::stable_partition(unique.begin(), unique.end(), [](const model::Fix& f) { return f.verified.has_value(); });
-      std::stable_sort(unique.begin(), verified_end, [&](const model::Fix& a, const model::Fix& b) {
-        return detail::fix_rank(a, facts) < detail::fix_rank(b, facts);
-      });
+      std::stable_sort(unique.begin(), verified_end,
+                       [&](const model::Fix& a, const model::Fix& b) { return detail::fix_rank(a, facts) < detail::fix_rank(b, facts); });
       fixes = std::move(unique);
     }
     // A backend reason's fix that pins another release: re-checked with the chosen one.
@@ -924,7 +942,8 @@ void unify_pins(const RuleSet& rules, const model::Facts& facts, const std::vect
               model::Fix rendered = detail::render_changes(all, facts);
               fix.command = rendered.command;
               fix.changes = rendered.changes;
-              fix.verified = model::FixOutcome{o.selected.value_or(""), o.selected == "FusedAttention" ? o.sub_backend.value_or("") : "", ""};
+              fix.verified =
+                  model::FixOutcome{o.selected.value_or(""), o.selected == "FusedAttention" ? o.sub_backend.value_or("") : "", ""};
             } else {
               fix.verified.reset();
               fix.refuted = true;
