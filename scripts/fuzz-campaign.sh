@@ -100,6 +100,8 @@ rounds=$(((tasks + jobs - 1) / jobs))
 ((rounds > 0)) || rounds=1
 slice=$((limit / rounds))
 export NVTE_FUZZ_RULES_DIR=${NVTE_FUZZ_RULES_DIR:-$root/rules}
+# One process per core: the doctor's own threads (fix searches, lookups) would only compete.
+export NVTE_DOCTOR_THREADS=1
 start=$(date +%s)
 echo "fuzz-campaign: ${#todo[@]} targets, $tasks fuzzer processes on $jobs jobs, $slice s each at most, goal $goal executions each, in $build"
 [[ -n $plan ]] && awk '$2 > 1 { printf "  %s: %d workers\n", $1, $2 }' <<<"$plan"

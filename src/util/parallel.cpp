@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <sched.h>
 #include <system_error>
 #include <thread>
@@ -10,10 +11,22 @@
 namespace util {
 
 unsigned available_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
+  static const unsigned cpus = [] {
+    unsigned n = std::max(1u, std::thread::hardware_concurrency());
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof(set), &set) == 0) n = static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
+    return capped_cpus(n, std::getenv("NVTE_DOCTOR_THREADS"));
+  }();
+  return cpus;
+}
+
+unsigned capped_cpus(unsigned cpus, const char* cap) {
+  if (!cap) return cpus;
+  char* end = nullptr;
+  unsigned long v = std::strtoul(cap, &end, 10);
+  if (end == cap || *end != '\0' || v < 1) return cpus; // not a count: ignored, as an unset one
+  return static_cast<unsigned>(std::min<unsigned long>(cpus, v));
 }
 
 void parallel_for(std::size_t count, unsigned max_threads, const std::function<void(std::size_t)>& fn) {

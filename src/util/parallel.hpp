@@ -11,8 +11,12 @@
 namespace util {
 
 // The CPUs this process may run on (its affinity mask: a Slurm or cgroup CPU set, not the
-// machine's count), at least 1.
+// machine's count), at least 1; NVTE_DOCTOR_THREADS=N caps it (a prolog that keeps to one core,
+// a fuzzer that runs one process per core).
 unsigned available_cpus();
+// cpus capped by the text of NVTE_DOCTOR_THREADS (nullptr: unset); text that is not a count of
+// at least 1 is ignored.
+unsigned capped_cpus(unsigned cpus, const char* cap);
 
 // Calls fn(i) for every i in [0, count) on up to max_threads threads (the caller's included);
 // returns when all calls have returned. fn must not throw. With max_threads <= 1 or count <= 1

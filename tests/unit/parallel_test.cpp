@@ -41,7 +41,14 @@ TEST(Parallel, ForUsesOtherThreadsWhenAsked) {
   EXPECT_EQ(seen, std::set<std::thread::id>{std::this_thread::get_id()});
 }
 
-TEST(Parallel, AvailableCpusIsAtLeastOne) { EXPECT_GE(util::available_cpus(), 1u); }
+TEST(Parallel, AvailableCpusIsAtLeastOneAndTheEnvironmentCapsIt) {
+  EXPECT_GE(util::available_cpus(), 1u);
+  EXPECT_EQ(util::capped_cpus(16, nullptr), 16u);
+  EXPECT_EQ(util::capped_cpus(16, "1"), 1u);
+  EXPECT_EQ(util::capped_cpus(16, "4"), 4u);
+  EXPECT_EQ(util::capped_cpus(2, "64"), 2u); // a cap, never more than the affinity mask allows
+  for (const char* ignored : {"", "0", "-3", "two", "4x"}) EXPECT_EQ(util::capped_cpus(16, ignored), 16u) << ignored;
+}
 
 TEST(Files, ListDirectoryEntriesSaysWhatEachEntryIs) {
   auto dir = std::filesystem::temp_directory_path() / ("nvte-entries-" + std::to_string(::getpid()));

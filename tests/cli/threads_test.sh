@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The doctor's threads change its speed, never its answer: check with one thread
+# (NVTE_DOCTOR_THREADS=1) and with every CPU gives the same report (findings, their verified fixes,
+# workloads), on a snapshot with node findings and three workloads (fix searches and explanations
+# on several threads), and probe of a fixture node tree with TE the same facts (torch linked on a
+# thread of its own, TE's walks beside the copy scans, parallel lookups and METADATA reads).
+# Usage: threads_test.sh BINARY SOURCE_DIR
+set -euo pipefail
+bin=$1 src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+scrub() { python3 -c '
+import json, sys
+def scrub(x):
+    if isinstance(x, dict):
+        return {k: scrub(v) for k, v in x.items() if k not in ("generated_at", "seconds")}
+    if isinstance(x, list):
+        return [scrub(v) for v in x]
+    return x
+print(json.dumps(scrub(json.load(sys.stdin)), indent=1, sort_keys=True))'; }
+args=(check --rules "$src/rules" --facts "$src/tests/fixtures/snapshots/a100-node.json" --set env.NVTE_FUSED_ATTN=0 --format json
+      --hf-config "$src/tests/fixtures/hf/llama-3-8b/config.json" --hf-config "$src/tests/fixtures/hf/deepseek-v3/config.json"
+      --workload-set qkv_format=thd)
+rc1=0 rcn=0
+NVTE_DOCTOR_THREADS=1 "$bin" "${args[@]}" >"$work/one.json" || rc1=$?
+"$bin" "${args[@]}" >"$work/all.json" || rcn=$?
+[[ $rc1 == "$rcn" ]] || { echo "FAIL: exit $rc1 with one thread, $rcn with all"; exit 1; }
+scrub <"$work/one.json" >"$work/one.txt"
+scrub <"$work/all.json" >"$work/all.txt"
+diff -u "$work/one.txt" "$work/all.txt" || { echo "FAIL: check differs with one thread"; exit 1; }
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); f=[x for x in r["findings"] if x.get("fixes")]; assert len(r["workloads"]) >= 2 and f, "nothing was searched"' "$work/one.json" ||
+  { echo "FAIL: the case has no workloads or fixes to search"; exit 1; }
+# probe on a fixture node with TE (the tree bench/fixture-root.sh makes).
+root=$work/root
+bash "$src/bench/fixture-root.sh" "$root" "$(dirname "$bin")/tests/fake_libs" >/dev/null
+penv=(env -i PATH=/opt/torch/.venv/bin:/usr/bin VIRTUAL_ENV=/opt/torch/.venv PYTHONPATH=/opt/te)
+NVTE_DOCTOR_THREADS=1 "${penv[@]}" NVTE_DOCTOR_THREADS=1 "$bin" probe --root "$root" --format json | scrub >"$work/p1.txt"
+"${penv[@]}" "$bin" probe --root "$root" --format json | scrub >"$work/pn.txt"
+diff -u "$work/p1.txt" "$work/pn.txt" || { echo "FAIL: probe differs with one thread"; exit 1; }
+grep -q '"native"' "$work/p1.txt" || { echo "FAIL: the fixture's probe linked nothing"; exit 1; }
+echo "same reports with one thread and with all"
