@@ -173,23 +173,58 @@ void record_cuda_versions(const Host& host, model::Facts& facts) {
   }
 }
 
-void run_libraries_probe(const Host& host, model::Facts& facts) {
+namespace {
+
+// One library's copies, and torch's choice among them.
+struct Library {
+  const LibrarySpec* spec;
+  CopyScan scan;
+  std::optional<util::Result<ConsumerChoice>> torch_choice;
+};
+
+// One run of the probe. Its first part, every library's copies, needs no fact of the python
+// probe (the interpreters it searches are found from the environment), so a started probe makes
+// it on a thread while the python probe runs; TE's recursive globs, which need only the
+// environment, are walked on another. The consumers' choices come after, with python's facts.
+struct LibrariesRun {
+  std::vector<std::string> problems;
+  std::optional<LdCache> cache;
+  InterpreterScan interpreters;
+  std::vector<SearchDir> dirs;
+  std::map<std::string, WheelFile> wheels;
+  std::vector<Library> libraries;
+  std::vector<std::string> denied; // what a thread's memo could not read
+  TeWalks walks;                   // made ahead (started probe) or as the search goes
+};
+
+void scan_copies(const Host& host, LibrariesRun& run) {
   // Where the probe's time goes, with -vv (bench/ and docs/records/performance.md use it).
   util::log::Laps laps("libraries probe");
-  std::vector<std::string> problems;
   auto cache_result = read_ld_cache(host.root);
-  std::optional<LdCache> cache;
-  if (cache_result) cache = std::move(cache_result).value();
-  else if (cache_result.error().kind != util::ErrorKind::not_found) problems.push_back(cache_result.error().message);
-  const LdCache* cache_ptr = cache ? &*cache : nullptr;
+  if (cache_result) run.cache = std::move(cache_result).value();
+  else if (cache_result.error().kind != util::ErrorKind::not_found) run.problems.push_back(cache_result.error().message);
   laps.lap("ld.so.cache");
-
-  InterpreterScan interpreters = find_interpreters(host);
+  run.interpreters = find_interpreters(host);
   laps.lap("interpreters");
-  std::vector<SearchDir> dirs = library_search_dirs(host, interpreters.interpreters);
-  laps.lap("search directories (" + std::to_string(dirs.size()) + ")");
-  std::map<std::string, WheelFile> wheels = wheel_files(host, interpreters.interpreters, problems);
+  run.dirs = library_search_dirs(host, run.interpreters.interpreters);
+  laps.lap("search directories (" + std::to_string(run.dirs.size()) + ")");
+  run.wheels = wheel_files(host, run.interpreters.interpreters, run.problems);
   laps.lap("wheel RECORDs");
+  const LdCache* cache_ptr = run.cache ? &*run.cache : nullptr;
+  run.libraries.reserve(library_specs().size());
+  for (const auto& spec : library_specs()) {
+    Library& lib = run.libraries.emplace_back(Library{&spec, find_copies(host.root, spec, run.dirs, cache_ptr), std::nullopt});
+    for (auto& p : lib.scan.problems) run.problems.push_back(std::move(p));
+    laps.lap(std::string(spec.key) + ": copies (" + std::to_string(lib.scan.copies.size()) + ")");
+  }
+}
+
+void choose_and_record(const Host& host, LibrariesRun& run, model::Facts& facts) {
+  util::log::Laps laps("libraries probe");
+  node_add_denied_directories(run.denied);
+  std::vector<std::string>& problems = run.problems;
+  const LdCache* cache_ptr = run.cache ? &*run.cache : nullptr;
+  std::map<std::string, WheelFile>& wheels = run.wheels;
   LoaderView view = make_loader_view(host, cache_ptr);
 
   auto torch_dir = facts.get_string("torch.path");
@@ -200,6 +235,7 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
   te_ctx.env = &host.env;
   te_ctx.purelib = facts.get_string("python.site_packages").value_or("");
   te_ctx.cache = cache_ptr;
+  te_ctx.walks = std::move(run.walks);
   std::optional<ElfDynamic> te_core;
   std::string te_core_path;
   if (te_dir) {
@@ -210,48 +246,15 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
       }
     }
   }
-
-  // TE's recursive globs (a CUDA toolkit: hundreds of directories) are walked on a thread of
-  // their own while this one scans the copies and torch's choices; TE's choices come after.
-  std::thread walker;
-  TeWalks walks;
-  std::vector<std::string> walk_denied;
-  if (te_version && te_dir) {
-    walker = std::thread([&root = host.root, dirs = te_glob_dirs(te_ctx, *te_version), &walks, &walk_denied] {
-      NodeFsMemo memo; // this thread's own (node_path.hpp)
-      walks = te_walk_dirs(root, dirs);
-      walk_denied = node_denied_directories();
-    });
+  for (auto& lib : run.libraries) {
+    if (!torch_dir || lib.spec->key == "libcuda") continue;
+    lib.torch_choice = torch_library_choice(view, *torch_dir, *lib.spec);
+    if (*lib.torch_choice) ensure_copy(host, lib.scan.copies, **lib.torch_choice, "site_packages");
   }
-  laps.lap("TE's walks started");
-
-  // Per library: its copies and torch's choice first (while TE's directories are walked).
-  struct Library {
-    const LibrarySpec* spec;
-    CopyScan scan;
-    std::optional<util::Result<ConsumerChoice>> torch_choice;
-  };
-  std::vector<Library> libraries;
-  libraries.reserve(library_specs().size());
-  for (const auto& spec : library_specs()) {
-    Library& lib = libraries.emplace_back(Library{&spec, find_copies(host.root, spec, dirs, cache_ptr), std::nullopt});
-    laps.lap(std::string(spec.key) + ": copies (" + std::to_string(lib.scan.copies.size()) + ")");
-    for (auto& p : lib.scan.problems) problems.push_back(std::move(p));
-    if (torch_dir && spec.key != "libcuda") {
-      lib.torch_choice = torch_library_choice(view, *torch_dir, spec);
-      if (*lib.torch_choice) ensure_copy(host, lib.scan.copies, **lib.torch_choice, "site_packages");
-      laps.lap(std::string(spec.key) + ": torch's choice");
-    }
-  }
-  if (walker.joinable()) {
-    walker.join();
-    te_ctx.walks = std::move(walks);
-    node_add_denied_directories(walk_denied);
-    laps.lap("TE's walks joined");
-  }
+  laps.lap("torch's choices");
 
   std::size_t total_copies = 0;
-  for (auto& lib : libraries) {
+  for (auto& lib : run.libraries) {
     const LibrarySpec& spec = *lib.spec;
     const std::string key(spec.key);
     std::vector<LibraryCopy>& copies = lib.scan.copies;
@@ -435,5 +438,62 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
   if (!problems.empty()) facts.set("probe.libraries.reason", util::join(problems, "; "));
   else if (total_copies == 0) facts.set("probe.libraries.reason", "no copy of cuDNN, NCCL, NVRTC, cudart or libcuda found");
 }
+
+class StartedLibraries final : public StartedProbe {
+public:
+  explicit StartedLibraries(const Host& host) : m_host(host) {
+    auto values = NodeFsMemo::share();
+    m_copies = std::thread([this, values] {
+      NodeFsMemo memo(values); // this thread's own, sharing the ELF files and METADATA read
+      scan_copies(m_host, m_run);
+      m_denied = node_denied_directories();
+    });
+    // Every directory any TE release globs in this environment (CUDNN_HOME, CUDA_HOME, ...,
+    // /usr/local/cuda): whether TE is there is the python probe's to say; the walk costs a spare
+    // core a few milliseconds and is dropped when TE is not.
+    TeContext env_only;
+    env_only.view.root = m_host.root;
+    env_only.env = &m_host.env;
+    m_walker = std::thread([this, values, dirs = te_glob_dirs(env_only, std::nullopt)] {
+      NodeFsMemo memo(values);
+      m_walks = te_walk_dirs(m_host.root, dirs);
+      m_walk_denied = node_denied_directories();
+    });
+  }
+  ~StartedLibraries() override {
+    if (m_copies.joinable()) m_copies.join();
+    if (m_walker.joinable()) m_walker.join();
+  }
+  StartedLibraries(const StartedLibraries&) = delete;
+  StartedLibraries& operator=(const StartedLibraries&) = delete;
+
+  void finish(model::Facts& facts) override {
+    m_copies.join();
+    m_walker.join();
+    m_run.denied = std::move(m_denied);
+    if (facts.has("te.version")) {
+      m_run.walks = std::move(m_walks);
+      m_run.denied.insert(m_run.denied.end(), m_walk_denied.begin(), m_walk_denied.end());
+    }
+    choose_and_record(m_host, m_run, facts);
+  }
+
+private:
+  Host m_host;
+  LibrariesRun m_run;
+  std::vector<std::string> m_denied, m_walk_denied;
+  TeWalks m_walks;
+  std::thread m_copies, m_walker;
+};
+
+} // namespace
+
+void run_libraries_probe(const Host& host, model::Facts& facts) {
+  LibrariesRun run;
+  scan_copies(host, run);
+  choose_and_record(host, run, facts);
+}
+
+std::unique_ptr<StartedProbe> start_libraries_probe(const Host& host) { return std::make_unique<StartedLibraries>(host); }
 
 } // namespace probe

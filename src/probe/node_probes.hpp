@@ -31,6 +31,10 @@ std::unique_ptr<StartedProbe> start_cuda_driver_probe(const Host& host);
 ProbeSpec::Need cuda_driver_needed(const Host& host, const model::Facts& facts);
 // Written elsewhere (libraries_probe.cpp, python_probe.cpp).
 void run_libraries_probe(const Host& host, model::Facts& facts);
+// The same, started before the other probes: every library's copies (which need no fact of the
+// python probe) and the directories any TE release globs are read on threads of their own while
+// the python probe runs; finish() makes torch's and TE's choices with its facts.
+std::unique_ptr<StartedProbe> start_libraries_probe(const Host& host);
 void run_python_probe(const Host& host, model::Facts& facts);
 // native.*: TE's, flash-attn's and torch's shared objects linked the way ld.so would link them
 // after `import torch` (native_probe.cpp); skipped without TE and flash-attn.

@@ -26,7 +26,8 @@ constexpr ProbeSpec k_probes[] = {
     {"cuda_driver", "the libcuda the loader picks and its CUDA version (no cuInit)", run_cuda_driver_probe, start_cuda_driver_probe,
      cuda_driver_needed},
     {"python", "Python interpreters and installed packages, without starting Python", run_python_probe},
-    {"libraries", "every copy of cuDNN, NCCL, NVRTC, cudart, cuBLAS, cuBLASLt and libcuda, and which one is loaded", run_libraries_probe},
+    {"libraries", "every copy of cuDNN, NCCL, NVRTC, cudart, cuBLAS, cuBLASLt and libcuda, and which one is loaded", run_libraries_probe,
+     start_libraries_probe},
     {"native", "TE, flash-attn and torch native code linked as ld.so would: missing libraries and symbols", run_native_probe, nullptr,
      nullptr, start_native_probe, "python"},
 };
@@ -62,7 +63,9 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
   using Clock = std::chrono::steady_clock;
   auto selected = [&](const ProbeSpec& spec) { return only.empty() || std::find(only.begin(), only.end(), spec.name) != only.end(); };
   // The vendor children first, while this process is still single-threaded and small: NVML's
-  // init (tens of milliseconds on a GPU node) then overlaps the file-reading probes.
+  // init (tens of milliseconds on a GPU node) then overlaps the file-reading probes. The
+  // libraries probe's threads start after them (the table lists it later), so no fork of a
+  // vendor child here happens with them running.
   struct Started {
     std::unique_ptr<StartedProbe> probe;
     Clock::time_point at;

@@ -71,9 +71,11 @@ struct ProbeSpec {
 // The registry, in the order probes run (later probes may read earlier facts).
 std::span<const ProbeSpec> probes();
 
-// Runs every probe (or only those named) and derives dependent facts. With Host::deep, probes
-// with a start hook (the vendor children: NVML, libcuda) are started first and run concurrently
-// with the rest; without it they run only where their `needed` hook asks for them;
+// Runs every probe (or only those named) and derives dependent facts. Probes with a start hook
+// are started first and run concurrently with the rest: the libraries probe's file scans, and
+// with Host::deep the vendor children (NVML, libcuda), which without it run only where their
+// `needed` hook asks for them; a probe with a start_after hook starts once the probe it names
+// has run (the native probe after the python probe);
 // their facts are still merged in registry order. Records probe.<name>.seconds for each (for a
 // started probe: from its start to its finish, overlapping the others).
 // after_start, when given, is called once, after the vendor children are forked and before the

@@ -364,12 +364,14 @@ std::optional<ConsumerChoice> run_dlopen(const TeContext& ctx, const TeStep& ste
 
 std::span<const TeSearchRule> te_search_rules() { return rules(); }
 
-std::vector<std::string> te_glob_dirs(const TeContext& ctx, const model::Version& te_version) {
-  model::Version release{te_version.major(), te_version.minor(), te_version.patch()};
+std::vector<std::string> te_glob_dirs(const TeContext& ctx, const std::optional<model::Version>& te_version) {
   std::set<std::string> dirs;
   for (const auto& rule : rules()) {
-    auto range = model::VersionRange::parse(rule.versions);
-    if (!range || !range->contains(release)) continue;
+    if (te_version) {
+      model::Version release{te_version->major(), te_version->minor(), te_version->patch()};
+      auto range = model::VersionRange::parse(rule.versions);
+      if (!range || !range->contains(release)) continue;
+    }
     for (const auto& step : rule.steps) {
       if (step.kind != TeStepKind::glob) continue;
       if (std::string dir = glob_dir(ctx, step, nullptr); !dir.empty()) dirs.insert(normalize_node_path(dir).string());

@@ -65,9 +65,9 @@ struct TeContext {
 };
 using TeWalks = std::map<std::string, std::vector<std::string>>;
 
-// The directories TE's search at te_version globs recursively, for any library, in the job's
-// environment (ctx.env): the walks a caller can make ahead of te_search.
-std::vector<std::string> te_glob_dirs(const TeContext& ctx, const model::Version& te_version);
+// The directories TE's search at te_version (nullopt: at any release) globs recursively, for any
+// library, in the job's environment (ctx.env): the walks a caller can make ahead of te_search.
+std::vector<std::string> te_glob_dirs(const TeContext& ctx, const std::optional<model::Version>& te_version);
 // The walks of dirs as TeContext::walks keeps them. Reads the node through this thread's memo
 // only: a caller runs it on a thread of its own (with a NodeFsMemo there) while it does other
 // work, then moves the result into its TeContext. On a GPU node the CUDA toolkit's walk (350

@@ -90,8 +90,8 @@ TEST(DriverInfo, ParsesOpenAndProprietaryVersionFiles) {
   ASSERT_TRUE(open);
   EXPECT_EQ(open->version.text(), "580.159.04");
   EXPECT_EQ(open->kernel_module, "open");
-  auto proprietary = probe::parse_driver_version_file(
-      "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n");
+  auto proprietary =
+      probe::parse_driver_version_file("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n");
   ASSERT_TRUE(proprietary);
   EXPECT_EQ(proprietary->version, ver("550.54.15"));
   EXPECT_EQ(proprietary->kernel_module, "proprietary");
@@ -394,9 +394,8 @@ TEST(RealHost, EveryProbeReportsAndTheSnapshotRoundTrips) {
 
 TEST(EnvProbe, KeepsOnlyTheVariablesThatMatter) {
   Host host;
-  host.env = {{"NVTE_FLASH_ATTN", "0"}, {"NCCL_DEBUG", "INFO"}, {"LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"},
-              {"HOME", "/root"}, {"CUDA_VISIBLE_DEVICES", "0,1"}, {"NVTE_ODD.NAME", "x"},
-              {"NVTE_DOCTOR_RULES", "/etc/nvte-doctor/rules"}};
+  host.env = {{"NVTE_FLASH_ATTN", "0"},        {"NCCL_DEBUG", "INFO"}, {"LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"}, {"HOME", "/root"},
+              {"CUDA_VISIBLE_DEVICES", "0,1"}, {"NVTE_ODD.NAME", "x"}, {"NVTE_DOCTOR_RULES", "/etc/nvte-doctor/rules"}};
   Facts facts;
   probe::run_env_probe(host, facts);
   EXPECT_EQ(str(facts, "env.NVTE_FLASH_ATTN"), "0");
@@ -442,9 +441,15 @@ TEST(Registry, RunsProbesInDependencyOrder) {
 }
 
 TEST(Registry, VendorProbesStartAheadAndStayBounded) {
+  // Started before the loop: the vendor children and the libraries probe's file scans; the
+  // native probe after the python probe, whose facts it needs.
   for (const auto& spec : probe::probes()) {
-    bool vendor = spec.name == "nvml" || spec.name == "cuda_driver";
-    EXPECT_EQ(spec.start != nullptr, vendor) << spec.name;
+    bool ahead = spec.name == "nvml" || spec.name == "cuda_driver" || spec.name == "libraries";
+    EXPECT_EQ(spec.start != nullptr, ahead) << spec.name;
+    EXPECT_EQ(spec.start_after != nullptr, spec.name == "native") << spec.name;
+    if (spec.start_after) {
+      EXPECT_EQ(spec.after, "python");
+    }
   }
   // Started before the file probes, a hung NVML is still cut off at its bound, and everything
   // else is merged in registry order as before.
