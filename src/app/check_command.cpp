@@ -96,7 +96,10 @@ model::Report build_report(const Options& options) {
   // and NVML initialises in its child; wall time is then max(probe, rules), not the sum.
   util::log::Laps laps("check"); // -vv: where check's own time goes
   std::future<rules::RuleSet> loading;
-  model::Facts facts = load_facts(options, [&] { loading = std::async(std::launch::async, [&] { return load_rules(options); }); });
+  // With one CPU to use (NVTE_DOCTOR_THREADS=1, a one-CPU cgroup) everything runs in turn.
+  model::Facts facts = load_facts(options, [&] {
+    if (util::available_cpus() > 1) loading = std::async(std::launch::async, [&] { return load_rules(options); });
+  });
   laps.lap("facts");
   rules::RuleSet rules = loading.valid() ? loading.get() : load_rules(options);
   laps.lap("rules (beyond the facts)");

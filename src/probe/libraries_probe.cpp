@@ -20,6 +20,7 @@
 #include "probe/torch_load_order.hpp"
 #include "util/file.hpp"
 #include "util/logging.hpp"
+#include "util/parallel.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -494,6 +495,9 @@ void run_libraries_probe(const Host& host, model::Facts& facts) {
   choose_and_record(host, run, facts);
 }
 
-std::unique_ptr<StartedProbe> start_libraries_probe(const Host& host) { return std::make_unique<StartedLibraries>(host); }
+std::unique_ptr<StartedProbe> start_libraries_probe(const Host& host) {
+  if (util::available_cpus() <= 1) return nullptr; // one CPU to use: the probe runs at its turn
+  return std::make_unique<StartedLibraries>(host);
+}
 
 } // namespace probe

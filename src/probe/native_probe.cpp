@@ -26,6 +26,7 @@
 #include "probe/te_load_order.hpp"
 #include "util/file.hpp"
 #include "util/logging.hpp"
+#include "util/parallel.hpp"
 #include "util/strings.hpp"
 
 #include <set>
@@ -447,6 +448,7 @@ void run_native_probe(const Host& host, model::Facts& facts) {
 }
 
 std::unique_ptr<StartedProbe> start_native_probe(const Host& host, const model::Facts& facts) {
+  if (util::available_cpus() <= 1) return nullptr; // one CPU to use: the probe runs at its turn
   auto run = prepare(host, facts);
   if (run->skip) return nullptr; // recorded as skipped at its turn
   return std::make_unique<StartedNative>(host, std::move(run));

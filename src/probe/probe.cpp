@@ -75,7 +75,7 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
     if (!spec.start || !selected(spec)) continue;
     if (spec.needed && !host.deep) continue; // decided at its turn, from the facts before it
     auto at = Clock::now();
-    started[spec.name] = Started{spec.start(host), at};
+    if (auto p = spec.start(host)) started[spec.name] = Started{std::move(p), at}; // nullptr: at its turn
   }
   if (after_start) after_start();
 

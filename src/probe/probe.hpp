@@ -50,7 +50,8 @@ struct ProbeSpec {
   std::string_view name;        // pci, nvml, cuda_driver, libraries, python, env, system
   std::string_view description; // one line for `probe --help` / -v
   void (*run)(const Host& host, model::Facts& facts);
-  // Optional: starts the probe before the loop so it overlaps the others (run = start + finish).
+  // Optional: starts the probe before the loop so it overlaps the others (run = start + finish);
+  // nullptr from it (one CPU to use): the probe runs at its turn.
   std::unique_ptr<StartedProbe> (*start)(const Host& host) = nullptr;
   // Optional, for the vendor probes: unless Host::deep, the probe runs (at its place in the
   // order, not started early) only when this decides it is needed, given the facts of the probes

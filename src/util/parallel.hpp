@@ -12,7 +12,7 @@ namespace util {
 
 // The CPUs this process may run on (its affinity mask: a Slurm or cgroup CPU set, not the
 // machine's count), at least 1; NVTE_DOCTOR_THREADS=N caps it (a prolog that keeps to one core,
-// a fuzzer that runs one process per core).
+// a fuzzer that runs one process per core). With 1, callers start no thread at all.
 unsigned available_cpus();
 // cpus capped by the text of NVTE_DOCTOR_THREADS (nullptr: unset); text that is not a count of
 // at least 1 is ignored.

@@ -38,4 +38,16 @@ NVTE_DOCTOR_THREADS=1 "${penv[@]}" NVTE_DOCTOR_THREADS=1 "$bin" probe --root "$r
 "${penv[@]}" "$bin" probe --root "$root" --format json | scrub >"$work/pn.txt"
 diff -u "$work/p1.txt" "$work/pn.txt" || { echo "FAIL: probe differs with one thread"; exit 1; }
 grep -q '"native"' "$work/p1.txt" || { echo "FAIL: the fixture's probe linked nothing"; exit 1; }
+# NVTE_DOCTOR_THREADS=1 starts no thread at all (the man page says so): no clone with CLONE_THREAD.
+if command -v strace >/dev/null 2>&1; then
+  NVTE_DOCTOR_THREADS=1 strace -f -e trace=clone,clone3 -o "$work/clones" "$bin" "${args[@]}" >/dev/null || true
+  NVTE_DOCTOR_THREADS=1 "${penv[@]}" NVTE_DOCTOR_THREADS=1 strace -f -e trace=clone,clone3 -o "$work/clones-probe" "$bin" probe --root "$root" >/dev/null
+  if grep -h 'CLONE_THREAD' "$work/clones" "$work/clones-probe"; then echo "FAIL: a thread was started with NVTE_DOCTOR_THREADS=1"; exit 1; fi
+  if (($(nproc) > 1)); then # with one CPU to use there are no threads either way
+    strace -f -e trace=clone,clone3 -o "$work/clones-all" "${penv[@]}" "$bin" probe --root "$root" >/dev/null
+    grep -q 'CLONE_THREAD' "$work/clones-all" || { echo "FAIL: no thread without NVTE_DOCTOR_THREADS (strace sees none?)"; exit 1; }
+  fi
+else
+  echo "strace not installed: the no-thread check is skipped"
+fi
 echo "same reports with one thread and with all"
