@@ -42,6 +42,7 @@ grep -q '"native"' "$work/p1.txt" || { echo "FAIL: the fixture's probe linked no
 if command -v strace >/dev/null 2>&1; then
   # LeakSanitizer cannot work under ptrace: a sanitized build leaves leak checking to the other runs.
   export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+  penv+=("ASAN_OPTIONS=$ASAN_OPTIONS") # env -i would drop it
   NVTE_DOCTOR_THREADS=1 strace -f -e trace=clone,clone3 -o "$work/clones" "$bin" "${args[@]}" >/dev/null || true
   NVTE_DOCTOR_THREADS=1 "${penv[@]}" NVTE_DOCTOR_THREADS=1 strace -f -e trace=clone,clone3 -o "$work/clones-probe" "$bin" probe --root "$root" >/dev/null
   if grep -h 'CLONE_THREAD' "$work/clones" "$work/clones-probe"; then echo "FAIL: a thread was started with NVTE_DOCTOR_THREADS=1"; exit 1; fi
