@@ -277,12 +277,15 @@ struct ArgToken {
 };
 
 // Words that hold several arguments (a string variable, a heredoc's command) split on blanks;
-// each piece keeps the reason its value is unknown, and an unknown that expanded to nothing
-// stays as an empty token where it was.
+// each piece keeps the reason its value is unknown (the first unknown, in the word's order, that
+// touches it), and an unknown that expanded to nothing stays as an empty token where it was.
+// Near-linear in pieces and unknowns: a word that expanded to many thousand pieces with as many
+// unknown stretches is what a few KB of nested variables make (a fuzzer's timeout, 2026-11-29),
+// and pieces × unknowns of them took seconds.
 std::vector<ArgToken> arg_tokens(const std::vector<workload::ScriptWord>& words) {
   std::vector<ArgToken> out;
   for (const auto& w : words) {
-    // The pieces between blanks.
+    // The pieces between blanks: sorted, and apart (a blank lies between two of them).
     std::vector<std::pair<std::size_t, std::size_t>> pieces;
     for (std::size_t pos = 0; pos < w.text.size();) {
       std::size_t start = w.text.find_first_not_of(" \t\n\r", pos);
@@ -291,16 +294,41 @@ std::vector<ArgToken> arg_tokens(const std::vector<workload::ScriptWord>& words)
       pieces.emplace_back(start, end);
       pos = end;
     }
-    auto inside = [&](std::size_t p) {
-      return std::any_of(pieces.begin(), pieces.end(), [&](const auto& piece) { return piece.first <= p && p <= piece.second; });
+    const std::size_t n = pieces.size();
+    // The first piece that ends at or after p (ends included), where the one holding p would be.
+    auto first_ending_from = [&](std::size_t p, bool at_end_too) {
+      return static_cast<std::size_t>(std::partition_point(pieces.begin(), pieces.end(), [&](const auto& piece) {
+                                        return at_end_too ? piece.second < p : piece.second <= p;
+                                      }) - pieces.begin());
     };
+    auto inside = [&](std::size_t p) {
+      std::size_t i = first_ending_from(p, true);
+      return i < n && pieces[i].first <= p;
+    };
+    // Each unknown names the pieces it touches that no earlier unknown named; open[i] skips to the
+    // next piece without a reason (path-halving), so no piece is looked at twice.
+    std::vector<const std::string*> why(n, nullptr);
+    std::vector<std::size_t> open(n + 1);
+    for (std::size_t i = 0; i <= n; ++i) open[i] = i;
+    auto next_open = [&](std::size_t i) {
+      while (open[i] != i) i = open[i] = open[open[i]];
+      return i;
+    };
+    for (const auto& u : w.unknown) {
+      const bool empty = u.begin == u.end;
+      // A stretch touches the pieces it overlaps; an empty one, the piece whose ends hold it.
+      for (std::size_t i = next_open(first_ending_from(u.begin, empty)); i < n && (empty ? pieces[i].first <= u.begin : pieces[i].first < u.end);
+           i = next_open(i + 1)) {
+        why[i] = &u.why;
+        open[i] = i + 1;
+      }
+    }
     // (position, token): the pieces, and the unknown values that expanded to nothing between them.
     std::vector<std::pair<std::size_t, ArgToken>> ordered;
-    for (const auto& [b, e] : pieces) {
-      std::string why;
-      for (const auto& u : w.unknown)
-        if (why.empty() && ((u.begin < e && u.end > b) || (u.begin == u.end && b <= u.begin && u.begin <= e))) why = u.why;
-      ordered.push_back({b, {w.text.substr(b, e - b), w.line, why}});
+    ordered.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& [b, e] = pieces[i];
+      ordered.push_back({b, {w.text.substr(b, e - b), w.line, why[i] ? *why[i] : std::string()}});
     }
     for (const auto& u : w.unknown)
       if (u.begin == u.end && !inside(u.begin)) ordered.push_back({u.begin, {"", w.line, u.why}});

@@ -14,8 +14,10 @@
 #include "workload/shell_expressions.hpp"
 #include "workload/shell_lexer.hpp"
 
+#include "util/input_guard.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <fnmatch.h>
@@ -43,10 +45,22 @@ using util::Result;
 
 using Unknowns = std::vector<ScriptUnknown>;
 
+// A reason quotes the script (a ${...} it cannot read, a name, its path); at most this much of it,
+// so that a reason copied to every piece of a long value stays small whatever the script holds.
+constexpr std::size_t k_max_reason = 200;
+
+std::string bounded(std::string why) {
+  if (why.size() <= k_max_reason) return why;
+  std::size_t cut = k_max_reason;
+  while (cut > 0 && (static_cast<unsigned char>(why[cut]) & 0xC0) == 0x80) --cut; // not inside a UTF-8 character
+  why.resize(cut);
+  return why + "…";
+}
+
 // The whole of a text unknown for one reason (an empty range where it expanded to nothing).
 Unknowns whole(const std::string& text, const std::string& why) {
   if (why.empty()) return {};
-  return {ScriptUnknown{0, text.size(), why}};
+  return {ScriptUnknown{0, text.size(), bounded(why)}};
 }
 
 std::string first_reason(const Unknowns& unknown) { return unknown.empty() ? std::string() : unknown.front().why; }
@@ -283,7 +297,7 @@ private:
             NVTE_TRY_VOID(advance());
           }
         }
-        if (active) m_state.vars[*name] = Var::scalar("", "$" + *name + " is a loop variable");
+        if (active) m_state.vars[*name] = Var::scalar("", bounded("$" + *name) + " is a loop variable");
       }
     } else {
       std::string stopped;
@@ -350,7 +364,7 @@ private:
   }
 
   Result<Tri> function_body(bool active, const std::string& name, int line) {
-    m_uncertain.push_back("inside the function " + name + " (line " + std::to_string(line) + "), which runs only where it is called");
+    m_uncertain.push_back(bounded("inside the function " + name) + " (line " + std::to_string(line) + "), which runs only where it is called");
     while (m_tok.type == Token::Type::newline) NVTE_TRY_VOID(advance());
     Tri status = NVTE_TRY(command(active));
     m_uncertain.pop_back();
@@ -811,6 +825,7 @@ private:
       if (seg.kind == Segment::Kind::param) value = NVTE_TRY(parameter(seg.text));
       else if (seg.kind == Segment::Kind::arith) value = NVTE_TRY(arithmetic(seg.text));
       else value = Value{{""}, false, "$(" + std::string(util::trim(seg.text)) + ") runs a command, which the doctor does not do"};
+      NVTE_TRY_VOID(charge(value));
       if (seg.quoted || !split) {
         for (std::size_t k = 0; k < value.parts.size(); ++k) {
           if (k > 0) {
@@ -848,12 +863,28 @@ private:
         if (pieces.empty()) {
           for (const auto& u : ranges) current.unknown.push_back({current.text.size(), current.text.size(), u.why});
         }
+        // The ranges each piece touches, in the ranges' order, found per range by binary search:
+        // asking every range for every piece is pieces × ranges, and a long value split into many
+        // pieces has as many ranges.
+        std::vector<std::vector<std::size_t>> touching(pieces.size());
+        for (std::size_t r = 0; r < ranges.size(); ++r) {
+          const auto& u = ranges[r];
+          const bool empty = u.begin == u.end;
+          auto first = std::partition_point(pieces.begin(), pieces.end(), [&](const auto& piece) {
+            return empty ? piece.second < u.begin : piece.second <= u.begin;
+          });
+          for (auto it = first; it != pieces.end() && (empty ? it->first <= u.begin : it->first < u.end); ++it)
+            touching[static_cast<std::size_t>(it - pieces.begin())].push_back(r);
+        }
         for (std::size_t p = 0; p < pieces.size(); ++p) {
           if (p > 0) {
             fields.push_back(std::move(current));
             current = Field{};
           }
-          append(current, part, pieces[p].first, pieces[p].second, ranges);
+          Unknowns touched;
+          touched.reserve(touching[p].size());
+          for (std::size_t r : touching[p]) touched.push_back(ranges[r]);
+          append(current, part, pieces[p].first, pieces[p].second, touched);
           current.exists = true;
         }
         bool trailing_blank = !part.empty() && std::isspace(static_cast<unsigned char>(part.back()));
@@ -865,7 +896,31 @@ private:
     }
     // An unknown that expanded to nothing still marks where the value was missing.
     if (current.exists || !current.unknown.empty() || !split) fields.push_back(std::move(current));
+    m_expanded_items += fields.size();
+    for (const auto& f : fields) m_expanded_items += f.unknown.size();
+    NVTE_TRY_VOID(within_budget());
     return fields;
+  }
+
+  // Variables expand into variables: A="$A$A" forty times is 2^40 bytes from one line, the
+  // billion laughs of shell scripts. Every value an expansion hands out counts against one budget
+  // per script, the input layer's: its text no more bytes than a file may hold, its words and
+  // unknown parts (each with a reason of at most k_max_reason bytes) no more than a document may
+  // hold values.
+  Result<void> charge(const Value& value) {
+    for (const auto& part : value.parts) m_expanded_bytes += part.size();
+    for (const auto& ranges : value.unknowns) m_expanded_items += ranges.size();
+    return within_budget();
+  }
+
+  Result<void> within_budget() const {
+    if (m_expanded_bytes > m_limits.max_bytes)
+      return m_lex.error("variables expand to more than " + std::to_string(m_limits.max_bytes) + " bytes (limit " +
+                         std::to_string(m_limits.max_bytes) + ")");
+    if (m_expanded_items > m_limits.max_nodes)
+      return m_lex.error("variables expand to more than " + std::to_string(m_limits.max_nodes) + " words and unknown parts (limit " +
+                         std::to_string(m_limits.max_nodes) + ")");
+    return {};
   }
 
   // ---- test expressions ----
@@ -887,6 +942,9 @@ private:
   Token m_tok;
   std::vector<std::string> m_uncertain; // why the code being read may or may not run
   int m_depth = 0;                      // nesting of commands, expansions and heredocs
+  const util::InputLimits m_limits{};   // what the script's expansions may produce, all together
+  std::size_t m_expanded_bytes = 0;     // text the expansions handed out so far
+  std::size_t m_expanded_items = 0;     // words and unknown parts they made so far
 };
 
 } // namespace

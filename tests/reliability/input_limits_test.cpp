@@ -118,6 +118,39 @@ TEST_F(InputLimits, NemoAliasCycleAndBillionLaughsOfTheAuditAreExit3) {
                  {"laughs.yaml:", "nodes with aliases expanded (limit 100000)"});
 }
 
+TEST_F(InputLimits, ShellVariablesThatDoubleAreExit3) {
+  // Found by the fuzz campaign of 2026-11-29 (megatron): a launch script's variables expand into
+  // variables, so A="$A$A" forty times asks for 2^44 bytes from 1 KB (std::bad_alloc, signal 6);
+  // the same with a variable that is not set doubles the unknown parts instead of the text.
+  std::string text = "A=xxxxxxxxxxxxxxxx\n", unknowns = "X=\"\"\n";
+  for (int i = 0; i < 40; ++i) {
+    text += "A=\"$A$A\"\n";
+    unknowns += "X=\"$X$U$X\"\n";
+  }
+  text += "torchrun pretrain_gpt.py --num-layers 2 $A\n";
+  unknowns += "torchrun pretrain_gpt.py --num-layers 2 $X\n";
+  expect_refused(reliability::run_doctor({"explain", "--facts", k_snapshot, "--rules", k_rules, "--megatron-args", write("text.sh", text)}),
+                 {"text.sh:", "variables expand to more than 16777216 bytes (limit 16777216)"}, 5);
+  expect_refused(
+      reliability::run_doctor({"explain", "--facts", k_snapshot, "--rules", k_rules, "--megatron-args", write("unknowns.sh", unknowns)}),
+      {"unknowns.sh:", "variables expand to more than 1000000 words and unknown parts (limit 1000000)"}, 5);
+}
+
+TEST_F(InputLimits, LongValuesWithManyUnknownPartsAreReadInLinearTime) {
+  // The fuzz campaign's timeouts (2026-11-29, tests/fuzz/corpus/megatron): a value of many pieces
+  // with as many unknown parts was split by asking every unknown part about every piece, twice
+  // (the expansion and the argument reader): 7.4 s on a 2-core machine for this script, 65,536
+  // pieces; 0.3 s now, the whole command.
+  std::string script = "A=x\n";
+  for (int i = 0; i < 16; ++i) script += "A=\"$A $U $A\"\n";
+  script += "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 $A\n";
+  auto run = reliability::run_doctor({"explain", "--facts", k_snapshot, "--rules", k_rules, "--megatron-args", write("pieces.sh", script)});
+  EXPECT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.err; // read in full: a verdict, not an error
+  EXPECT_NE(run.out.find("pieces → "), std::string::npos) << run.out;
+  EXPECT_FALSE(run.timed_out);
+  EXPECT_LT(run.seconds, 2 * k_time_factor);
+}
+
 TEST_F(InputLimits, HugeCountsAndIndicesOfTheAuditAreExit3AtOnce) {
   // H8: num_hidden_layers 4,000,000,000 ended in std::bad_alloc; S4: gpu[100000000] likewise.
   auto config = util::read_file(std::string(NVTE_TESTS_DIR) + "/fixtures/hf/llama-3-8b/config.json");

@@ -112,6 +112,27 @@ TEST(ShellScript, WhatCannotBeKnownSaysWhy) {
   EXPECT_NE(reasons[3].find("set inside the if at line 1"), std::string::npos);
 }
 
+TEST(ShellScript, AReasonQuotesAtMostAFewHundredBytesOfTheScript) {
+  // A reason is copied to every piece of the value it marks: quoting a 5,000-byte ${...} in each
+  // of them made a few KB of script into gigabytes (fuzz campaign, 2026-11-29).
+  std::string pattern(5000, 'v');
+  auto w = words_of("B=\"a b c\"\nx ${B#*" + pattern + "} $" + pattern + "\n");
+  std::size_t seen = 0;
+  for (const auto& word : w)
+    for (const auto& u : word.unknown) {
+      ++seen;
+      EXPECT_LE(u.why.size(), 200u + std::string("…").size()) << u.why.substr(0, 80);
+    }
+  EXPECT_EQ(seen, 4u) << known(w); // a, b and c, each with the pattern's reason; the unset variable
+  for (const char* piece : {"a", "b", "c"}) {
+    const auto* word = find(w, piece);
+    ASSERT_NE(word, nullptr) << piece;
+    ASSERT_EQ(word->unknown.size(), 1u) << piece;
+    EXPECT_EQ(word->unknown[0].why.rfind("the pattern of ${B#*vvv", 0), 0u) << word->unknown[0].why;
+    EXPECT_TRUE(word->unknown[0].why.ends_with("…"));
+  }
+}
+
 TEST(ShellScript, UnknownPartsOfAStringStayPartial) {
   // A command kept in a string: the unknown $PYTHONPATH must not make its other words unknown.
   auto w = words_of("CMD=\"export PYTHONPATH=/opt/m:${PYTHONPATH}; python train.py --seq-length 4096\"\nbash -c \"$CMD\"\n");
