@@ -15,6 +15,11 @@
 # FUZZ_SECONDS (default 360), continuing from the corpora packed with them; summary.md, the logs,
 # any crash artifacts, the grown corpora (fuzz-state.tar.xz, to unpack into build-fuzz/ here) and
 # the updated ledger (totals.tsv, to copy over tests/fuzz/totals.tsv here) land in $OUT/fuzz/.
+# FUZZ_TARGETS (space-separated) limits the campaign to those targets (default: every target
+# short of 10^7). Back-to-back calls on a node still held: FUZZ_RESUME=1 continues from the
+# corpora the last call grew there instead of unpacking the pack again, FUZZ_STATE=0 leaves
+# fuzz-state.tar.xz out (the last call sends it). With a campaign on this machine running at the
+# same time, add the summary's "executions this run" to the ledger instead of copying it over.
 #
 # te: a real TransformerEngine (scripts/gpu-build-te.sh builds it from the sources in .gpu-te/, or
 # installs the wheel a previous build sent back, .gpu-te/wheel/) and every claim about it: what
@@ -365,15 +370,20 @@ run_preflight() {
 run_fuzz() {
   local pack=${NVTE_FUZZ_PACK:-.gpu-fuzz/fuzz.tar.xz} dir=${TMPDIR:-/tmp}/nvte-fuzz
   [[ -f $pack ]] || { echo "fuzz: no $pack (scripts/fuzz-carry.sh makes it)" | tee -a "$SUMMARY"; return 0; }
-  rm -rf "$dir" && mkdir -p "$dir" "$OUTDIR/fuzz"
-  step fuzz-unpack 120 tar -C "$dir" -xJf "$pack"
+  mkdir -p "$OUTDIR/fuzz"
+  if [[ ${FUZZ_RESUME:-0} == 1 && -d $dir/tests/fuzz ]]; then
+    echo "fuzz: resuming from $dir (corpora of the last call)" | tee -a "$SUMMARY"
+  else
+    rm -rf "$dir" && mkdir -p "$dir"
+    step fuzz-unpack 120 tar -C "$dir" -xJf "$pack"
+  fi
   step fuzz-ldd 60 bash -c "LD_LIBRARY_PATH=$dir/lib ldd $dir/tests/fuzz/fuzz_version | grep -E 'not found|=>' ; ! LD_LIBRARY_PATH=$dir/lib ldd $dir/tests/fuzz/fuzz_* | grep -q 'not found'"
   # Every target that has not reached 10^7 at once for the whole time (-a: even with a few more
   # targets than cores, better than rounds of half the time each); spare cores become extra
   # workers of the targets furthest from the goal.
   step fuzz-campaign $((${FUZZ_SECONDS:-360} + 120)) env LD_LIBRARY_PATH="$dir/lib" \
-    scripts/fuzz-campaign.sh -j "$(nproc)" -a -t "${FUZZ_SECONDS:-360}" -b "$dir" -o "$OUTDIR/fuzz"
-  step fuzz-state 120 bash -c "tar -C $dir -cf - corpus | xz -T0 -3 >$OUTDIR/fuzz/fuzz-state.tar.xz"
+    scripts/fuzz-campaign.sh -j "$(nproc)" -a -t "${FUZZ_SECONDS:-360}" -b "$dir" -o "$OUTDIR/fuzz" ${FUZZ_TARGETS:-}
+  [[ ${FUZZ_STATE:-1} == 0 ]] || step fuzz-state 120 bash -c "tar -C $dir -cf - corpus | xz -T0 -3 >$OUTDIR/fuzz/fuzz-state.tar.xz"
   # The ledger the campaign updated (this checkout's copy): copy it over tests/fuzz/totals.tsv there.
   cp tests/fuzz/totals.tsv "$OUTDIR/fuzz/totals.tsv"
   cp "$OUTDIR/fuzz/summary.md" "$LOGS/fuzz-summary.md" 2>/dev/null
