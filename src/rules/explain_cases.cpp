@@ -5,6 +5,7 @@
 
 #include "rules/loader_internal.hpp"
 #include "util/file.hpp"
+#include "util/yaml_load.hpp"
 #include "util/yaml_tree.hpp"
 #include "util/strings.hpp"
 
@@ -29,6 +30,11 @@ public:
     }
     try {
       YAML::Node root = YAML::Load(m_file.text);
+      // The tree yaml-cpp built, held to the limits libyaml's reading met (util/yaml_load.hpp).
+      if (auto v = util::yaml_cpp_tree_violation(root)) {
+        m_diagnostics.push_back(m_file.at_mark(v->mark.line, v->mark.column, v->message));
+        return cases;
+      }
       if (root.IsNull()) return cases;
       if (!root.IsSequence()) {
         error(root, "an explain case file is a list of {name, facts, workload, expect}");

@@ -5,6 +5,7 @@
 
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
+#include "util/yaml_load.hpp"
 #include "util/strings.hpp"
 
 #include <sodium.h>
@@ -227,8 +228,8 @@ util::Result<std::optional<long>> load_bundle_max_age_days(const std::filesystem
   std::error_code ec;
   if (!std::filesystem::exists(config, ec)) return std::optional<long>{};
   std::string text = NVTE_TRY(util::read_file(config, 1u << 20));
+  YAML::Node root = NVTE_TRY(util::load_yaml(text, config.string())); // depth, aliases, one document
   try {
-    YAML::Node root = YAML::Load(text);
     if (!root.IsMap() || !root["rules_update"] || !root["rules_update"].IsMap()) return std::optional<long>{};
     YAML::Node days = root["rules_update"]["max_age_days"];
     if (!days) return std::optional<long>{};
@@ -247,10 +248,9 @@ util::Result<std::vector<std::string>> load_trusted_keys(const std::filesystem::
   std::error_code ec;
   if (!std::filesystem::exists(config, ec)) return std::vector<std::string>{};
   std::string text = NVTE_TRY(util::read_file(config, 1u << 20));
-  NVTE_TRY_VOID(util::check_yaml(text, config.string())); // depth, aliases, one document
+  YAML::Node root = NVTE_TRY(util::load_yaml(text, config.string())); // depth, aliases, one document
   std::vector<std::string> keys;
   try {
-    YAML::Node root = YAML::Load(text);
     if (!root.IsMap() || !root["rules_update"]) return keys;
     YAML::Node list = root["rules_update"]["public_keys"];
     if (!list) return keys;

@@ -7,6 +7,7 @@
 #include "util/edit_distance.hpp"
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
+#include "util/yaml_load.hpp"
 #include "util/strings.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -292,9 +293,9 @@ util::Result<Config> parse_document(const YAML::Node& root, const Parser& p) {
 
 util::Result<Config> parse_config(std::string_view text, const fs::path& origin) {
   Parser parser{origin, origin.has_parent_path() ? origin.parent_path() : fs::path(".")};
-  NVTE_TRY_VOID(util::check_yaml(text, origin.string())); // depth, aliases, one document
+  YAML::Node root = NVTE_TRY(util::load_yaml(text, origin.string())); // depth, aliases, one document, as both parsers read it
   try {
-    return parse_document(YAML::Load(std::string(text)), parser);
+    return parse_document(root, parser);
   } catch (const YAML::Exception& e) {
     std::string where = origin.string();
     if (!e.mark.is_null()) where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);

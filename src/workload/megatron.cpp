@@ -14,6 +14,7 @@
 
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
+#include "util/yaml_load.hpp"
 #include "workload/layer_limit.hpp"
 #include "util/strings.hpp"
 
@@ -297,9 +298,10 @@ std::vector<ArgToken> arg_tokens(const std::vector<workload::ScriptWord>& words)
     const std::size_t n = pieces.size();
     // The first piece that ends at or after p (ends included), where the one holding p would be.
     auto first_ending_from = [&](std::size_t p, bool at_end_too) {
-      return static_cast<std::size_t>(std::partition_point(pieces.begin(), pieces.end(), [&](const auto& piece) {
-                                        return at_end_too ? piece.second < p : piece.second <= p;
-                                      }) - pieces.begin());
+      return static_cast<std::size_t>(
+          std::partition_point(pieces.begin(), pieces.end(),
+                               [&](const auto& piece) { return at_end_too ? piece.second < p : piece.second <= p; }) -
+          pieces.begin());
     };
     auto inside = [&](std::size_t p) {
       std::size_t i = first_ending_from(p, true);
@@ -317,8 +319,8 @@ std::vector<ArgToken> arg_tokens(const std::vector<workload::ScriptWord>& words)
     for (const auto& u : w.unknown) {
       const bool empty = u.begin == u.end;
       // A stretch touches the pieces it overlaps; an empty one, the piece whose ends hold it.
-      for (std::size_t i = next_open(first_ending_from(u.begin, empty)); i < n && (empty ? pieces[i].first <= u.begin : pieces[i].first < u.end);
-           i = next_open(i + 1)) {
+      for (std::size_t i = next_open(first_ending_from(u.begin, empty));
+           i < n && (empty ? pieces[i].first <= u.begin : pieces[i].first < u.end); i = next_open(i + 1)) {
         why[i] = &u.why;
         open[i] = i + 1;
       }
@@ -482,15 +484,7 @@ const util::InputLimits k_recipe_limits{4u << 20, util::k_max_input_depth, 100'0
 util::Result<Run> read_yaml(std::string_view text, std::string_view source) {
   // walk() recurses into every value and follows aliases: the input layer refuses alias cycles,
   // a tree deeper than 64 and more than its node budget with aliases expanded (billion laughs).
-  NVTE_TRY_VOID(util::check_yaml(text, source, k_recipe_limits));
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    std::string where = std::string(source);
-    if (e.mark.line >= 0) where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
-    return util::Error{util::ErrorKind::parse, where + ": " + e.msg};
-  }
+  YAML::Node root = NVTE_TRY(util::load_yaml(text, source, k_recipe_limits));
   if (!root.IsMap()) return util::Error{util::ErrorKind::parse, std::string(source) + ": a recipe must be a YAML mapping"};
   Run run;
   run.source = std::string(source);
@@ -584,7 +578,7 @@ util::Result<void> attention_shape(const Run& run, model::Workload& base, std::v
     if (const Setting* g = get(run, "group-query-attention"); g) {
       const Setting* n = get(run, "num-query-groups");
       groups = n ? NVTE_TRY(positive(*n)) : 1; // argparse default of --num-query-groups
-      if (!n) notes.push_back("--group-query-attention without --num-query-groups: Megatron's default of 1 group (multi-query)");
+      if (!n) notes.emplace_back("--group-query-attention without --num-query-groups: Megatron's default of 1 group (multi-query)");
     } else if (get(run, "num-query-groups") && heads != NVTE_TRY(integer(*get(run, "num-query-groups")))) {
       notes.push_back("--num-query-groups has no effect without --group-query-attention: K and V keep " + std::to_string(heads) + " heads");
     }
@@ -700,7 +694,7 @@ util::Result<void> attention_settings(const Run& run, const std::string& backend
                     "attn_mask_type padding_causal");
   } else {
     NVTE_TRY_VOID(set(base, "qkv_format", "sbhd"));
-    notes.push_back("Megatron-Core passes [s, b, h, d] tensors: qkv_format sbhd");
+    notes.emplace_back("Megatron-Core passes [s, b, h, d] tensors: qkv_format sbhd");
   }
   return {};
 }
@@ -898,7 +892,7 @@ util::Result<std::vector<model::Workload>> expand(const Run& run, const std::str
       model::Workload w = base;
       std::vector<std::string> suffix;
       if (!role.empty()) suffix.push_back(role);
-      if (windows_differ) suffix.push_back(v.windowed ? "sliding" : "global");
+      if (windows_differ) suffix.emplace_back(v.windowed ? "sliding" : "global");
       if (types_differ) suffix.push_back("cp-" + v.cp_type);
       w.name = suffix.empty() ? name : name + "/" + util::join(suffix, "-");
       w.notes = notes;

@@ -364,7 +364,8 @@ private:
   }
 
   Result<Tri> function_body(bool active, const std::string& name, int line) {
-    m_uncertain.push_back(bounded("inside the function " + name) + " (line " + std::to_string(line) + "), which runs only where it is called");
+    m_uncertain.push_back(bounded("inside the function " + name) + " (line " + std::to_string(line) +
+                          "), which runs only where it is called");
     while (m_tok.type == Token::Type::newline) NVTE_TRY_VOID(advance());
     Tri status = NVTE_TRY(command(active));
     m_uncertain.pop_back();
@@ -529,7 +530,7 @@ private:
       std::size_t offset = var.values.back().size();
       var.values.back() += f.text;
       var.unknowns.resize(var.values.size());
-      for (auto u : unknown) var.unknowns.back().push_back({u.begin + offset, u.end + offset, u.why});
+      for (const auto& u : unknown) var.unknowns.back().push_back({u.begin + offset, u.end + offset, u.why});
     } else {
       var = Var{{f.text}, false, {unknown}};
     }
@@ -700,7 +701,7 @@ private:
       return Value{parts, each, unknown};
     }
     auto take = [&](std::size_t n) { return op.substr(n); };
-    if (op.rfind(":-", 0) == 0 || op.rfind("-", 0) == 0) {
+    if (op.rfind(":-", 0) == 0 || op.rfind('-', 0) == 0) {
       bool colon = op[0] == ':';
       if (colon ? empty : !set) {
         auto [text_value, why] = NVTE_TRY(word_value_with_unknown(take(colon ? 2 : 1)));
@@ -708,7 +709,7 @@ private:
       }
       return Value{parts, each, unknown};
     }
-    if (op.rfind(":=", 0) == 0 || op.rfind("=", 0) == 0) {
+    if (op.rfind(":=", 0) == 0 || op.rfind('=', 0) == 0) {
       bool colon = op[0] == ':';
       if (colon ? empty : !set) {
         auto [text_value, why] = NVTE_TRY(word_value_with_unknown(take(colon ? 2 : 1)));
@@ -717,7 +718,7 @@ private:
       }
       return Value{parts, each, unknown};
     }
-    if (op.rfind(":+", 0) == 0 || op.rfind("+", 0) == 0) {
+    if (op.rfind(":+", 0) == 0 || op.rfind('+', 0) == 0) {
       bool colon = op[0] == ':';
       if (colon ? !empty : set) {
         auto [text_value, why] = NVTE_TRY(word_value_with_unknown(take(colon ? 2 : 1)));
@@ -725,7 +726,7 @@ private:
       }
       return Value{{""}, false, std::string()};
     }
-    if (op.rfind(":?", 0) == 0 || op.rfind("?", 0) == 0) {
+    if (op.rfind(":?", 0) == 0 || op.rfind('?', 0) == 0) {
       if (!set) return Value{{""}, false, unset_reason(name)};
       return Value{parts, each, unknown};
     }
@@ -870,9 +871,8 @@ private:
         for (std::size_t r = 0; r < ranges.size(); ++r) {
           const auto& u = ranges[r];
           const bool empty = u.begin == u.end;
-          auto first = std::partition_point(pieces.begin(), pieces.end(), [&](const auto& piece) {
-            return empty ? piece.second < u.begin : piece.second <= u.begin;
-          });
+          auto first = std::partition_point(pieces.begin(), pieces.end(),
+                                            [&](const auto& piece) { return empty ? piece.second < u.begin : piece.second <= u.begin; });
           for (auto it = first; it != pieces.end() && (empty ? it->first <= u.begin : it->first < u.end); ++it)
             touching[static_cast<std::size_t>(it - pieces.begin())].push_back(r);
         }

@@ -6,6 +6,7 @@
 #include "util/edit_distance.hpp"
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
+#include "util/yaml_load.hpp"
 #include "util/strings.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -111,13 +112,7 @@ std::string suggest_workload_key(std::string_view unknown) {
 }
 
 util::Result<std::vector<model::Workload>> parse_workload_text(std::string_view text, std::string_view source) {
-  NVTE_TRY_VOID(util::check_yaml(text, source)); // depth, aliases, one document
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return parse_error(at(source, e.mark) + e.msg);
-  }
+  YAML::Node root = NVTE_TRY(util::load_yaml(text, source)); // depth, aliases, one document, as both parsers read it
   try {
     return workloads_from_root(root, source);
   } catch (const YAML::Exception& e) {

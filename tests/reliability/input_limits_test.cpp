@@ -151,6 +151,14 @@ TEST_F(InputLimits, LongValuesWithManyUnknownPartsAreReadInLinearTime) {
   EXPECT_LT(run.seconds, 2 * k_time_factor);
 }
 
+TEST_F(InputLimits, RecipeThatIsACycleOnlyForYamlCppIsExit3) {
+  // The fuzz campaign of 2026-11-29: 60 bytes, SIGSEGV (walk() recursed into a cycle that libyaml,
+  // which checks the text, does not see: a lone carriage return ends its line for libyaml only).
+  std::string recipe = write("cr.yaml", "#yaml\nmodel: &m\n  num_l  hidden\r\r\relf: *m\n");
+  expect_refused(reliability::run_doctor({"explain", "--facts", k_snapshot, "--rules", k_rules, "--megatron-args", recipe}),
+                 {"cr.yaml:2: an alias inside the node it names, a cycle, as yaml-cpp reads the text (limit: none)"}, 5);
+}
+
 TEST_F(InputLimits, HugeCountsAndIndicesOfTheAuditAreExit3AtOnce) {
   // H8: num_hidden_layers 4,000,000,000 ended in std::bad_alloc; S4: gpu[100000000] likewise.
   auto config = util::read_file(std::string(NVTE_TESTS_DIR) + "/fixtures/hf/llama-3-8b/config.json");

@@ -4,6 +4,7 @@
 // factor (tests/support/build_factors.hpp.in).
 #include "support/build_factors.hpp"
 #include "util/input_guard.hpp"
+#include "util/yaml_load.hpp"
 #include "util/yaml_tree.hpp"
 
 #include <gtest/gtest.h>
@@ -114,6 +115,31 @@ TEST(InputGuard, YamlBillionLaughsStopsAtTheNodeBudget) {
   EXPECT_EQ(message(r), "laughs.yaml:5: more than 100000 nodes with aliases expanded (limit 100000)");
   EXPECT_LT(seconds_since(start), 1 * k_time_factor);
   EXPECT_TRUE(util::check_yaml(laughs(3), "small.yaml", limits)); // 24,684 nodes expanded
+}
+
+TEST(InputGuard, YamlCppTreeIsHeldToTheLimitsAsYamlCppReadsIt) {
+  // Found by the fuzz campaign of 2026-11-29 (megatron, a stack overflow): for libyaml a lone
+  // carriage return ends a line, so *m comes after &m's node has closed and check_yaml passes it;
+  // yaml-cpp reads "b\r\rself" as one key inside &m's node, and builds a cycle.
+  std::string cr = "model: &m\n  a  b\r\rself: *m\n";
+  EXPECT_TRUE(util::check_yaml(cr, "cr.yaml"));
+  auto loaded = util::load_yaml(cr, "cr.yaml");
+  ASSERT_FALSE(loaded);
+  EXPECT_EQ(loaded.error().message, "cr.yaml:1: an alias inside the node it names, a cycle, as yaml-cpp reads the text (limit: none)");
+  // The node budget and the depth on yaml-cpp's own tree.
+  util::InputLimits small;
+  small.max_nodes = 100;
+  EXPECT_EQ(message(util::check_yaml_cpp_tree(YAML::Load(laughs(2)), "l.yaml", small)),
+            "l.yaml:1: more than 100 nodes with aliases expanded (limit 100)"); // an alias has its anchor's mark
+  small.max_nodes = 1000000;
+  small.max_depth = 3;
+  EXPECT_EQ(message(util::check_yaml_cpp_tree(YAML::Load("a: [[[1]]]\n"), "d.yaml", small)),
+            "d.yaml:1: nested deeper than 3 levels (limit 3)");
+  // Inside the limits, aliases shared after their anchors' nodes are ordinary trees.
+  auto ok = util::load_yaml("base: &b {x: 1}\nmodel: {a: *b, c: *b}\n", "ok.yaml");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ((*ok)["model"]["c"]["x"].as<int>(), 1);
+  EXPECT_TRUE(util::check_yaml_cpp_tree(YAML::Load(laughs(2)), "l.yaml"));
 }
 
 TEST(InputGuard, YamlSecondDocumentIsRefused) {
