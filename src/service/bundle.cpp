@@ -239,8 +239,7 @@ util::Result<std::optional<long>> load_bundle_max_age_days(const std::filesystem
                                                           ": rules_update.max_age_days must be a whole number of days (0: off)");
     return std::optional<long>{static_cast<long>(*value)};
   } catch (const YAML::Exception& e) {
-    return util::make_error(util::ErrorKind::parse, config.string() + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                                        std::to_string(e.mark.column + 1) + ": " + e.msg);
+    return util::yaml_cpp_error(config.string(), e);
   }
 }
 
@@ -262,8 +261,7 @@ util::Result<std::vector<std::string>> load_trusted_keys(const std::filesystem::
       keys.push_back(NVTE_TRY(decode_key(item.Scalar(), crypto_sign_PUBLICKEYBYTES, origin)));
     }
   } catch (const YAML::Exception& e) {
-    return util::make_error(util::ErrorKind::parse, config.string() + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                                        std::to_string(e.mark.column + 1) + ": " + e.msg);
+    return util::yaml_cpp_error(config.string(), e);
   }
   return keys;
 }

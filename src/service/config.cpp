@@ -297,9 +297,7 @@ util::Result<Config> parse_config(std::string_view text, const fs::path& origin)
   try {
     return parse_document(root, parser);
   } catch (const YAML::Exception& e) {
-    std::string where = origin.string();
-    if (!e.mark.is_null()) where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
-    return util::make_error(util::ErrorKind::parse, where + ": " + e.msg);
+    return util::yaml_cpp_error(origin.string(), e);
   }
 }
 

@@ -71,15 +71,19 @@ Result<void> check_yaml_cpp_tree(const YAML::Node& root, std::string_view origin
   return Error{ErrorKind::parse, where + ": " + v->message};
 }
 
+Error yaml_cpp_error(std::string_view origin, const YAML::Exception& e) {
+  std::string where(origin);
+  if (!e.mark.is_null()) where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+  return Error{ErrorKind::parse, where + ": " + e.msg};
+}
+
 Result<YAML::Node> load_yaml(std::string_view text, std::string_view origin, const InputLimits& limits) {
   NVTE_TRY_VOID(check_yaml(text, origin, limits));
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
-    std::string where(origin);
-    if (!e.mark.is_null()) where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
-    return Error{ErrorKind::parse, where + ": " + e.msg};
+    return yaml_cpp_error(origin, e);
   }
   NVTE_TRY_VOID(check_yaml_cpp_tree(root, origin, limits));
   return root;

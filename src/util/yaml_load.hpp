@@ -21,6 +21,10 @@ namespace util {
 // everywhere in the input layer; yaml-cpp's own parse errors "ORIGIN:LINE:COLUMN: message".
 Result<YAML::Node> load_yaml(std::string_view text, std::string_view origin, const InputLimits& limits = {});
 
+// A yaml-cpp exception (from Load or from reading the tree later) as a parse error:
+// "ORIGIN:LINE:COLUMN: message", or "ORIGIN: message" where yaml-cpp has no position.
+Error yaml_cpp_error(std::string_view origin, const YAML::Exception& e);
+
 // The tree yaml-cpp built, walked without recursion: at most limits.max_depth open collections
 // (a cycle is named as one) and limits.max_nodes nodes with aliases expanded. The first
 // violation with the node's mark (limit set), or nothing.

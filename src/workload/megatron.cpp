@@ -286,26 +286,11 @@ struct ArgToken {
 std::vector<ArgToken> arg_tokens(const std::vector<workload::ScriptWord>& words) {
   std::vector<ArgToken> out;
   for (const auto& w : words) {
-    // The pieces between blanks: sorted, and apart (a blank lies between two of them).
-    std::vector<std::pair<std::size_t, std::size_t>> pieces;
-    for (std::size_t pos = 0; pos < w.text.size();) {
-      std::size_t start = w.text.find_first_not_of(" \t\n\r", pos);
-      if (start == std::string::npos) break;
-      std::size_t end = std::min(w.text.find_first_of(" \t\n\r", start), w.text.size());
-      pieces.emplace_back(start, end);
-      pos = end;
-    }
+    const workload::TextPieces pieces = workload::pieces_between(w.text, " \t\n\r");
     const std::size_t n = pieces.size();
-    // The first piece that ends at or after p (ends included), where the one holding p would be.
-    auto first_ending_from = [&](std::size_t p, bool at_end_too) {
-      return static_cast<std::size_t>(
-          std::partition_point(pieces.begin(), pieces.end(),
-                               [&](const auto& piece) { return at_end_too ? piece.second < p : piece.second <= p; }) -
-          pieces.begin());
-    };
     auto inside = [&](std::size_t p) {
-      std::size_t i = first_ending_from(p, true);
-      return i < n && pieces[i].first <= p;
+      auto [first, last] = workload::pieces_touched(pieces, p, p);
+      return first < last;
     };
     // Each unknown names the pieces it touches that no earlier unknown named; open[i] skips to the
     // next piece without a reason (path-halving), so no piece is looked at twice.
@@ -317,10 +302,8 @@ std::vector<ArgToken> arg_tokens(const std::vector<workload::ScriptWord>& words)
       return i;
     };
     for (const auto& u : w.unknown) {
-      const bool empty = u.begin == u.end;
-      // A stretch touches the pieces it overlaps; an empty one, the piece whose ends hold it.
-      for (std::size_t i = next_open(first_ending_from(u.begin, empty));
-           i < n && (empty ? pieces[i].first <= u.begin : pieces[i].first < u.end); i = next_open(i + 1)) {
+      auto [first, last] = workload::pieces_touched(pieces, u.begin, u.end);
+      for (std::size_t i = next_open(first); i < last; i = next_open(i + 1)) {
         why[i] = &u.why;
         open[i] = i + 1;
       }

@@ -853,28 +853,15 @@ private:
           fields.push_back(std::move(current));
           current = Field{};
         }
-        std::vector<std::pair<std::size_t, std::size_t>> pieces;
-        for (std::size_t pos = 0; pos < part.size();) {
-          std::size_t start = part.find_first_not_of(" \t\n", pos);
-          if (start == std::string::npos) break;
-          std::size_t end = std::min(part.find_first_of(" \t\n", start), part.size());
-          pieces.emplace_back(start, end);
-          pos = end;
-        }
+        TextPieces pieces = pieces_between(part, " \t\n");
         if (pieces.empty()) {
           for (const auto& u : ranges) current.unknown.push_back({current.text.size(), current.text.size(), u.why});
         }
-        // The ranges each piece touches, in the ranges' order, found per range by binary search:
-        // asking every range for every piece is pieces × ranges, and a long value split into many
-        // pieces has as many ranges.
+        // The ranges each piece touches, in the ranges' order.
         std::vector<std::vector<std::size_t>> touching(pieces.size());
         for (std::size_t r = 0; r < ranges.size(); ++r) {
-          const auto& u = ranges[r];
-          const bool empty = u.begin == u.end;
-          auto first = std::partition_point(pieces.begin(), pieces.end(),
-                                            [&](const auto& piece) { return empty ? piece.second < u.begin : piece.second <= u.begin; });
-          for (auto it = first; it != pieces.end() && (empty ? it->first <= u.begin : it->first < u.end); ++it)
-            touching[static_cast<std::size_t>(it - pieces.begin())].push_back(r);
+          auto [first, last] = pieces_touched(pieces, ranges[r].begin, ranges[r].end);
+          for (std::size_t p = first; p < last; ++p) touching[p].push_back(r);
         }
         for (std::size_t p = 0; p < pieces.size(); ++p) {
           if (p > 0) {
@@ -948,6 +935,27 @@ private:
 };
 
 } // namespace
+
+TextPieces pieces_between(std::string_view text, std::string_view blanks) {
+  TextPieces pieces;
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t start = text.find_first_not_of(blanks, pos);
+    if (start == std::string_view::npos) break;
+    std::size_t end = std::min(text.find_first_of(blanks, start), text.size());
+    pieces.emplace_back(start, end);
+    pos = end;
+  }
+  return pieces;
+}
+
+std::pair<std::size_t, std::size_t> pieces_touched(const TextPieces& pieces, std::size_t begin, std::size_t end) {
+  const bool empty = begin == end;
+  auto first = std::partition_point(pieces.begin(), pieces.end(),
+                                    [&](const auto& piece) { return empty ? piece.second < begin : piece.second <= begin; });
+  auto last =
+      std::partition_point(first, pieces.end(), [&](const auto& piece) { return empty ? piece.first <= begin : piece.first < end; });
+  return {static_cast<std::size_t>(first - pieces.begin()), static_cast<std::size_t>(last - pieces.begin())};
+}
 
 util::Result<std::vector<ScriptWord>> script_words(std::string_view text, std::string_view source, const ScriptEnvironment& environment) {
   State state;

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace workload {
@@ -34,6 +35,16 @@ struct ScriptWord {
   int line = 0;                      // 1-based line of the script where the word was written
   std::vector<ScriptUnknown> unknown; // empty when every character of text is known
 };
+
+// The pieces of a text between blanks, as [begin, end) offsets: sorted, a blank between two.
+using TextPieces = std::vector<std::pair<std::size_t, std::size_t>>;
+TextPieces pieces_between(std::string_view text, std::string_view blanks);
+
+// The pieces [first, last) an unknown range [begin, end) touches: those it overlaps, or for an
+// empty range the one whose ends hold it. By binary search: a long value split into many pieces
+// has as many unknown ranges, and asking each range about each piece took seconds (a fuzzer's
+// timeout, 2026-11-29).
+std::pair<std::size_t, std::size_t> pieces_touched(const TextPieces& pieces, std::size_t begin, std::size_t end);
 
 // Values of variables the script reads but does not set (the environment it would run in).
 using ScriptEnvironment = std::function<std::optional<std::string>(std::string_view name)>;

@@ -116,7 +116,7 @@ util::Result<std::vector<model::Workload>> parse_workload_text(std::string_view 
   try {
     return workloads_from_root(root, source);
   } catch (const YAML::Exception& e) {
-    return parse_error(at(source, e.mark) + e.msg);
+    return util::yaml_cpp_error(source, e);
   }
 }
 

@@ -133,6 +133,23 @@ TEST(ShellScript, AReasonQuotesAtMostAFewHundredBytesOfTheScript) {
   }
 }
 
+TEST(ShellScript, PiecesTouchedByARange) {
+  // The splitting of values and the argument reader share these: a range touches the pieces it
+  // overlaps, an empty range the piece whose ends hold it, a range over blanks only none.
+  auto pieces = workload::pieces_between("ab  cd e", " ");
+  ASSERT_EQ(pieces, (workload::TextPieces{{0, 2}, {4, 6}, {7, 8}}));
+  using Span = std::pair<std::size_t, std::size_t>;
+  EXPECT_EQ(workload::pieces_touched(pieces, 1, 5), Span(0, 2));
+  EXPECT_EQ(workload::pieces_touched(pieces, 0, 8), Span(0, 3));
+  EXPECT_EQ(workload::pieces_touched(pieces, 2, 2), Span(0, 1)); // at a piece's end
+  EXPECT_EQ(workload::pieces_touched(pieces, 4, 4), Span(1, 2)); // at a piece's start
+  auto [first, last] = workload::pieces_touched(pieces, 3, 3);   // between pieces
+  EXPECT_EQ(first, last);
+  auto [from, to] = workload::pieces_touched(pieces, 6, 7); // the blank between cd and e
+  EXPECT_EQ(from, to);
+  EXPECT_TRUE(workload::pieces_between(" \t ", " \t").empty());
+}
+
 TEST(ShellScript, UnknownPartsOfAStringStayPartial) {
   // A command kept in a string: the unknown $PYTHONPATH must not make its other words unknown.
   auto w = words_of("CMD=\"export PYTHONPATH=/opt/m:${PYTHONPATH}; python train.py --seq-length 4096\"\nbash -c \"$CMD\"\n");
