@@ -112,9 +112,8 @@ one() { # one TARGET WORKER WORKERS: runs one worker for its share, and writes i
   remaining=$(((goal - before + n - 1) / n))
   mapfile -t seeds < <(fuzz_seeds "$root" "$t")
   log=$summary_dir/logs/$t.$w.log
-  # detect_leaks=0 as in scripts/fuzz.sh: the YAML and JSON libraries keep process-lifetime caches.
   # -reload=1: a worker picks up the inputs its siblings added to the shared corpus directory.
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ASAN_OPTIONS=$(fuzz_asan_options) UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$build/tests/fuzz/fuzz_$t" -runs="$remaining" -max_total_time="$slice" -timeout=10 -rss_limit_mb=2048 \
     -max_len=65536 -reload=1 -print_final_stats=1 -artifact_prefix="$build/artifacts/$t/" \
     "$build/corpus/$t" "${seeds[@]}" >"$log" 2>&1
@@ -134,7 +133,7 @@ one() { # one TARGET WORKER WORKERS: runs one worker for its share, and writes i
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "$execs" "${rate:-0}" "$cpu" "$corpus" "$rc" >"$summary_dir/logs/$t.$w.row"
   echo "== fuzz_$t worker $w/$n: $execs executions, ${rate:-?} exec/s, $cpu CPU s, exit $rc"
 }
-export -f one total_of fuzz_seeds
+export -f one total_of fuzz_seeds fuzz_asan_options
 export build goal slice summary_dir totals root
 declare -A before_artifacts
 for t in "${todo[@]}"; do

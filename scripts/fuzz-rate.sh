@@ -33,7 +33,7 @@ run() {
   local t=$1 log=$2
   shift 2
   (
-    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1 "$build/tests/fuzz/fuzz_$t" "$@" \
+    ASAN_OPTIONS=$(fuzz_asan_options) UBSAN_OPTIONS=halt_on_error=1 "$build/tests/fuzz/fuzz_$t" "$@" \
       -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$scratch/" \
       "$scratch/corpus" "${seeds[@]}" >"$log" 2>&1
     times >"$log.times"

@@ -2,7 +2,8 @@
 # scripts/fuzz-campaign.sh against fake fuzzers (shell scripts that print what libFuzzer prints and
 # record how they were started): a target that reached the goal is left out; the spare jobs go to
 # the target with the most missing work at its recorded rate, and only while it cannot finish in
-# the time; every worker's executions count in the totals; the rate for the next plan is recorded.
+# the time; every worker's executions count in the totals; the rate for the next plan is recorded;
+# the fuzzers run with the campaign's ASan options, which NVTE_FUZZ_ASAN_OPTIONS replaces.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
@@ -17,6 +18,7 @@ for t in fast slow done; do
 runs=1000
 for a in "\$@"; do case \$a in -runs=*) ((\${a#-runs=} < runs)) && runs=\${a#-runs=} ;; esac; done
 echo "$t \$*" >>"$work/starts"
+echo "\$ASAN_OPTIONS" >>"$work/asan"
 for ((i = 0; i < 20000; i++)); do :; done
 echo "#\$runs	DONE   cov: 10 ft: 10 corp: 3/30b exec/s: 500 rss: 30Mb"
 echo "stat::number_of_executed_units: \$runs"
@@ -37,11 +39,16 @@ grep '^slow ' "$work/starts" | grep -q -- '-runs=3000 ' || fail "a slow worker w
 awk '$1 == "fast" && $2 == 10000 { f = 1 } $1 == "slow" && $2 == 4000 && $3 == 10 { s = 1 } $1 == "done" && $2 == 10000 { d = 1 }
      END { exit !(f && s && d) }' "$build/fuzz-totals.tsv" || { cat "$build/fuzz-totals.tsv"; fail "totals do not add every worker (or a rate from a sub-5 s run replaced the recorded one)"; }
 grep -q '^| `slow` | 3 | 3000 | 1500 |' "$work/summary/summary.md" || { cat "$work/summary/summary.md"; fail "summary row of slow"; }
+[[ $(grep -c '^detect_leaks=0:abort_on_error=1:quarantine_size_mb=16:malloc_context_size=4$' "$work/asan") == 4 ]] ||
+  { cat "$work/asan"; fail "a fuzzer ran without the campaign's ASan options"; }
 # -a: more targets than jobs still run at once, one process each, for the whole time.
 printf 'fast\t0\t1000\nslow\t0\t10\n' >"$build/fuzz-totals.tsv"
-"$root/scripts/fuzz-campaign.sh" -j 1 -a -n 10000 -t 30 -b "$build" -T "$build/fuzz-totals.tsv" -o "$work/summary-a" fast slow >"$work/out-a" 2>&1 ||
+rm "$work/asan"
+NVTE_FUZZ_ASAN_OPTIONS=quarantine_size_mb=256 "$root/scripts/fuzz-campaign.sh" -j 1 -a -n 10000 -t 30 -b "$build" -T "$build/fuzz-totals.tsv" -o "$work/summary-a" fast slow >"$work/out-a" 2>&1 ||
   { cat "$work/out-a"; fail "campaign -a exit $?"; }
 grep -q '2 fuzzer processes on 2 jobs, 30 s each' "$work/out-a" || { cat "$work/out-a"; fail "-a did not run both targets at once"; }
+[[ $(grep -c '^detect_leaks=0:abort_on_error=1:quarantine_size_mb=256$' "$work/asan") == 2 ]] ||
+  { cat "$work/asan"; fail "NVTE_FUZZ_ASAN_OPTIONS did not replace the campaign's ASan options"; }
 # The committed ledger: one row per fuzz target of tests/fuzz, executions and a rate as numbers.
 for src in "$root"/tests/fuzz/fuzz_*.cpp; do
   t=$(basename "$src" .cpp); t=${t#fuzz_}
