@@ -17,6 +17,11 @@ if(NVTE_SANITIZE)
   target_compile_options(nvte_settings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
                          -fno-sanitize-recover=undefined)
   target_link_options(nvte_settings INTERFACE -fsanitize=address,undefined)
+  # ASan's defaults of the sanitized build, compiled into every executable (not the shared fake
+  # libraries the tests dlopen), so that a plain ctest sees a crashed child die by a signal, as
+  # scripts/sanitize.sh does. An executable with its own defaults sets NVTE_OWN_ASAN_DEFAULTS.
+  target_sources(nvte_settings INTERFACE
+                 $<$<AND:$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>,$<NOT:$<BOOL:$<TARGET_PROPERTY:NVTE_OWN_ASAN_DEFAULTS>>>>:${PROJECT_SOURCE_DIR}/cmake/asan_default_options.cpp>)
   # GCC's -Wmaybe-uninitialized misfires on the instrumented code of libstdc++ headers (std::regex's
   # NFA states in GCC 12); the unsanitized build keeps the warning.
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

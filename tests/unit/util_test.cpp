@@ -336,7 +336,8 @@ TEST(Subprocess, FunctionCrashIsData) {
   auto r = util::run_function([](int) { std::raise(SIGSEGV); return 0; }, std::chrono::seconds(5));
   ASSERT_TRUE(r.ok());
 #if NVTE_TEST_ASAN
-  // Under scripts/sanitize.sh, ASan catches the SIGSEGV, reports it and aborts (abort_on_error=1).
+  // In the sanitized build ASan catches the SIGSEGV, reports it and aborts (abort_on_error=1,
+  // cmake/asan_default_options.cpp).
   ASSERT_TRUE(r->signal == SIGSEGV || r->signal == SIGABRT) << r->describe();
 #else
   EXPECT_EQ(r->signal, SIGSEGV);
