@@ -22,10 +22,14 @@ check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1 ($2)"; failures=
 check "build-bundle.sh succeeds" '[[ -x "$work/built/nvte-doctor/bin/nvte-doctor" ]] || { cat "$work/build.log"; false; }'
 mv "$work/built/nvte-doctor" "$work/moved"
 b="$work/moved"
-check "RPATH is \$ORIGIN/../lib" 'readelf -d "$b/bin/nvte-doctor" | grep -q "(RPATH).*\[\$ORIGIN/../lib\]"'
-check "no library is missing" '! env -i ldd "$b/bin/nvte-doctor" | grep -q "not found"'
+# readelf's and ldd's outputs are read whole: with pipefail, `ldd | grep -q` fails when grep
+# exits at the first match and ldd, still writing, dies of SIGPIPE (seen under load).
+dynamic=$(readelf -d "$b/bin/nvte-doctor" 2>&1)
+check "RPATH is \$ORIGIN/../lib" 'grep -q "(RPATH).*\[\$ORIGIN/../lib\]" <<<"$dynamic"'
+ldd_out=$(env -i ldd "$b/bin/nvte-doctor" 2>&1)
+check "no library is missing" '! grep -q "not found" <<<"$ldd_out"'
 check "yaml-cpp and libstdc++ come from the bundle" \
-  'env -i ldd "$b/bin/nvte-doctor" | grep -q "libyaml-cpp.* => $b/bin/../lib/" && env -i ldd "$b/bin/nvte-doctor" | grep -q "libstdc++.* => $b/bin/../lib/"'
+  'grep -q "libyaml-cpp.* => $b/bin/../lib/" <<<"$ldd_out" && grep -q "libstdc++.* => $b/bin/../lib/" <<<"$ldd_out"'
 check "glibc never travels" '! ls "$b/lib" | grep -Eq "^(libc|libm|ld-linux)"'
 check "MANIFEST names the oldest glibc" 'grep -Eq "^glibc: >= 2\.[0-9]+$" "$b/MANIFEST"'
 check "runs with an empty environment" 'env -i "$b/bin/nvte-doctor" --version | grep -q "^nvte-doctor "'
