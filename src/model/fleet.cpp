@@ -17,4 +17,8 @@ int FleetSummary::exit_code() const {
   return worst;
 }
 
+bool fleet_label_runs(std::string_view label) {
+  return !label.empty() && label != "none" && label != "unknown" && label != "runs" && !label.starts_with("fails");
+}
+
 } // namespace model

@@ -26,8 +26,9 @@ namespace {
 
 using Node = YamlNode;
 
-constexpr std::string_view k_rule_keys[] = {"id",     "title",    "severity", "impact", "area",       "applies_to", "when", "backend",
-                                            "effect", "while_in", "message",  "fixes",  "references", "tags",       "tests"};
+constexpr std::string_view k_rule_keys[] = {"id",      "title",      "severity",   "impact",  "verdict", "verdict_backends",
+                                            "area",    "applies_to", "when",       "backend", "effect",  "while_in",
+                                            "message", "fixes",      "references", "tags",    "tests"};
 constexpr std::string_view k_fix_kinds[] = {"pip", "env", "config", "hardware", "upgrade", "debug", "model"};
 constexpr std::string_view k_backends[] = {"flash_attention", "fused_attention", "unfused_attention"};
 constexpr std::string_view k_sub_backends[] = {"F16_max512_seqlen", "F16_arbitrary_seqlen", "FP8"};
@@ -339,6 +340,7 @@ private:
       rule.kind = RuleKind::workload;
     }
     rule.summary.kind = rule.kind == RuleKind::backend ? "backend" : rule.kind == RuleKind::workload ? "workload" : "node";
+    load_verdict(fields, rule);
 
     if (auto it = fields.find("tests"); it != fields.end()) load_tests(it->second, rule);
     if (m_tests == TestCases::compile) {
@@ -348,6 +350,34 @@ private:
     }
 
     if (m_diagnostics.size() == before) m_impl.rules.push_back(std::move(rule));
+  }
+
+  // `verdict:` what the finding means for the verdict of the workloads it concerns, and
+  // `verdict_backends:` (node rules) which selected backends it concerns. A workload rule without
+  // `verdict:` takes its default from severity and impact (model/verdict.hpp); a backend filter
+  // has none (it changes the selection itself).
+  void load_verdict(std::map<std::string, Node>& fields, Rule& rule) {
+    auto& summary = rule.summary;
+    if (rule.kind == RuleKind::workload) {
+      if (summary.severity == model::Severity::error) summary.verdict = model::VerdictEffect::fails;
+      else if (summary.severity == model::Severity::warning && summary.impact != model::Impact::none)
+        summary.verdict = model::VerdictEffect::at_risk;
+    }
+    if (auto it = fields.find("verdict"); it != fields.end()) {
+      if (auto s = scalar(it->second, "verdict")) {
+        if (*s == "none") summary.verdict = model::VerdictEffect::none;
+        else if (auto effect = model::parse_verdict_effect(*s)) summary.verdict = *effect;
+        else error(it->second, "unknown verdict '" + *s + "'", "fails, at_risk, unknown or none");
+        if (rule.kind == RuleKind::backend) error(it->second, "'verdict' does not apply to a backend filter (it changes the selection)");
+      }
+    }
+    if (auto it = fields.find("verdict_backends"); it != fields.end()) {
+      summary.verdict_backends = string_list(it->second, "verdict_backends");
+      for (const auto& b : summary.verdict_backends)
+        if (!one_of(b, k_selection_backends))
+          error(it->second, "unknown backend '" + b + "' in verdict_backends", list_of(k_selection_backends));
+      if (summary.verdict == model::VerdictEffect::none) error(it->second, "'verdict_backends' needs 'verdict:'");
+    }
   }
 
   void load_applies_to(const Node& node, Rule& rule) {
