@@ -40,6 +40,8 @@ service::Config load_service_config(const Options& options, service::ConfigRequi
 
 void apply_config(Options& options, const service::Config& config) {
   if (options.rules_dirs.empty()) options.rules_dirs = config.rules_dirs;
+  // The config's facts first: a --set of the same fact on the command line wins.
+  options.sets.insert(options.sets.begin(), config.sets.begin(), config.sets.end());
   if (config.workloads_dir) {
     auto files = service::list_workload_files(*config.workloads_dir);
     if (!files) throw util::Fatal{"workloads_dir: " + files.error().message};
@@ -61,13 +63,6 @@ void write_or_fatal(const fs::path& path, std::string_view content, util::Sync s
   fs::create_directories(path.parent_path(), ec);
   auto written = util::write_file_atomic(path, content, 0644, sync);
   if (!written) throw util::Fatal{written.error().message};
-}
-
-int exit_code_of_status(const std::string& status) {
-  if (status == "OK") return 0;
-  if (status == "WARNING") return 1;
-  if (status == "CRITICAL") return 2;
-  return 3;
 }
 
 service::FingerprintInputs fingerprint_inputs(const Options& options, const service::Config& config,
@@ -165,14 +160,17 @@ int run_run(const Options& given) {
     char line[512];
     std::snprintf(line, sizeof line, "nvte-doctor run: %s (unchanged: %s; %.1f ms)\n", last_status->c_str(), decision.reason.c_str(), ms);
     std::fputs(line, stdout);
-    return exit_code_of_status(*last_status);
+    return model::exit_code_of_status(*last_status);
   }
 
   util::log::info("run: full check: " + decision.reason);
   bool node_changed = !state || state->fingerprint != fingerprint.digest;
   if (selftest_due(config.selftest_policy, node_changed)) {
-    util::log::info("run: self-test policy " + std::string(service::to_string(config.selftest_policy)) +
-                    ": this build has no self-test command; the report carries no self-test results");
+    // The self-test runs in children with their own timeouts; its checks at each workload's
+    // shape are the evidence of that workload's verdict ("ran here").
+    util::log::info("run: self-test policy " + std::string(service::to_string(config.selftest_policy)) + ": running the self-test");
+    options.selftest = true;
+    if (!options.selftest_timeout) options.selftest_timeout = static_cast<double>(config.selftest_timeout.count());
   }
   model::Report report = build_report(options);
   report.fingerprint = fingerprint.digest;
@@ -189,10 +187,15 @@ int run_run(const Options& given) {
   if (!saved) throw util::Fatal{saved.error().message};
   if (config.push) report_push(service::push_report(*config.push, json));
 
-  std::printf("nvte-doctor run: %s (%d error(s), %d warning(s); full check: %s; %.2f s)\n", report.summary.status.c_str(),
-              report.summary.errors, report.summary.warnings, decision.reason.c_str(), seconds);
+  const auto& w = report.summary.workloads;
+  std::printf("nvte-doctor run: %s (%d error(s), %d warning(s); workloads: %d run, %d at risk, %d fail, %d no backend, %d unknown; "
+              "full check: %s; %.2f s)\n",
+              report.summary.status.c_str(), report.summary.errors, report.summary.warnings, w.runs, w.at_risk, w.fails, w.no_backend,
+              w.unknown, decision.reason.c_str(), seconds);
   std::fflush(stdout);
-  return report.summary.exit_code();
+  // The timer's unit answers for the node: its status is the node's own (a workload's verdict is
+  // in the report and the outputs, never a failed unit).
+  return model::exit_code_of_status(report.summary.status);
 }
 
 namespace {

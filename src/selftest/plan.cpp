@@ -263,6 +263,7 @@ Results run_all(const Plan& input) {
     auto args = sdpa_args(w);
     if (!args) {
       kernel_checks.push_back(skipped_outcome("cudnn_sdpa", w.name, args.error().message));
+      kernel_checks.back().workload = static_cast<int>(i);
       continue;
     }
     std::string label = w.name;
@@ -275,7 +276,14 @@ Results run_all(const Plan& input) {
     // GPU 0's architecture, so that the child can compile its reference kernels before CUDA is up.
     if (auto sm = facts.get_int("gpu[0].sm"); sm && *sm > 0) cudnn_args["sm"] = *sm;
     if (auto nvrtc = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}); !nvrtc.empty()) cudnn_args["nvrtc_path"] = nvrtc;
-    for (auto& outcome : run_forward_and_backward(cudnn_runner, cudnn_args, label)) kernel_checks.push_back(std::move(outcome));
+    // The backward is FusedAttention's only for training: an inference job never runs it.
+    const model::Value* training = w.get("is_training");
+    const bool trains = !training || !training->is(model::ValueType::boolean) || training->as_bool();
+    for (auto& outcome : run_forward_and_backward(cudnn_runner, cudnn_args, label)) {
+      outcome.workload = static_cast<int>(i);
+      if (outcome.check == "cudnn_sdpa" || trains) outcome.backend = "FusedAttention";
+      kernel_checks.push_back(std::move(outcome));
+    }
     if (te_library.empty()) continue;
     Json te_args = *args;
     te_args["library"] = te_library;
@@ -295,6 +303,7 @@ Results run_all(const Plan& input) {
         te.result["stage"] = "disagree";
       }
     }
+    te.workload = static_cast<int>(i);
     kernel_checks.push_back(std::move(te));
   }
   auto& basics = collect(); // driver, NVRTC, NCCL
@@ -375,7 +384,8 @@ int gpu_checks_ran(const Results& results) {
 model::SelftestSummary summarize(const Results& results) {
   model::SelftestSummary summary;
   for (const auto& o : results.outcomes) {
-    model::SelftestCheck check{o.check, o.label, o.status, o.error, o.seconds, o.started, o.timed_out, o.phase, {}, o.result};
+    model::SelftestCheck check{o.check,     o.label, o.status, o.error,  o.seconds,  o.started,
+                               o.timed_out, o.phase, {},       o.result, o.workload, o.backend};
     for (const auto& p : o.phases) check.phases.push_back({p.phase, p.what, p.start, p.seconds, p.open});
     summary.checks.push_back(std::move(check));
   }

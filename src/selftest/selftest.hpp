@@ -73,6 +73,8 @@ struct CheckOutcome {
   std::string phase;
   bool timed_out = false;
   std::vector<PhaseSpan> phases; // every phase the child reported, with its time
+  int workload = -1;             // the plan's workload it ran for; -1 for checks of the node
+  std::string backend;           // the TE backend it exercised ("FusedAttention" for cuDNN's SDPA), else empty
 };
 
 // Runs check in a child (protocol above). Never fails: what went wrong is in the outcome. The

@@ -253,23 +253,50 @@ util::Result<Config> parse_document(const YAML::Node& root, const Parser& p) {
        }},
   };
   std::map<std::string, Parser::Setter, std::less<>> top = {
-      {"workloads_dir", [&](const YAML::Node& n) -> util::Result<void> { c.workloads_dir = NVTE_TRY(p.path(n, "workloads_dir")); return {}; }},
-      {"rules", [&](const YAML::Node& n) -> util::Result<void> {
+      {"workloads_dir",
+       [&](const YAML::Node& n) -> util::Result<void> {
+         c.workloads_dir = NVTE_TRY(p.path(n, "workloads_dir"));
+         return {};
+       }},
+      {"rules",
+       [&](const YAML::Node& n) -> util::Result<void> {
          if (n.IsScalar()) c.rules_dirs.push_back(NVTE_TRY(p.path(n, "rules")));
          else if (n.IsSequence()) {
            for (const auto& item : n) c.rules_dirs.push_back(NVTE_TRY(p.path(item, "rules")));
          } else return p.error(n, "rules must be a directory or a list of directories");
          return {};
        }},
-      {"state_dir", [&](const YAML::Node& n) -> util::Result<void> { c.state_dir = NVTE_TRY(p.path(n, "state_dir")); return {}; }},
-      {"interval", [&](const YAML::Node& n) -> util::Result<void> {
+      {"state_dir",
+       [&](const YAML::Node& n) -> util::Result<void> {
+         c.state_dir = NVTE_TRY(p.path(n, "state_dir"));
+         return {};
+       }},
+      // Facts the node's probe cannot see, as --set gives them: the TE release the jobs bring in
+      // their images (te.version=2.18.0) makes the workloads' verdicts promises instead of unknown.
+      {"set",
+       [&](const YAML::Node& n) -> util::Result<void> {
+         if (!n.IsSequence()) return p.error(n, "set must be a list of KEY=VALUE (as --set takes them)");
+         for (const auto& item : n) {
+           if (!item.IsScalar() || item.Scalar().find('=') == std::string::npos || item.Scalar().front() == '=')
+             return p.error(item, "set: expected KEY=VALUE, such as te.version=2.18.0");
+           c.sets.push_back(item.Scalar());
+         }
+         return {};
+       }},
+      {"interval",
+       [&](const YAML::Node& n) -> util::Result<void> {
          c.interval = seconds_of(NVTE_TRY(p.duration(n, "interval")));
          if (c.interval.count() < 1) return p.error(n, "interval must be at least 1s");
          return {};
        }},
-      {"max_age", [&](const YAML::Node& n) -> util::Result<void> { c.max_age = seconds_of(NVTE_TRY(p.duration(n, "max_age"))); return {}; }},
+      {"max_age",
+       [&](const YAML::Node& n) -> util::Result<void> {
+         c.max_age = seconds_of(NVTE_TRY(p.duration(n, "max_age")));
+         return {};
+       }},
       {"outputs", [&](const YAML::Node& n) { return p.section(n, "outputs", outputs); }},
-      {"push", [&](const YAML::Node& n) -> util::Result<void> {
+      {"push",
+       [&](const YAML::Node& n) -> util::Result<void> {
          has_push = true;
          NVTE_TRY_VOID(p.section(n, "push", push_keys));
          if (push.url.empty()) return p.error(n, "push needs a url");
