@@ -124,6 +124,8 @@ std::vector<std::string> trusted_keys(const Options& options) {
 }
 
 int run_rules_update(const Options& options) {
+  // Refused before anything is downloaded (checked again once rules/bundles exist).
+  if (std::error_code ec; fs::exists(options.state_dir, ec)) require_private_state_directory(options.state_dir);
   auto keys = trusted_keys(options);
   auto body = fetch_url(options.update_url, std::chrono::seconds(120));
   if (!body) throw util::Fatal{body.error().message};
