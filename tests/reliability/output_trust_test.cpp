@@ -149,6 +149,24 @@ TEST_F(OtherUser, StateDirectoryReachedThroughTheirLinkOrDirectoryIsRefused) {
   EXPECT_THAT(update.err, HasSubstr("its component " + theirs.string() + " belongs to uid 65534"));
 }
 
+// Item 6: a configuration that belongs to another user was used silently.
+TEST_F(OtherUser, ConfigOrDirectoriesOfAnotherUserAreRefused) {
+  fs::create_directories(m_dir / "st");
+  fs::permissions(m_dir / "st", fs::perms::owner_all);
+  write(m_dir / "c.yaml", "state_dir: " + (m_dir / "st").string() + "\nrules: [" + k_rules + "]\nselftest:\n  policy: never\n");
+  ASSERT_EQ(::chown((m_dir / "c.yaml").c_str(), k_other, k_other), 0);
+  auto run = run_doctor({"run", "--config", (m_dir / "c.yaml").string(), "--facts", k_snapshot, "--force"});
+  EXPECT_EQ(run.exit_code, 3) << reliability::context(run);
+  EXPECT_THAT(run.err, HasSubstr("refusing config file " + (m_dir / "c.yaml").string() + ": it belongs to uid 65534"));
+  EXPECT_FALSE(fs::exists(m_dir / "st" / "report.json"));
+
+  auto workloads = their_directory("workloads");
+  write(m_dir / "c2.yaml", "state_dir: " + (m_dir / "st").string() + "\nworkloads_dir: " + workloads.string() + "\n");
+  run = run_doctor({"check", "--config", (m_dir / "c2.yaml").string(), "--facts", k_snapshot, "--rules", k_rules});
+  EXPECT_EQ(run.exit_code, 3) << reliability::context(run);
+  EXPECT_THAT(run.err, HasSubstr("refusing workloads_dir " + workloads.string() + ": it belongs to uid 65534"));
+}
+
 // Item 10: --termination-log wrote the verdict over the first sector of a block device; -o refused it.
 TEST_F(OtherUser, TerminationLogRefusesABlockDevice) {
   const fs::path image = m_dir / "disk.img";
