@@ -259,6 +259,12 @@ int run_fleet(const Options& options) {
   auto summary = service::summarize_fleet(options.fleet_inputs, std::chrono::duration_cast<std::chrono::seconds>(*max_age),
                                           service::unix_now());
   if (summary.nodes.empty() && !summary.unreadable.empty()) throw util::Fatal{"no readable report: " + summary.unreadable.front()};
+  if (summary.nodes.empty()) {
+    // "Nodes: 0" with exit 0 would tell a monitor that an empty or mistyped directory is a healthy fleet.
+    std::string where;
+    for (const auto& input : options.fleet_inputs) where += (where.empty() ? "" : ", ") + input.string();
+    throw util::Fatal{"no report found in " + where + " (fleet reads report files and the *.json files of directories)"};
+  }
   report::FleetTextOptions text{options.fleet_hosts, options.fleet_all};
   write_output(options, options.format == Format::json ? report::render_fleet_json(summary) : report::render_fleet_text(summary, text));
   return summary.exit_code();
