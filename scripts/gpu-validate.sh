@@ -3,7 +3,11 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|fuzz|ext|bench-native]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native]
+#
+# hostcheck: the Kubernetes DaemonSet's mode on a real driver: `run --root /host` as uid 10001
+# with the host's paths bind-mounted read-only (unshare -m, root), no GPU device; hostcheck-verdict
+# prints PASS when its report names the live probe's driver version and GPU count.
 #
 # cublas: the doctor's cuBLAS / cuBLASLt copies and the copy torch loads against /proc/self/maps of
 # a process that ran a GEMM on the GPU in the venv, cublasLtGetVersion() against the version the
@@ -367,6 +371,37 @@ run_preflight() {
   fi
 }
 
+run_hostcheck() {
+  # The Kubernetes DaemonSet's mode (base/daemonset.yaml, docs/kubernetes.md "What the pods may
+  # do"): `run --root /host` as uid 10001, the host's paths bind-mounted read-only under /host as
+  # the DaemonSet mounts them, in a private mount namespace (needs root with CAP_SYS_ADMIN); no
+  # GPU device is used (NVML is skipped under a node root). PASS when the run exits 0-2 and its
+  # report's driver version and GPU count equal the live probe's, as root.
+  local T=$OUTDIR/hostcheck
+  rm -rf "$T"; mkdir -p "$T/state" "$T/features"
+  chown 10001:10001 "$T/state" "$T/features"
+  printf 'state_dir: %s/state\nselftest:\n  policy: never\noutputs:\n  prometheus: %s/state/nvte_doctor.prom\n  nfd: %s/features/nvte-doctor\n' \
+    "$T" "$T" "$T" > "$T/config.yaml"
+  step hostcheck-live 120 bash -c "\"$BIN\" probe --format json > \"$T/live.json\""
+  step hostcheck-nonroot 300 unshare -m bash -c '
+    set -e; T=$1; BIN=$2; mount --make-rprivate /
+    for p in proc/driver/nvidia usr/lib usr/local sys etc/os-release etc/ld.so.cache; do
+      [[ -e /$p ]] || continue
+      if [[ -d /$p ]]; then mkdir -p "$T/host/$p"; else mkdir -p "$(dirname "$T/host/$p")"; touch "$T/host/$p"; fi
+      mount --bind "/$p" "$T/host/$p"; mount -o remount,bind,ro "$T/host/$p"
+    done
+    rc=0; setpriv --reuid=10001 --regid=10001 --clear-groups env -i PATH=/usr/bin:/bin \
+      "$BIN" run --root "$T/host" --config "$T/config.yaml" --rules "$PWD/rules" --force || rc=$?
+    ls -ln "$T/state" "$T/features"; exit $rc' hostcheck "$T" "$(readlink -f "$BIN")"
+  step hostcheck-verdict 60 "$PY" -c 'import json, sys
+live = json.load(open(sys.argv[1]))
+live = live.get("facts", live)
+host = json.load(open(sys.argv[2]))["facts"]
+def key(f): return (f.get("driver", {}).get("version"), len(f.get("gpu", [])))
+print("live", key(live), "as uid 10001 under /host", key(host))
+print("PASS" if key(live) == key(host) and key(host)[1] > 0 else "FAIL", "the non-root host check sees the driver and GPUs the live probe sees")' "$T/live.json" "$T/state/report.json"
+}
+
 run_fuzz() {
   local pack=${NVTE_FUZZ_PACK:-.gpu-fuzz/fuzz.tar.xz} dir=${TMPDIR:-/tmp}/nvte-fuzz
   [[ -f $pack ]] || { echo "fuzz: no $pack (scripts/fuzz-carry.sh makes it)" | tee -a "$SUMMARY"; return 0; }
@@ -462,6 +497,7 @@ case $STAGE in
   te-models) run_te_models ;;
   cublas) run_cublas ;;
   preflight) run_preflight ;;
+  hostcheck) run_hostcheck ;;
   fuzz) run_fuzz ;;
   ext) run_ext ;;
   bench-native) run_bench_native ;;

@@ -163,8 +163,10 @@ int run_check(const Options& options) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_output(options, render_report(options, report, {unix_time(), seconds}));
   if (options.termination_log) {
+    // The verdict is the exit code; a termination log that cannot be written must not turn a
+    // CRITICAL into UNKNOWN (a wrapper may start the job on UNKNOWN), so it is a warning.
     auto written = util::write_file_in_place(*options.termination_log, report::render_termination_message(report));
-    if (!written) throw util::Fatal{written.error().message};
+    if (!written) util::log::warning("--termination-log: " + written.error().message);
   }
   return report.summary.exit_code();
 }

@@ -57,7 +57,7 @@ struct FleetSummary {
   std::vector<FleetWorkload> workloads;           // by name
   std::vector<std::string> unreadable;            // "file: reason"
   double max_age_seconds = 0;                     // what made a node stale
-  // The worst fresh status; a stale node counts as WARNING; an unreadable file makes it 3.
+  // The worst fresh status; a stale node or an unreadable file counts as WARNING; no node is 3.
   int exit_code() const;
 };
 

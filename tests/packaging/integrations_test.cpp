@@ -120,11 +120,13 @@ TEST(PackagingIntegrations, DaemonSetMountsTheHostReadOnlyAndWritesNfdFeatures) 
   EXPECT_EQ(command[1], "daemon");
   EXPECT_NE(std::find(command.begin(), command.end(), "/host"), command.end());
 
-  bool all_gpus = false;
+  // Without --deep the doctor under --root /host needs no GPU device (audit 2026-12-01 item 9).
+  bool no_gpus = false;
   for (const auto& env : container["env"]) {
-    all_gpus |= env["name"].as<std::string>() == "NVIDIA_VISIBLE_DEVICES" && env["value"].as<std::string>() == "all";
+    no_gpus |= env["name"].as<std::string>() == "NVIDIA_VISIBLE_DEVICES" && env["value"].as<std::string>() == "void";
   }
-  EXPECT_TRUE(all_gpus) << "GPU device access comes from NVIDIA_VISIBLE_DEVICES=all with the nvidia runtime";
+  EXPECT_EQ(std::find(command.begin(), command.end(), "--deep"), command.end());
+  EXPECT_TRUE(no_gpus) << "no GPU is mapped into a pod that starts no CUDA: NVIDIA_VISIBLE_DEVICES=void";
   EXPECT_FALSE(container["resources"]["limits"]["nvidia.com/gpu"]) << "the doctor must not take a GPU from the scheduler";
 
   // The ConfigMap's config.yaml is YAML and writes the NFD file into the mounted directory.
