@@ -181,6 +181,8 @@ const FactSpec k_catalog[] = {
     {"flash_attn_3.version", T::version, "flash-attn-3 (FlashAttention 3) version; flashattn-hopper before its rename"},
     {"flash_attn_4.version", T::version, "flash-attn-4 (FlashAttention 4, CuTe DSL) version"},
     {"megatron_core.version", T::version, "megatron-core version"},
+    {"cudnn_frontend.version", T::version,
+     "nvidia-cudnn-frontend version (the cuDNN frontend headers and bindings TE >= 2.18 requires; absent when not installed)"},
     {"package.*.version", T::version, "version of an installed Python distribution (normalized name)"},
     {"env.*", T::string, "an environment variable"},
     {"system.hostname", T::string, "host name"},
