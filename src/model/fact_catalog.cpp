@@ -208,8 +208,8 @@ const FactSpec k_catalog[] = {
     {"selftest.*.ok", T::boolean, "the check ran and passed (absent when it was skipped)"},
     {"selftest.*.error", T::string, "the vendor's own error text (cuDNN, NVRTC, NCCL, CUDA) of the first failed case"},
     {"selftest.*.stage", T::string,
-     "where the first failed case stopped: load, init, graph, plan, compile, load_module, launch, execute, numerics, allreduce, call, "
-     "disagree, child"},
+     "where the first failed case stopped: load, init, graph, support, plan, compile, load_module, launch, execute, numerics, allreduce, "
+     "call, disagree, child"},
     {"selftest.*.failed_case", T::string, "the shape of the first failed case"},
     {"selftest.*.phase", T::string,
      "the phase a check's child was in when it crashed or timed out: load, init, graph, plan, execute, reference, compare, compile, "
@@ -228,6 +228,8 @@ const FactSpec k_catalog[] = {
     {"selftest.*.backend", T::string, "the FusedAttention sub-backend TE's nvte_get_fused_attn_backend chose (none when none)"},
     {"selftest.*.predicted", T::string, "the sub-backend explain predicted for the same workload"},
     {"selftest.*.te_present", T::boolean, "the Python tier could import transformer_engine"},
+    {"selftest.*.agrees", T::boolean,
+     "cuDNN's support answer (cudnn_support) agrees with the self-test's plan build from heuristics mode A in every case"},
     {"probe.*.status", T::string, "a probe's outcome: ok, not_installed, symbol_missing, error, timeout, crashed, skipped"},
     {"probe.*.missing_symbols", T::string, "entry points the probe's vendor library lacks, comma-separated"},
     {"probe.*.reason", T::string, "why a probe did not succeed"},

@@ -364,55 +364,89 @@ EngineInfo SdpaGraph::engine_of(CudnnDescriptor config) {
   return info;
 }
 
-util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
-  m_graph = NVTE_TRY(create(c::k_operationgraph_descriptor));
-  NVTE_TRY_VOID(set(m_graph, c::k_attr_operationgraph_handle, c::k_type_handle, 1, &handle));
-  NVTE_TRY_VOID(set(m_graph, c::k_attr_operationgraph_ops, c::k_type_backend_descriptor,
-                    static_cast<std::int64_t>(m_operations.size()), m_operations.data()));
-  NVTE_TRY_VOID(finalize(m_graph, "operation graph"));
+util::Result<void> SdpaGraph::build_graph(gpuapi::CudnnHandle handle) {
+  if (m_graph) return {};
+  CudnnDescriptor graph = NVTE_TRY(create(c::k_operationgraph_descriptor));
+  NVTE_TRY_VOID(set(graph, c::k_attr_operationgraph_handle, c::k_type_handle, 1, &handle));
+  NVTE_TRY_VOID(set(graph, c::k_attr_operationgraph_ops, c::k_type_backend_descriptor, static_cast<std::int64_t>(m_operations.size()),
+                    m_operations.data()));
+  NVTE_TRY_VOID(finalize(graph, "operation graph"));
+  m_graph = graph;
+  return {};
+}
 
+util::Result<SdpaGraph::ModeConfigs> SdpaGraph::heuristics(int mode) {
+  if (auto it = m_heuristics.find(mode); it != m_heuristics.end()) return it->second;
+  ModeConfigs out;
+  CudnnDescriptor heuristics = NVTE_TRY(create(c::k_engineheur_descriptor));
+  NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_operation_graph, c::k_type_backend_descriptor, 1, &m_graph));
+  NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_mode, c::k_type_heur_mode, 1, &mode));
+  if (auto done = finalize(heuristics, "engine heuristics"); !done) {
+    out.error = done.error().message;
+    return m_heuristics[mode] = out;
+  }
+  out.asked = true;
+  auto count_rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor, 0,
+                                                         &out.count, nullptr);
+  if (count_rc != 0 || out.count <= 0) {
+    out.error = "the heuristics returned no engine configuration" + (count_rc != 0 ? ": " + m_cudnn.describe(count_rc) : std::string());
+    // cuDNN's reason (which part of the graph its engines do not take) is in its last-error text.
+    if (auto reason = cudnn_reasons(m_cudnn.last_error()); count_rc == 0 && !reason.empty()) out.error = "cuDNN: " + reason;
+    return m_heuristics[mode] = out;
+  }
+  std::vector<CudnnDescriptor> configs;
+  for (std::int64_t i = 0; i < out.count; ++i) configs.push_back(NVTE_TRY(create(c::k_enginecfg_descriptor)));
+  std::int64_t returned = 0;
+  if (auto rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor, out.count,
+                                                       &returned, configs.data());
+      rc != 0) {
+    out.error = "reading the heuristics' results: " + m_cudnn.describe(rc);
+    return m_heuristics[mode] = out;
+  }
+  // The heuristics drop configurations that fail cuDNN's support checks without an error status;
+  // cuDNN's reason (e.g. which part of the graph its attention engines do not recognise) is
+  // only in its last-error text.
+  if (returned < out.count)
+    if (auto reason = cudnn_reasons(m_cudnn.last_error()); !reason.empty()) out.error = "cuDNN: " + reason;
+  out.returned = std::max<std::int64_t>(returned, 0);
+  configs.resize(static_cast<std::size_t>(out.returned));
+  out.configs = std::move(configs);
+  return m_heuristics[mode] = out;
+}
+
+util::Result<SupportAnswer> SdpaGraph::check_support(gpuapi::CudnnHandle handle) {
+  SupportAnswer answer;
+  if (auto built = build_graph(handle); !built) {
+    answer.reason = built.error().message;
+    const std::string why = cudnn_reasons(m_cudnn.last_error());
+    if (!why.empty() && why != util::trim(m_cudnn.last_error())) answer.reason += ": " + why;
+    return answer;
+  }
+  ModeConfigs mode_a = NVTE_TRY(heuristics(c::k_heur_mode_a));
+  answer.configs = mode_a.returned;
+  answer.supported = mode_a.returned > 0;
+  if (!answer.supported) answer.reason = mode_a.error.empty() ? "the heuristics returned no engine configuration" : mode_a.error;
+  return answer;
+}
+
+util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
+  NVTE_TRY_VOID(build_graph(handle));
   std::string last_error;
   std::string trail; // what each heuristics mode answered, for the error text
   for (int mode : {c::k_heur_mode_a, c::k_heur_mode_instant, c::k_heur_mode_fallback}) {
     std::string mode_name = mode == c::k_heur_mode_a ? "heuristics A" : mode == c::k_heur_mode_instant ? "heuristics instant" : "fallback";
-    CudnnDescriptor heuristics = NVTE_TRY(create(c::k_engineheur_descriptor));
-    NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_operation_graph, c::k_type_backend_descriptor, 1, &m_graph));
-    NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_mode, c::k_type_heur_mode, 1, &mode));
-    if (auto done = finalize(heuristics, "engine heuristics"); !done) {
-      last_error = done.error().message;
-      continue;
-    }
-    std::int64_t count = 0;
-    auto count_rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor, 0, &count, nullptr);
-    trail += (trail.empty() ? "" : "; ") + mode_name + ": " + std::to_string(count) + " configurations";
-    if (auto rc = count_rc; rc != 0 || count <= 0) {
-      last_error = "the heuristics returned no engine configuration" + (rc != 0 ? ": " + m_cudnn.describe(rc) : std::string());
-      continue;
-    }
-    std::vector<CudnnDescriptor> configs;
-    for (std::int64_t i = 0; i < count; ++i) configs.push_back(NVTE_TRY(create(c::k_enginecfg_descriptor)));
-    std::int64_t returned = 0;
-    if (auto rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor,
-                                                         count, &returned, configs.data());
-        rc != 0) {
-      last_error = "reading the heuristics' results: " + m_cudnn.describe(rc);
-      continue;
-    }
-    trail += ", " + std::to_string(returned) + " returned";
-    // The heuristics drop configurations that fail cuDNN's support checks without an error status;
-    // cuDNN's reason (e.g. which part of the graph its attention engines do not recognise) is
-    // only in its last-error text.
-    if (returned < count) {
-      if (auto reason = cudnn_reasons(m_cudnn.last_error()); !reason.empty()) last_error = "cuDNN: " + reason;
-    }
-    configs.resize(static_cast<std::size_t>(std::max<std::int64_t>(returned, 0)));
+    ModeConfigs answer = NVTE_TRY(heuristics(mode));
+    if (answer.asked) trail += (trail.empty() ? "" : "; ") + mode_name + ": " + std::to_string(answer.count) + " configurations";
+    if (!answer.error.empty()) last_error = answer.error;
+    if (answer.configs.empty()) continue;
+    trail += ", " + std::to_string(answer.returned) + " returned";
     std::vector<EngineInfo> engines;
-    for (auto config : configs) engines.push_back(engine_of(config));
-    for (std::size_t i = 0; i < configs.size(); ++i) {
+    for (auto config : answer.configs) engines.push_back(engine_of(config));
+    for (std::size_t i = 0; i < answer.configs.size(); ++i) {
       ++m_configs_tried;
       CudnnDescriptor plan = NVTE_TRY(create(c::k_execution_plan_descriptor));
       NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_handle, c::k_type_handle, 1, &handle));
-      NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_engine_config, c::k_type_backend_descriptor, 1, &configs[i]));
+      NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_engine_config, c::k_type_backend_descriptor, 1, &answer.configs[i]));
       if (auto done = finalize(plan, "execution plan"); !done) {
         last_error = done.error().message;
         continue;

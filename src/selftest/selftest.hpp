@@ -88,6 +88,14 @@ CheckOutcome run_check(const RunnerOptions& options, std::string_view check, con
 // alone, as a forward failure does.
 std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, const Json& args, const std::string& label);
 
+// cuDNN's own support answer for the workload's graphs (check cudnn_support), from the outcomes
+// run_forward_and_backward returned: the child asks cuDNN whether it supports each graph before
+// it builds the plan (SdpaGraph::check_support, what TE 2.20 asks instead of its version tables).
+// ok when cuDNN supports every graph the child reached, failed (stage "support", cuDNN's reason)
+// when it refuses one, skipped when the child never asked; its result says, per pass, whether the
+// answer agrees with the plan build from the heuristics mode TE uses ("agrees").
+CheckOutcome support_outcome(const std::vector<CheckOutcome>& passes, const std::string& label);
+
 // The driver, NVRTC and NCCL checks in one child (check cuda, one CUDA context): their three
 // outcomes, each from its streamed part; those the child did not reach before it crashed or hung
 // share its end (status error, phase).
