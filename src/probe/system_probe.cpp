@@ -21,7 +21,7 @@ namespace {
 bool is_real_root(const Host& host) { return host.root == "/" || host.root.empty(); }
 
 std::optional<std::string> read_line(const Host& host, const char* path) {
-  auto text = util::read_file(util::under_root(host.root, path), 64 * 1024);
+  auto text = util::read_file(util::under_root(host.root, path), std::size_t{64} << 10);
   if (!text) return std::nullopt;
   auto line = util::trim(util::split(*text, '\n').front());
   if (line.empty()) return std::nullopt;
@@ -30,8 +30,8 @@ std::optional<std::string> read_line(const Host& host, const char* path) {
 
 // KEY=value or KEY="value" lines of os-release(5).
 void read_os_release(const Host& host, model::Facts& facts) {
-  auto text = util::read_file(util::under_root(host.root, "/etc/os-release"), 64 * 1024);
-  if (!text) text = util::read_file(util::under_root(host.root, "/usr/lib/os-release"), 64 * 1024);
+  auto text = util::read_file(util::under_root(host.root, "/etc/os-release"), std::size_t{64} << 10);
+  if (!text) text = util::read_file(util::under_root(host.root, "/usr/lib/os-release"), std::size_t{64} << 10);
   if (!text) return;
   for (auto line : util::split(*text, '\n')) {
     auto eq = line.find('=');
@@ -77,7 +77,7 @@ bool exists_under(const Host& host, const char* path) {
 }
 
 std::string container_kind(const Host& host) {
-  auto cgroup = util::read_file(util::under_root(host.root, "/proc/1/cgroup"), 256 * 1024).value_or("");
+  auto cgroup = util::read_file(util::under_root(host.root, "/proc/1/cgroup"), std::size_t{256} << 10).value_or("");
   if (!host.getenv("KUBERNETES_SERVICE_HOST").empty() || cgroup.find("kubepods") != std::string::npos) {
     return "kubernetes";
   }

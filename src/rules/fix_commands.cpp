@@ -310,9 +310,9 @@ std::vector<std::string> moved_fact_prefixes(const Change& c) {
     if (c.name == "te.version") prefixes.insert(prefixes.end(), {"te.", "cudnn.", "torch.cudnn."});
     // A TE, flash-attn or cuBLAS install relinks the native probe's facts (relink_native).
     if (c.name == "te.version" || c.name.starts_with("flash_attn") || (c.package && c.package->name.starts_with("nvidia-cublas")))
-      prefixes.push_back("native.");
+      prefixes.emplace_back("native.");
     // The unmet requirements it meets, and the packages its `requires` brings (apply_change).
-    for (auto owner : k_requirement_owners) prefixes.push_back(std::string(owner) + ".requirements.");
+    for (auto owner : k_requirement_owners) prefixes.emplace_back(std::string(owner) + ".requirements.");
     if (c.release && !c.release->requirements.empty()) prefixes.insert(prefixes.end(), {"package.", "cudnn_frontend."});
     return prefixes;
   }
@@ -357,8 +357,9 @@ model::Fix render_changes(const std::vector<Change>& changes, const model::Facts
       commands.push_back(c.value ? "export " + c.name + "=" + util::shell_quote(*c.value) : "unset " + c.name);
       fix.changes.emplace_back("env." + c.name, c.value.value_or("(unset)"));
       if (install && (c.name == "CUDNN_PATH" || c.name == "CUDNN_HOME")) {
-        notes.push_back(c.value ? "CUDNN_PATH makes TE load the wheel before the copy it finds first now (the load-order model, re-run with the wheel added)"
-                                : "CUDNN_HOME is searched before CUDNN_PATH");
+        notes.emplace_back(c.value ? "CUDNN_PATH makes TE load the wheel before the copy it finds first now (the load-order model, re-run "
+                                     "with the wheel added)"
+                                   : "CUDNN_HOME is searched before CUDNN_PATH");
       } else {
         labels.push_back(change_label(c));
         kind(0, "env");

@@ -228,11 +228,11 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   NVTE_TRY_VOID(check_api());
   const int io = s.bf16 ? c::k_data_bfloat16 : c::k_data_half;
   const int f32 = c::k_data_float;
-  const std::int64_t B = s.batch, H = s.heads, Sq = s.seq_q, Skv = s.seq_kv, D = s.dim_qk, Dv = s.dim_v;
-  const std::array<std::int64_t, 4> score_dims{B, H, Sq, Skv}, score_strides{H * Sq * Skv, Sq * Skv, Skv, 1};
+  const std::int64_t batch = s.batch, heads = s.heads, sq = s.seq_q, skv = s.seq_kv, dim_qk = s.dim_qk, dim_v = s.dim_v;
+  const std::array<std::int64_t, 4> score_dims{batch, heads, sq, skv}, score_strides{heads * sq * skv, sq * skv, skv, 1};
   // The transposed view of a [b, h, s_q, s_kv] score tensor: [b, h, s_kv, s_q].
-  const std::array<std::int64_t, 4> t_dims{B, H, Skv, Sq}, t_strides{H * Sq * Skv, Sq * Skv, 1, Skv};
-  const std::array<std::int64_t, 4> row_dims{B, H, Sq, 1}, row_strides{H * Sq, Sq, 1, 1};
+  const std::array<std::int64_t, 4> t_dims{batch, heads, skv, sq}, t_strides{heads * sq * skv, sq * skv, 1, skv};
+  const std::array<std::int64_t, 4> row_dims{batch, heads, sq, 1}, row_strides{heads * sq, sq, 1, 1};
   const std::array<std::int64_t, 4> one{1, 1, 1, 1};
   auto virtual_tensor = [&](int dtype, const std::array<std::int64_t, 4>& dims, const std::array<std::int64_t, 4>& strides) {
     return tensor(m_next_virtual++, dtype, dims, strides, true);
@@ -252,7 +252,7 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   auto dv = NVTE_TRY(tensor(k_uid_dv, io, gl.dv.dims, gl.dv.strides, false));
 
   // softmax_sum = rowsum(dO * O), in a float workspace tensor.
-  auto product = NVTE_TRY(virtual_tensor(f32, {B, H, Sq, Dv}, {H * Sq * Dv, Sq * Dv, Dv, 1}));
+  auto product = NVTE_TRY(virtual_tensor(f32, {batch, heads, sq, dim_v}, {heads * sq * dim_v, sq * dim_v, dim_v, 1}));
   NVTE_TRY(pointwise(c::k_pw_mul, f32, d_o, o, product));
   auto row_sum = NVTE_TRY(virtual_tensor(f32, row_dims, row_strides));
   NVTE_TRY_VOID(reduction(c::k_reduce_add, product, row_sum));
@@ -271,10 +271,10 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   // dV = P^T dO (per query head, then summed over each GQA group).
   auto pt = NVTE_TRY(virtual_tensor(io, t_dims, t_strides));
   NVTE_TRY_VOID(reshape(p, pt));
-  if (H == s.kv_heads) {
+  if (heads == s.kv_heads) {
     NVTE_TRY_VOID(matmul(pt, d_o, dv));
   } else {
-    auto dv_full = NVTE_TRY(virtual_tensor(io, {B, H, Skv, Dv}, {H * Skv * Dv, Skv * Dv, Dv, 1}));
+    auto dv_full = NVTE_TRY(virtual_tensor(io, {batch, heads, skv, dim_v}, {heads * skv * dim_v, skv * dim_v, dim_v, 1}));
     NVTE_TRY_VOID(matmul(pt, d_o, dv_full));
     NVTE_TRY_VOID(reduction(c::k_reduce_add, dv_full, dv));
   }
@@ -290,17 +290,17 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   // dK = dS^T Q.
   auto dst = NVTE_TRY(virtual_tensor(io, t_dims, t_strides));
   NVTE_TRY_VOID(reshape(ds, dst));
-  if (H == s.kv_heads) {
+  if (heads == s.kv_heads) {
     NVTE_TRY_VOID(matmul(dst, q, dk));
   } else {
-    auto dk_full = NVTE_TRY(virtual_tensor(io, {B, H, Skv, D}, {H * Skv * D, Skv * D, D, 1}));
+    auto dk_full = NVTE_TRY(virtual_tensor(io, {batch, heads, skv, dim_qk}, {heads * skv * dim_qk, skv * dim_qk, dim_qk, 1}));
     NVTE_TRY_VOID(matmul(dst, q, dk_full));
     NVTE_TRY_VOID(reduction(c::k_reduce_add, dk_full, dk));
   }
   // dQ = dS K (K read back through its transposed view), into a float accumulator.
   auto k = NVTE_TRY(virtual_tensor(f32, l.k.dims, l.k.strides));
   NVTE_TRY_VOID(reshape(kt, k));
-  auto dq_accum = NVTE_TRY(tensor(k_uid_dq_accum, f32, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, false));
+  auto dq_accum = NVTE_TRY(tensor(k_uid_dq_accum, f32, {batch, heads, sq, dim_qk}, {heads * sq * dim_qk, sq * dim_qk, dim_qk, 1}, false));
   NVTE_TRY_VOID(matmul(ds, k, dq_accum));
   NVTE_TRY(pointwise(c::k_pw_identity, f32, dq_accum, nullptr, dq));
   return {};
@@ -310,9 +310,9 @@ util::Result<void> SdpaGraph::build_operations(const SdpaShape& s, const SdpaLay
   NVTE_TRY_VOID(check_api());
   const int io = s.bf16 ? c::k_data_bfloat16 : c::k_data_half;
   const int f32 = c::k_data_float;
-  const std::int64_t B = s.batch, H = s.heads, Sq = s.seq_q, Skv = s.seq_kv;
-  const std::array<std::int64_t, 4> score_dims{B, H, Sq, Skv}, score_strides{H * Sq * Skv, Sq * Skv, Skv, 1};
-  const std::array<std::int64_t, 4> row_dims{B, H, Sq, 1}, row_strides{H * Sq, Sq, 1, 1};
+  const std::int64_t batch = s.batch, heads = s.heads, sq = s.seq_q, skv = s.seq_kv;
+  const std::array<std::int64_t, 4> score_dims{batch, heads, sq, skv}, score_strides{heads * sq * skv, sq * skv, skv, 1};
+  const std::array<std::int64_t, 4> row_dims{batch, heads, sq, 1}, row_strides{heads * sq, sq, 1, 1};
   const std::array<std::int64_t, 4> one{1, 1, 1, 1};
   auto virtual_tensor = [&](int dtype, const std::array<std::int64_t, 4>& dims, const std::array<std::int64_t, 4>& strides) {
     return tensor(m_next_virtual++, dtype, dims, strides, true);

@@ -162,16 +162,16 @@ TEST(Sdpa, LayoutStrides) {
   s.layout = "bshd_bshd_bshd";
   auto l = selftest::make_layout(s);
   ASSERT_TRUE(l);
-  EXPECT_EQ(l->q.strides, (std::array<std::int64_t, 4>{8 * 4 * 16, 16, 4 * 16, 1}));
+  EXPECT_EQ(l->q.strides, (std::array<std::int64_t, 4>{std::int64_t{8} * 4 * 16, 16, std::int64_t{4} * 16, 1}));
   s.layout = "sbhd_sbhd_sbhd";
   l = selftest::make_layout(s);
   ASSERT_TRUE(l);
-  EXPECT_EQ(l->k.strides, (std::array<std::int64_t, 4>{4 * 16, 16, 2 * 4 * 16, 1}));
+  EXPECT_EQ(l->k.strides, (std::array<std::int64_t, 4>{std::int64_t{4} * 16, 16, std::int64_t{2} * 4 * 16, 1}));
   s.layout = "sbh3d";
   l = selftest::make_layout(s);
   ASSERT_TRUE(l);
   EXPECT_EQ(l->v.offset, 32);
-  EXPECT_EQ(l->q.strides, (std::array<std::int64_t, 4>{4 * 3 * 16, 3 * 16, 2 * 4 * 3 * 16, 1}));
+  EXPECT_EQ(l->q.strides, (std::array<std::int64_t, 4>{std::int64_t{4} * 3 * 16, std::int64_t{3} * 16, std::int64_t{2} * 4 * 3 * 16, 1}));
   EXPECT_EQ(l->buffer_elements.size(), 2u);
   s.kv_heads = 2;
   EXPECT_FALSE(selftest::make_layout(s)); // sbh3d with GQA
