@@ -3,7 +3,7 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support]
 #
 # hostcheck: the Kubernetes DaemonSet's mode on a real driver: `run --root /host` as uid 10001
 # with the host's paths bind-mounted read-only (unshare -m, root), no GPU device; hostcheck-verdict
@@ -48,6 +48,13 @@
 # probe, check, check + 3 workloads, nvidia-smi) in that environment, then probe -vv's laps (the
 # native probe per object, the other probes). The summary gets bench.txt's ratios and the "native"
 # meta line, which names what was linked (te and flash_attn must both be in it).
+#
+# cudnn-support (issue 38, item 4): at each HF fixture's shape (tests/fixtures/hf, as models runs
+# them; CUDNN_SUPPORT_MODELS, a glob of fixture names, narrows the list) the self-test asks the cuDNN TE would load whether it supports the forward and
+# backward graphs before building their plans (check cudnn_support, what TE 2.20 asks instead of
+# its tables), then builds the plans; scripts/gpu-cudnn-support-verdicts.py prints one PASS/FAIL
+# line per shape and pass: PASS when cuDNN's answer agrees with the plan build from heuristics
+# mode A (supported and planned, or refused and not planned).
 #
 # Every step is guarded (a timeout, its exit code recorded) and never stops the others. Logs
 # go to $OUT/gpu-validate/ (or ./gpu-validate-out/), one per step with the command line, exit
@@ -342,6 +349,18 @@ run_te_models() {
   done
 }
 
+run_cudnn_support() {
+  local f name
+  mkdir -p "$LOGS/cudnn-support"
+  for f in tests/fixtures/hf/${CUDNN_SUPPORT_MODELS:-*}/config.json; do
+    name=$(basename "$(dirname "$f")")
+    step "cudnn-support-$name" 900 bash -c "\"$BIN\" selftest ${COMMON[*]} --format json --python '' --hf-config \"$f\" \
+      > \"$LOGS/cudnn-support/$name.json\"; head -c 300 \"$LOGS/cudnn-support/$name.json\""
+  done
+  step cudnn-support-verdicts 60 "$PY" scripts/gpu-cudnn-support-verdicts.py "$LOGS"/cudnn-support/*.json
+  grep -E '^(PASS|FAIL|SKIP)' "$LOGS/cudnn-support-verdicts.log" >>"$SUMMARY" || true
+}
+
 # preflight (issue 24): a real node's facts against the fixture image (tests/fixtures/image-te), the
 # node probed live (--node-root /) and from its own snapshot (--node-facts), the in-pod form
 # (--root / --node-root /: one probe), and, when scripts/build-bundle.sh was carried
@@ -501,6 +520,7 @@ case $STAGE in
   fuzz) run_fuzz ;;
   ext) run_ext ;;
   bench-native) run_bench_native ;;
+  cudnn-support) run_cudnn_support ;;
   all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;
 esac
