@@ -42,7 +42,7 @@ expect "nvte-doctor check --format = j" = json
 expect "nvte-doctor --format json rules li" = list lint
 expect "nvte-doctor explain --sw" = --sweep
 expect "nvte-doctor explain --hf-config tests/fixtures/hf/kim" = tests/fixtures/hf/kimi-k2
-expect "nvte-doctor check --facts tests/fixtures/snapshots/h1" = tests/fixtures/snapshots/h100-node.json
+expect "nvte-doctor check --facts tests/fixtures/snapshots/a1" = tests/fixtures/snapshots/a100-node.json
 expect "nvte-doctor -w tests/fixtures/hf/llama-3-8b/config.json explain --hf" = --hf-config
 expect "nvte-doctor check --rules tests/fix" = tests/fixtures
 expect "nvte-doctor check --set " =

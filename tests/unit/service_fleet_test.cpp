@@ -64,8 +64,9 @@ TEST(Fleet, Summarises) {
   EXPECT_TRUE(s.nodes[2].stale);
   ASSERT_EQ(s.unreadable.size(), 1u);
   EXPECT_THAT(s.unreadable[0], HasSubstr("broken.json"));
-  // The broken file is listed; the fleet's verdict stays its nodes' (gpu-a is CRITICAL), not 3.
-  EXPECT_EQ(s.exit_code(), 2);
+  // The broken file is listed; the fleet's exit stays its nodes' status (WARNING: the workload
+  // without a backend is no node's CRITICAL), not 3.
+  EXPECT_EQ(s.exit_code(), 1);
 
   ASSERT_EQ(s.findings.size(), 2u);
   EXPECT_EQ(s.findings[0].id, "workload-no-attention-backend");
@@ -107,7 +108,7 @@ TEST(Fleet, Summarises) {
   EXPECT_VALID_JSON_FOR(report::render_fleet_json(s), "fleet.schema.json");
   EXPECT_EQ(json["stale"], nlohmann::json::array({"gpu-c"}));
   EXPECT_EQ(json["workloads"][1]["runs_on"], nlohmann::json::array({"gpu-a", "gpu-b", "gpu-c"}));
-  EXPECT_EQ(json["exit_code"], 2);
+  EXPECT_EQ(json["exit_code"], 1);
 
   fs::remove(dir / "broken.json");
   auto fresh_only = service::summarize_fleet({dir / "node0.json", dir / "node1.json"}, 24h, now);
