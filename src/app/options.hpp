@@ -45,6 +45,7 @@ struct Options {
   std::string max_age;                             // fleet --max-age DURATION (default 1d)
   std::size_t fleet_hosts = 8;                     // fleet --hosts N: host-list items per line (0: all)
   bool fleet_all = false;                          // fleet --all: no section is cut to fit 60 lines
+  std::optional<std::string> fleet_by;             // fleet --by KEYS: the workload x configuration matrix over gpu,te,...
   bool selftest = false;                           // check --selftest: run the self-test and fold it in
   std::optional<double> selftest_timeout;          // selftest --timeout S: per check, in seconds (else 120, and each cuDNN check its shape's budget)
   std::filesystem::path state_dir = "/var/lib/nvte-doctor"; // --state-dir: updated rules live in <state_dir>/rules

@@ -259,8 +259,14 @@ int run_fleet(const Options& options) {
   if (options.fleet_inputs.empty()) throw util::Fatal{"fleet needs report files or directories"};
   auto max_age = service::parse_duration(options.max_age.empty() ? "1d" : options.max_age);
   if (!max_age) throw util::Fatal{"--max-age '" + options.max_age + "' is not a duration (e.g. 30m, 2h, 1d)"};
+  std::vector<std::string> matrix_by;
+  if (options.fleet_by) {
+    auto keys = service::parse_matrix_keys(*options.fleet_by);
+    if (!keys) throw util::Fatal{keys.error().message};
+    matrix_by = std::move(*keys);
+  }
   auto summary = service::summarize_fleet(options.fleet_inputs, std::chrono::duration_cast<std::chrono::seconds>(*max_age),
-                                          service::unix_now());
+                                          service::unix_now(), matrix_by);
   if (summary.nodes.empty() && !summary.unreadable.empty()) throw util::Fatal{"no readable report: " + summary.unreadable.front()};
   if (summary.nodes.empty()) {
     // "Nodes: 0" with exit 0 would tell a monitor that an empty or mistyped directory is a healthy fleet.

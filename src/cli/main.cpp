@@ -181,6 +181,9 @@ int main(int argc, char** argv) {
   fleet->add_option("--hosts", options.fleet_hosts, "Text: at most N hosts or host ranges per line (default 8; 0: all)");
   fleet->add_flag("--all", options.fleet_all,
                   "Text: every configuration, finding, workload and stale node (default: the largest, in 60 lines)");
+  fleet->add_option("--by", options.fleet_by,
+                    "The workload x configuration matrix: nodes grouped by KEYS (gpu, driver, cuda, cudnn, nccl, torch, te; "
+                    "e.g. gpu,te), each cell the verdict there and its fix");
 
   auto* rules_update = rules->add_subcommand("update", "Download a signed rules bundle, verify, lint and activate it atomically");
   rules_update->add_option("url", options.update_url, "Bundle URL (https://; http:// only to 127.0.0.0/8, ::1 or localhost)")->required();
