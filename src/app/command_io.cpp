@@ -63,8 +63,11 @@ void write_output(const Options& options, std::string_view document) {
   if (!written) throw util::Fatal{written.error().message};
 }
 
-std::vector<std::filesystem::path> rules_directories(const Options& options) {
-  if (!options.rules_dirs.empty()) return options.rules_dirs;
+namespace {
+
+// The shipped rules: NVTE_DOCTOR_RULES, the updated bundle, the build tree's, the installed ones;
+// nullopt with the places looked in when there are none.
+std::optional<std::filesystem::path> shipped_rules(const Options& options, std::vector<std::string>& looked) {
   if (const char* env = std::getenv("NVTE_DOCTOR_RULES"); env && *env) return {env};
   if (auto updated = active_bundle(options)) return {*updated}; // `rules update` replaced the installed set
   // An installed bundle this user cannot read (a 0750 state directory): said, never silent.
@@ -89,7 +92,43 @@ std::vector<std::filesystem::path> rules_directories(const Options& options) {
     if (std::filesystem::is_directory(candidate, ec)) return {candidate};
     looked.push_back(candidate.string());
   }
-  throw util::Fatal{"no rules directory found (looked in " + util::join(looked, ", ") + "); pass --rules DIR or set NVTE_DOCTOR_RULES"};
+  return std::nullopt;
+}
+
+// dirs with each directory once (a --rules naming the shipped directory adds nothing).
+std::vector<std::filesystem::path> distinct_dirs(const std::vector<std::filesystem::path>& dirs) {
+  std::vector<std::filesystem::path> out;
+  std::vector<std::filesystem::path> seen;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    auto canonical = std::filesystem::weakly_canonical(dir, ec);
+    if (ec) canonical = dir;
+    if (std::find(seen.begin(), seen.end(), canonical) != seen.end()) continue;
+    seen.push_back(canonical);
+    out.push_back(dir);
+  }
+  return out;
+}
+
+} // namespace
+
+std::vector<std::filesystem::path> rules_directories(const Options& options) {
+  std::vector<std::filesystem::path> dirs;
+  if (!options.rules_only_dirs.empty()) {
+    dirs = options.rules_only_dirs;
+  } else {
+    std::vector<std::string> looked;
+    if (auto shipped = shipped_rules(options, looked)) {
+      dirs.push_back(*shipped);
+    } else if (options.rules_dirs.empty()) {
+      throw util::Fatal{"no rules directory found (looked in " + util::join(looked, ", ") +
+                        "); pass --rules-only DIR or set NVTE_DOCTOR_RULES"};
+    } else {
+      util::log::warning("no shipped rules found (looked in " + util::join(looked, ", ") + "); using only the --rules directories");
+    }
+  }
+  dirs.insert(dirs.end(), options.rules_dirs.begin(), options.rules_dirs.end());
+  return distinct_dirs(dirs);
 }
 
 std::string host_name() {

@@ -14,7 +14,8 @@ enum class Format { text, json, prometheus, nfd };
 struct Options {
   Format format = Format::text;                    // --format
   std::optional<std::filesystem::path> output;     // --output FILE (written atomically), else stdout
-  std::vector<std::filesystem::path> rules_dirs;   // --rules DIR (repeatable); empty = installed rules
+  std::vector<std::filesystem::path> rules_dirs;   // --rules DIR (repeatable): added to the shipped rules
+  std::vector<std::filesystem::path> rules_only_dirs; // --rules-only DIR (repeatable): instead of the shipped rules
   std::optional<std::filesystem::path> facts_file; // --facts FILE: replay a snapshot instead of probing
   std::vector<std::string> sets;                   // --set KEY=VALUE
   std::vector<std::filesystem::path> workload_files; // --workload FILE

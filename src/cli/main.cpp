@@ -63,7 +63,8 @@ void add_preflight_options(CLI::App& cmd, app::Options& o) {
 }
 
 void add_rules_option(CLI::App& cmd, app::Options& o) {
-  cmd.add_option("--rules", o.rules_dirs, "Rules directory (repeatable; default: the installed rules)");
+  cmd.add_option("--rules", o.rules_dirs, "Add the rules of DIR to the shipped rules (repeatable)");
+  cmd.add_option("--rules-only", o.rules_only_dirs, "Use the rules of DIR instead of the shipped rules (repeatable)");
 }
 
 void add_workload_options(CLI::App& cmd, app::Options& o) {
