@@ -82,6 +82,48 @@ void add_config_option(CLI::App& cmd, app::Options& o) {
   cmd.add_option("--config", o.config_file, "Service configuration file (default for run/daemon: /etc/nvte-doctor/config.yaml)");
 }
 
+// The deepest subcommand parsed so far (the top level when none).
+const CLI::App* deepest_parsed(const CLI::App& app) {
+  for (const auto* sub : app.get_subcommands([](const CLI::App* s) { return s->parsed(); })) return deepest_parsed(*sub);
+  return &app;
+}
+
+// "did you mean --format?" for a mistyped option (any of the command's and, since options fall
+// through, its parents'), "did you mean explain?" for a mistyped subcommand; "" when nothing is
+// close (at most 2 edits, fewer for short words).
+std::string did_you_mean(const CLI::App& cli, const std::string& what) {
+  std::vector<std::string> extras;
+  if (auto colon = what.find(": "); colon != std::string::npos) {
+    for (auto word : util::split(std::string_view(what).substr(colon + 2), ' '))
+      if (!word.empty()) extras.emplace_back(word);
+  }
+  const CLI::App* app = deepest_parsed(cli);
+  for (const auto& extra : extras) {
+    std::vector<std::string> known;
+    bool dashed = extra.starts_with("-");
+    if (dashed) {
+      for (const CLI::App* a = app; a; a = a->get_parent()) {
+        for (const auto* opt : a->get_options()) {
+          for (const auto& name : opt->get_lnames()) known.push_back("--" + name);
+        }
+      }
+    } else {
+      for (const auto* sub : app->get_subcommands([](const CLI::App*) { return true; })) known.push_back(sub->get_name());
+    }
+    std::string word = dashed ? extra.substr(0, extra.find('=')) : extra;
+    std::string best;
+    std::size_t best_distance = word.size() <= 4 ? 2 : 3;
+    for (const auto& name : known) {
+      if (auto d = util::edit_distance(word, name); d < best_distance) {
+        best_distance = d;
+        best = name;
+      }
+    }
+    if (!best.empty()) return " (did you mean " + best + "?)";
+  }
+  return {};
+}
+
 bool want_color(bool no_color) {
   if (no_color) return false;
   if (const char* env = std::getenv("NO_COLOR"); env && *env) return false;
@@ -223,7 +265,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return cli.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "nvte-doctor: %s (try --help)\n", util::terminal_safe(e.what()).c_str());
+    std::string hint = did_you_mean(cli, e.what());
+    std::fprintf(stderr, "nvte-doctor: %s%s (try --help)\n", util::terminal_safe(e.what()).c_str(), util::terminal_safe(hint).c_str());
     return 3;
   }
 
