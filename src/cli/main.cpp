@@ -2,7 +2,6 @@
 // Usage errors and util::Fatal exit with code 3 (UNKNOWN) and a one-line reason on stderr.
 #include "app/app.hpp"
 #include "util/error.hpp"
-#include "util/strings.hpp"
 #include "util/logging.hpp"
 #include "util/strings.hpp"
 
@@ -30,7 +29,43 @@ constexpr const char* k_footer = R"(Exit status (Nagios plugin convention):
   3  UNKNOWN   the doctor could not do its job (bad input, unreadable rules, ...)
 
 Without a command, nvte-doctor runs `check`. See nvte-doctor(1), nvte-doctor-rules(5) and
-nvte-doctor.conf(5).)";
+nvte-doctor.conf(5).
+
+Examples:
+  nvte-doctor
+  nvte-doctor explain --te-log job.log)";
+
+// Two examples per command, shown at the end of its --help (tests/cli/help_examples_test.py).
+const std::map<std::string, std::string> k_examples = {
+    {"check", "  nvte-doctor check --hf-config config.json\n"
+              "  nvte-doctor check --format prometheus -o /var/lib/prometheus/node-exporter/nvte_doctor.prom"},
+    {"probe", "  nvte-doctor probe\n"
+              "  nvte-doctor probe --format json -o node-facts.json"},
+    {"explain", "  nvte-doctor explain --te-log job.log\n"
+                "  nvte-doctor explain --hf-config config.json --sweep max_seqlen_q=4096,32768 --set cudnn.version=9.3.0"},
+    {"selftest", "  nvte-doctor selftest\n"
+                 "  nvte-doctor selftest --hf-config config.json --timeout 300 --format json"},
+    {"rules", "  nvte-doctor rules list\n"
+              "  nvte-doctor rules show attention-no-backend"},
+    {"list", "  nvte-doctor rules list\n"
+             "  nvte-doctor rules list --rules /etc/nvte-doctor/site-rules --format json"},
+    {"show", "  nvte-doctor rules show attention-no-backend\n"
+             "  nvte-doctor rules show site-rule --rules /etc/nvte-doctor/site-rules"},
+    {"lint", "  nvte-doctor rules lint\n"
+             "  nvte-doctor rules lint /etc/nvte-doctor/site-rules"},
+    {"update", "  nvte-doctor rules update https://rules.example/nvte-doctor.bundle\n"
+               "  nvte-doctor rules update https://rules.example/old.bundle --allow-downgrade"},
+    {"sign", "  nvte-doctor rules sign rules/ --secret-key site.key -o rules.bundle\n"
+             "  nvte-doctor rules sign rules/ --secret-key site.key --serial 42 -o rules.bundle"},
+    {"keygen", "  nvte-doctor rules keygen /root/keys/site\n"
+               "  nvte-doctor rules keygen ./site   (writes ./site.key and ./site.pub)"},
+    {"run", "  nvte-doctor run\n"
+            "  nvte-doctor run --force --config /etc/nvte-doctor/config.yaml"},
+    {"daemon", "  nvte-doctor daemon\n"
+               "  nvte-doctor daemon --config /etc/nvte-doctor/config.yaml -v"},
+    {"fleet", "  nvte-doctor fleet /srv/www/reports\n"
+              "  nvte-doctor fleet /srv/www/reports --by gpu,te"},
+};
 
 const std::map<std::string, app::Format> k_formats = {
     {"text", app::Format::text}, {"json", app::Format::json}, {"prometheus", app::Format::prometheus}, {"nfd", app::Format::nfd}};
@@ -39,9 +74,12 @@ const std::map<std::string, app::Format> k_formats = {
 // (run and daemon write Prometheus and NFD files from their config, not through --format.)
 const std::map<std::string, std::vector<std::string>> k_format_commands = {{"prometheus", {"check"}}, {"nfd", {"check"}}};
 
-void add_common(CLI::App& cmd, app::Options& o, std::string& format) {
-  cmd.add_option("--format", format, "Output format: text or json (check also: prometheus, nfd)")
-      ->check(CLI::IsMember({"text", "json", "prometheus", "nfd"}));
+// The formats a command takes; help and completions offer exactly these.
+const std::vector<std::string> k_text_json = {"text", "json"};
+const std::vector<std::string> k_check_formats = {"text", "json", "prometheus", "nfd"};
+
+void add_common(CLI::App& cmd, app::Options& o, std::string& format, const std::vector<std::string>& formats = k_text_json) {
+  cmd.add_option("--format", format, "Output format (default text)")->check(CLI::IsMember(formats));
   cmd.add_option("--output,-o", o.output, "Write the output to FILE (atomically) instead of stdout");
   cmd.add_option("--facts", o.facts_file, "Replay a saved facts snapshot (probe --format json) instead of probing");
   cmd.add_option("--set", o.sets, "Override a fact, e.g. --set cudnn.version=9.3.0 (repeatable)");
@@ -154,7 +192,7 @@ int main(int argc, char** argv) {
   cli.require_subcommand(0, 1);
 
   auto* check = cli.add_subcommand("check", "Probe the node, evaluate the rules, print findings and fixes (default)");
-  add_common(*check, options, format);
+  add_common(*check, options, format, k_check_formats);
   add_preflight_options(*check, options);
   add_rules_option(*check, options);
   add_workload_options(*check, options);
@@ -191,7 +229,7 @@ int main(int argc, char** argv) {
   rules->require_subcommand(1);
   auto* rules_list = rules->add_subcommand("list", "List every rule: id, severity, title");
   add_rules_option(*rules_list, options);
-  rules_list->add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  rules_list->add_option("--format", format, "Output format (default text)")->check(CLI::IsMember(k_text_json));
   auto* rules_show = rules->add_subcommand("show", "Show one rule in full");
   add_rules_option(*rules_show, options);
   rules_show->add_option("id", options.rule_id, "Rule id")->required();
@@ -218,7 +256,7 @@ int main(int argc, char** argv) {
   auto* fleet = cli.add_subcommand(
       "fleet", "Summarise many nodes' report JSONs: configurations, findings and workloads with their hosts, stale reports");
   fleet->add_option("reports", options.fleet_inputs, "Report files or directories of them")->required();
-  fleet->add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  fleet->add_option("--format", format, "Output format (default text)")->check(CLI::IsMember(k_text_json));
   fleet->add_option("--output,-o", options.output, "Write the summary to FILE (atomically) instead of stdout");
   fleet->add_option("--max-age", options.max_age, "Reports older than this are stale (default 1d; e.g. 30m, 2h)");
   fleet->add_option("--hosts", options.fleet_hosts, "Text: at most N hosts or host ranges per line (default 8; 0: all)");
@@ -247,10 +285,13 @@ int main(int argc, char** argv) {
 
 
   for (auto* sub : {check, probe, explain, selftest, rules, rules_list, rules_show, rules_lint, run, daemon, fleet, rules_update, rules_sign,
-                    rules_keygen}) sub->fallthrough();
+                    rules_keygen}) {
+    sub->fallthrough();
+    sub->footer("Examples:\n" + k_examples.at(sub->get_name()));
+  }
 
   // The default command takes the same options at top level: `nvte-doctor --format json`.
-  add_common(cli, options, format);
+  add_common(cli, options, format, k_check_formats);
   add_rules_option(cli, options);
   add_workload_options(cli, options);
   add_config_option(cli, options);

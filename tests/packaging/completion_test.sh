@@ -39,6 +39,10 @@ expect "nvte-doctor rules l" = list lint
 expect "nvte-doctor check --fo" = --format
 expect "nvte-doctor check --format " = text json prometheus nfd
 expect "nvte-doctor check --format = j" = json
+# Only the formats a command takes are offered (probe refuses prometheus and nfd).
+expect "nvte-doctor probe --format " = text json
+expect "nvte-doctor fleet --format " = text json
+expect "nvte-doctor fleet --b" = --by
 expect "nvte-doctor --format json rules li" = list lint
 expect "nvte-doctor explain --sw" = --sweep
 expect "nvte-doctor explain --hf-config tests/fixtures/hf/kim" = tests/fixtures/hf/kimi-k2
