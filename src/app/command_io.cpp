@@ -8,10 +8,13 @@
 #include "util/input_guard.hpp"
 #include "util/logging.hpp"
 #include "util/strings.hpp"
+#include "util/text_wrap.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #ifndef NVTE_DATADIR
@@ -53,8 +56,35 @@ model::Facts load_facts(const Options& options, const std::function<void()>& ove
   return facts;
 }
 
+namespace {
+
+// Narrower than this, wrapping would make the text harder to read, not easier.
+constexpr long k_min_wrap_width = 30;
+
+// The width to wrap text output at: only text, only to a terminal (COLUMNS, else the terminal's
+// own width); 0 (no wrapping) for JSON and the other formats, a file, a pipe.
+std::size_t terminal_width(const Options& options) {
+  if (options.format != Format::text || (options.output && options.output->string() != "-")) return 0;
+  if (::isatty(STDOUT_FILENO) != 1) return 0;
+  if (const char* columns = std::getenv("COLUMNS"); columns && *columns) {
+    char* end = nullptr;
+    long value = std::strtol(columns, &end, 10);
+    if (end && *end == '\0' && value > 0) return value < k_min_wrap_width ? 0 : static_cast<std::size_t>(value);
+  }
+  winsize size{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= k_min_wrap_width) return size.ws_col;
+  return 0;
+}
+
+} // namespace
+
 void write_output(const Options& options, std::string_view document) {
   if (!options.output || options.output->string() == "-") {
+    std::string wrapped;
+    if (auto width = terminal_width(options)) {
+      wrapped = util::wrap_text(document, width);
+      document = wrapped;
+    }
     std::fwrite(document.data(), 1, document.size(), stdout);
     std::fflush(stdout);
     return;
@@ -87,7 +117,6 @@ std::optional<std::filesystem::path> shipped_rules(const Options& options, std::
     candidates.push_back(exe.parent_path() / "rules");
   }
   candidates.push_back(std::filesystem::path(NVTE_DATADIR) / "rules");
-  std::vector<std::string> looked;
   for (const auto& candidate : candidates) {
     if (std::filesystem::is_directory(candidate, ec)) return {candidate};
     looked.push_back(candidate.string());
