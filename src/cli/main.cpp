@@ -283,9 +283,8 @@ int main(int argc, char** argv) {
   for (auto* sub : {rules_list, rules_show, rules_update})
     sub->add_option("--state-dir", options.state_dir, "State directory holding updated rules (default /var/lib/nvte-doctor)");
 
-
-  for (auto* sub : {check, probe, explain, selftest, rules, rules_list, rules_show, rules_lint, run, daemon, fleet, rules_update, rules_sign,
-                    rules_keygen}) {
+  for (auto* sub : {check, probe, explain, selftest, rules, rules_list, rules_show, rules_lint, run, daemon, fleet, rules_update,
+                    rules_sign, rules_keygen}) {
     sub->fallthrough();
     sub->footer("Examples:\n" + k_examples.at(sub->get_name()));
   }

@@ -60,8 +60,8 @@ inline constexpr std::array<const char*, 7> k_fleet_group_keys = {"gpu", "driver
 struct FleetMatrixCell {
   std::map<std::string, std::vector<std::string>> by_verdict; // verdict (runs, at_risk, unknown, fails, no_backend) -> hosts
   std::string worst;                                          // the worst verdict among the nodes ("" when no node reports it)
-  std::string fix;          // the fix command most of the worst verdict's nodes give ("" when none)
-  std::string fix_finding;  // the finding that decided those nodes' verdict
+  std::string fix;                                            // the fix command most of the worst verdict's nodes give ("" when none)
+  std::string fix_finding;                                    // the finding that decided those nodes' verdict
 };
 
 // `fleet --by gpu,te`: nodes grouped by the chosen keys (the columns of a group's key, in `by`
@@ -72,8 +72,8 @@ struct FleetMatrix {
     std::vector<std::optional<std::string>> key; // one value per `by` key; nullopt: absent
     std::vector<std::string> nodes;              // sorted
   };
-  std::vector<Group> groups;                    // by node count, most first, then by key
-  std::vector<std::string> workloads;           // by name
+  std::vector<Group> groups;                       // by node count, most first, then by key
+  std::vector<std::string> workloads;              // by name
   std::vector<std::vector<FleetMatrixCell>> cells; // [workload][group]
 };
 

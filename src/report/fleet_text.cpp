@@ -178,7 +178,7 @@ std::string key_value_text(const std::string& key, const std::optional<std::stri
 // fix in the list below.
 std::string matrix_text(const model::FleetMatrix& m, const FleetTextOptions& options) {
   static const std::map<std::string, std::string> k_titles = {{"gpu", "GPU"},   {"driver", "driver"}, {"cuda", "CUDA"}, {"cudnn", "cuDNN"},
-                                                               {"nccl", "NCCL"}, {"torch", "torch"},   {"te", "TE"}};
+                                                              {"nccl", "NCCL"}, {"torch", "torch"},   {"te", "TE"}};
   std::vector<std::string> titles;
   for (const auto& key : m.by) titles.push_back(k_titles.at(key));
   std::size_t rows_shown = options.all ? m.groups.size() : std::min(m.groups.size(), k_max_matrix_rows);
@@ -222,7 +222,8 @@ std::string matrix_text(const model::FleetMatrix& m, const FleetTextOptions& opt
   out += table_text(rows, 1);
   if (rows_shown < m.groups.size()) out += more_line(m.groups.size(), rows_shown, "configurations");
   if (columns_shown < m.workloads.size())
-    out += "  … " + std::to_string(m.workloads.size() - columns_shown) + " more workloads (--all shows them; --format json has everything)\n";
+    out +=
+        "  … " + std::to_string(m.workloads.size() - columns_shown) + " more workloads (--all shows them; --format json has everything)\n";
   if (fixes.empty()) return out;
   std::size_t fixes_shown = options.all ? fixes.size() : std::min(fixes.size(), k_max_matrix_fixes);
   out += "\nFixes:\n";

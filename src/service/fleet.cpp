@@ -205,9 +205,10 @@ util::Result<std::vector<std::string>> parse_matrix_keys(std::string_view text) 
           nearest = known;
         }
       }
-      return util::Error{util::ErrorKind::invalid,
-                         "--by: unknown key '" + key + "'" + (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") +
-                             "; the keys are " + util::join(std::vector<std::string>(model::k_fleet_group_keys.begin(), model::k_fleet_group_keys.end()), ", ")};
+      return util::Error{
+          util::ErrorKind::invalid,
+          "--by: unknown key '" + key + "'" + (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") + "; the keys are " +
+              util::join(std::vector<std::string>(model::k_fleet_group_keys.begin(), model::k_fleet_group_keys.end()), ", ")};
     }
     if (std::find(keys.begin(), keys.end(), key) != keys.end())
       return util::Error{util::ErrorKind::invalid, "--by: key '" + key + "' given twice"};
@@ -218,7 +219,7 @@ util::Result<std::vector<std::string>> parse_matrix_keys(std::string_view text) 
 }
 
 model::FleetSummary summarize_fleet(const std::vector<fs::path>& inputs, std::chrono::seconds max_age, double now_seconds,
-                                   const std::vector<std::string>& matrix_by) {
+                                    const std::vector<std::string>& matrix_by) {
   FleetReader reader(max_age, now_seconds);
   reader.set_matrix(matrix_by);
   std::vector<fs::path> files;

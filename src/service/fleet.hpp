@@ -76,7 +76,7 @@ util::Result<FleetReader::Loaded> read_fleet_report(const std::string& file, std
 // now_seconds is Unix time.
 // matrix_by: `fleet --by` keys (empty: no matrix).
 model::FleetSummary summarize_fleet(const std::vector<std::filesystem::path>& inputs, std::chrono::seconds max_age, double now_seconds,
-                                   const std::vector<std::string>& matrix_by = {});
+                                    const std::vector<std::string>& matrix_by = {});
 
 // "2026-11-22T04:00:00Z" (and with an offset or fraction) -> Unix time; nullopt when malformed.
 std::optional<double> parse_rfc3339(std::string_view text);

@@ -21,7 +21,7 @@ std::string wrap_line(std::string_view line, std::size_t width) {
   if (indent == std::string_view::npos) return std::string(line);
   std::size_t continuation = std::min(indent + 2, width / 2);
   std::string out;
-  std::size_t start = 0;   // byte where the current output line's text starts
+  std::size_t start = 0;     // byte where the current output line's text starts
   std::size_t used = indent; // columns on the current output line
   std::size_t i = indent;
   std::size_t last_space = std::string_view::npos; // byte of the last space a break may replace

@@ -164,7 +164,8 @@ TEST_P(CliCase, Runs) {
   }
   for (const auto& s : c.node["stdout_contains"]) EXPECT_NE(r.out.find(expand(s.as<std::string>())), std::string::npos) << "stdout lacks '" << s.as<std::string>() << "'" << context;
   for (const auto& s : c.node["stdout_lacks"]) EXPECT_EQ(r.out.find(expand(s.as<std::string>())), std::string::npos) << "stdout has '" << s.as<std::string>() << "'" << context;
-  for (const auto& s : c.node["stderr_lacks"]) EXPECT_EQ(r.err.find(expand(s.as<std::string>())), std::string::npos) << "stderr has '" << s.as<std::string>() << "'" << context;
+  for (const auto& s : c.node["stderr_lacks"])
+    EXPECT_EQ(r.err.find(expand(s.as<std::string>())), std::string::npos) << "stderr has '" << s.as<std::string>() << "'" << context;
   for (const auto& s : c.node["stderr_contains"]) EXPECT_NE(r.err.find(expand(s.as<std::string>())), std::string::npos) << "stderr lacks '" << s.as<std::string>() << "'" << context;
   if (c.node["stdout_lines_max"]) {
     EXPECT_LE(std::count(r.out.begin(), r.out.end(), '\n'), c.node["stdout_lines_max"].as<int>()) << context;

@@ -163,20 +163,20 @@ TEST(Fleet, ConfigurationsGroupNodesByStack) {
 // A report with a GPU model and one workload's verdict and fix, as text.
 std::string verdict_report(const std::string& host, const std::string& gpu, const std::string& te, const std::string& verdict,
                            const std::string& fix = "") {
-  nlohmann::json doc{{"host", host},
-                     {"generated_at", "2026-11-22T04:00:00Z"},
-                     {"facts", {{"gpu", {{{"index", 0}, {"name", gpu}}, {{"index", 1}, {"name", gpu}}}}, {"te", {{"version", te}}}}},
-                     {"workloads",
-                      {{{"name", "deepseek"},
-                        {"selected", "FusedAttention"},
-                        {"verdict", verdict},
-                        {"backend", verdict == "no_backend" ? nlohmann::json(nullptr) : nlohmann::json("FusedAttention")},
-                        {"verdict_finding", fix.empty() ? nlohmann::json(nullptr) : nlohmann::json("cudnn-too-old-for-mla")},
-                        {"fix", fix.empty() ? nlohmann::json(nullptr)
-                                            : nlohmann::json{{"kind", "pip"}, {"command", fix}, {"description", "d"}}}},
-                       {{"name", "llama"}, {"selected", "FlashAttention"}, {"verdict", "runs"}, {"backend", "FlashAttention"}}}},
-                     {"findings", nlohmann::json::array()},
-                     {"summary", {{"status", "OK"}}}};
+  nlohmann::json doc{
+      {"host", host},
+      {"generated_at", "2026-11-22T04:00:00Z"},
+      {"facts", {{"gpu", {{{"index", 0}, {"name", gpu}}, {{"index", 1}, {"name", gpu}}}}, {"te", {{"version", te}}}}},
+      {"workloads",
+       {{{"name", "deepseek"},
+         {"selected", "FusedAttention"},
+         {"verdict", verdict},
+         {"backend", verdict == "no_backend" ? nlohmann::json(nullptr) : nlohmann::json("FusedAttention")},
+         {"verdict_finding", fix.empty() ? nlohmann::json(nullptr) : nlohmann::json("cudnn-too-old-for-mla")},
+         {"fix", fix.empty() ? nlohmann::json(nullptr) : nlohmann::json{{"kind", "pip"}, {"command", fix}, {"description", "d"}}}},
+        {{"name", "llama"}, {"selected", "FlashAttention"}, {"verdict", "runs"}, {"backend", "FlashAttention"}}}},
+      {"findings", nlohmann::json::array()},
+      {"summary", {{"status", "OK"}}}};
   return doc.dump();
 }
 
@@ -186,7 +186,8 @@ TEST(Fleet, MatrixByGpuAndTe) {
   service::FleetReader reader(24h, *service::parse_rfc3339("2026-11-22T05:00:00Z"));
   reader.set_matrix({"gpu", "te"});
   const std::string fix = "pip install 'nvidia-cudnn-cu12>=9.11'";
-  for (int i = 1; i <= 4; ++i) reader.add("h" + std::to_string(i), verdict_report("h100-0" + std::to_string(i), "NVIDIA H100 80GB HBM3", "2.12.0", "runs"));
+  for (int i = 1; i <= 4; ++i)
+    reader.add("h" + std::to_string(i), verdict_report("h100-0" + std::to_string(i), "NVIDIA H100 80GB HBM3", "2.12.0", "runs"));
   reader.add("b1", verdict_report("b200-01", "NVIDIA B200", "2.12.0", "fails", fix));
   reader.add("b2", verdict_report("b200-02", "NVIDIA B200", "2.12.0", "runs"));
   reader.add("b3", verdict_report("b200-03", "NVIDIA B200", "2.12.0", "at_risk", "export NVTE_FUSED_ATTN=0"));
@@ -232,9 +233,9 @@ TEST(Fleet, MatrixFitsSixtyLines) {
   service::FleetReader reader(24h, *service::parse_rfc3339("2026-11-22T05:00:00Z"));
   reader.set_matrix({"gpu", "te"});
   for (int i = 0; i < 600; ++i) {
-    nlohmann::json doc = nlohmann::json::parse(verdict_report("node" + std::to_string(i), "GPU model " + std::to_string(i % 5),
-                                                              "2." + std::to_string(i % 9), i % 4 ? "runs" : "fails",
-                                                              "fix number " + std::to_string(i % 37)));
+    nlohmann::json doc =
+        nlohmann::json::parse(verdict_report("node" + std::to_string(i), "GPU model " + std::to_string(i % 5), "2." + std::to_string(i % 9),
+                                             i % 4 ? "runs" : "fails", "fix number " + std::to_string(i % 37)));
     for (int w = 0; w < 9; ++w) doc["workloads"].push_back({{"name", "w" + std::to_string(w)}, {"verdict", "unknown"}});
     reader.add("n" + std::to_string(i), doc.dump());
   }

@@ -418,8 +418,7 @@ TEST(TextWrap, BreaksAtSpacesKeepingIndentation) {
   EXPECT_EQ(util::wrap_text("  one two three four five six\nshort\n", 17), "  one two three\n    four five six\nshort\n");
   EXPECT_EQ(util::wrap_text("\x1b[1;31mred\x1b[0m word here", 12), "\x1b[1;31mred\x1b[0m word\n  here");
   EXPECT_EQ(util::wrap_text("→→→→ →→→→ →→→→", 10), "→→→→ →→→→\n  →→→→");
-  EXPECT_EQ(util::wrap_text("/a/very/long/path/without/spaces/at/all and more", 10),
-            "/a/very/long/path/without/spaces/at/all\n  and more");
+  EXPECT_EQ(util::wrap_text("/a/very/long/path/without/spaces/at/all and more", 10), "/a/very/long/path/without/spaces/at/all\n  and more");
   EXPECT_EQ(util::wrap_text("a b c d e f g h", 0), "a b c d e f g h");
   EXPECT_EQ(util::wrap_text("", 40), "");
 }
