@@ -129,11 +129,14 @@ const CLI::App* deepest_parsed(const CLI::App& app) {
 // "did you mean --format?" for a mistyped option (any of the command's and, since options fall
 // through, its parents'), "did you mean explain?" for a mistyped subcommand; "" when nothing is
 // close (at most 2 edits, fewer for short words).
-std::string did_you_mean(const CLI::App& cli, const std::string& what) {
+std::string did_you_mean(const CLI::App& cli, const std::string& what, int argc, char** argv) {
   std::vector<std::string> extras;
   if (auto colon = what.find(": "); colon != std::string::npos) {
     for (auto word : util::split(std::string_view(what).substr(colon + 2), ' '))
       if (!word.empty()) extras.emplace_back(word);
+  } else {
+    // "A subcommand is required" (rules lsit): CLI11 names no word; the command line's do.
+    for (int i = 1; i < argc; ++i) extras.emplace_back(argv[i]);
   }
   const CLI::App* app = deepest_parsed(cli);
   for (const auto& extra : extras) {
@@ -151,6 +154,7 @@ std::string did_you_mean(const CLI::App& cli, const std::string& what) {
     std::string word = dashed ? extra.substr(0, extra.find('=')) : extra;
     std::string best;
     std::size_t best_distance = word.size() <= 4 ? 2 : 3;
+    if (std::find(known.begin(), known.end(), word) != known.end()) continue; // a word it knows
     for (const auto& name : known) {
       if (auto d = util::edit_distance(word, name); d < best_distance) {
         best_distance = d;
@@ -305,7 +309,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return cli.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::string hint = did_you_mean(cli, e.what());
+    std::string hint = did_you_mean(cli, e.what(), argc, argv);
     std::fprintf(stderr, "nvte-doctor: %s%s (try --help)\n", util::terminal_safe(e.what()).c_str(), util::terminal_safe(hint).c_str());
     return 3;
   }
