@@ -65,6 +65,9 @@ def main():
                     "--rules", os.path.join(repo, "rules"), "--format", "json"]
             for w in sorted(os.listdir(os.path.join(repo, "packaging/workloads"))):
                 argv += ["--workload", os.path.join(repo, "packaging/workloads", w)]
+            if node == "h100-node":
+                # The snapshot has no TE: without a release the verdicts are unknown (exit 3).
+                argv += ["--set", "te.version=2.12.0"]
             if subprocess.run(argv, stdout=f).returncode not in (0, 1, 2):
                 print("fleet-bench: the template check failed: " + " ".join(argv), file=sys.stderr)
                 return 2
