@@ -120,12 +120,6 @@ void add_config_option(CLI::App& cmd, app::Options& o) {
   cmd.add_option("--config", o.config_file, "Service configuration file (default for run/daemon: /etc/nvte-doctor/config.yaml)");
 }
 
-// The deepest subcommand parsed so far (the top level when none).
-const CLI::App* deepest_parsed(const CLI::App& app) {
-  for (const auto* sub : app.get_subcommands([](const CLI::App* s) { return s->parsed(); })) return deepest_parsed(*sub);
-  return &app;
-}
-
 // "did you mean --format?" for a mistyped option (any of the command's and, since options fall
 // through, its parents'), "did you mean explain?" for a mistyped subcommand; "" when nothing is
 // close (at most 2 edits, fewer for short words).
@@ -138,7 +132,18 @@ std::string did_you_mean(const CLI::App& cli, const std::string& what, int argc,
     // "A subcommand is required" (rules lsit): CLI11 names no word; the command line's do.
     for (int i = 1; i < argc; ++i) extras.emplace_back(argv[i]);
   }
-  const CLI::App* app = deepest_parsed(cli);
+  // The command the words are given to: the subcommands named on the command line, in order
+  // (CLI11 may throw before it marks the last one parsed).
+  const CLI::App* app = &cli;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view word = argv[i];
+    for (const auto* sub : app->get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == word) {
+        app = sub;
+        break;
+      }
+    }
+  }
   for (const auto& extra : extras) {
     std::vector<std::string> known;
     bool dashed = extra.starts_with("-");
