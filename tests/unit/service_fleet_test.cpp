@@ -94,8 +94,8 @@ TEST(Fleet, Summarises) {
               HasSubstr("Unreadable: 1\n  " + (dir / "broken.json").string() + ": not valid JSON: parse error at line 1, column 10: "));
   EXPECT_THAT(text,
               HasSubstr("Stale reports (older than 24 h): 1 node, oldest first\n  gpu-c  generated 2026-11-19T05:00:00Z (3 d ago)\n"));
-  EXPECT_THAT(text, HasSubstr("  nodes  worst    driver      CUDA  cuDNN   NCCL    torch"));
-  EXPECT_THAT(text, HasSubstr("      3  WARNING  580.159.04  13.0  9.19.0  2.28.9  2.11.0+cu130"));
+  EXPECT_THAT(text, HasSubstr("  nodes  worst    GPU             driver      CUDA  cuDNN   NCCL    torch"));
+  EXPECT_THAT(text, HasSubstr("      3  WARNING  H100 80GB HBM3  580.159.04  13.0  9.19.0  2.28.9  2.11.0+cu130"));
 
   auto json = nlohmann::json::parse(report::render_fleet_json(s));
   EXPECT_EQ(json["findings"][0]["count"], 2);
@@ -211,10 +211,10 @@ TEST(Fleet, MatrixByGpuAndTe) {
 
   std::string text = report::render_fleet_text(s, {});
   EXPECT_THAT(text, HasSubstr("Workloads by GPU, TE: 2 workloads on 3 configurations\n"));
-  EXPECT_THAT(text, HasSubstr("  nodes  GPU                    TE      deepseek            llama\n"));
-  EXPECT_THAT(text, HasSubstr("      4  H100 80GB HBM3         2.12.0  runs                runs\n"));
-  EXPECT_THAT(text, HasSubstr("      3  B200                   2.12.0  fails 1/3 [1]       runs\n"));
-  EXPECT_THAT(text, HasSubstr("      1  A100-SXM4-80GB         2.3.0   no_backend [1]      runs\n"));
+  EXPECT_THAT(text, HasSubstr("  nodes  GPU             TE      deepseek        llama\n"));
+  EXPECT_THAT(text, HasSubstr("      4  H100 80GB HBM3  2.12.0  runs            runs\n"));
+  EXPECT_THAT(text, HasSubstr("      3  B200            2.12.0  fails 1/3 [1]   runs\n"));
+  EXPECT_THAT(text, HasSubstr("      1  A100-SXM4-80GB  2.3.0   no_backend [1]  runs\n"));
   EXPECT_THAT(text, HasSubstr("Fixes:\n  [1] pip install 'nvidia-cudnn-cu12>=9.11'  (cudnn-too-old-for-mla)\n"));
   EXPECT_THAT(text, Not(HasSubstr("Findings:"))); // the matrix view replaces the sections
   auto json = nlohmann::json::parse(report::render_fleet_json(s));
@@ -235,7 +235,7 @@ TEST(Fleet, MatrixFitsSixtyLines) {
   for (int i = 0; i < 600; ++i) {
     nlohmann::json doc =
         nlohmann::json::parse(verdict_report("node" + std::to_string(i), "GPU model " + std::to_string(i % 5), "2." + std::to_string(i % 9),
-                                             i % 4 ? "runs" : "fails", "fix number " + std::to_string(i % 37)));
+                                             i % 4 ? "runs" : "fails", "fix number " + std::to_string(i)));
     for (int w = 0; w < 9; ++w) doc["workloads"].push_back({{"name", "w" + std::to_string(w)}, {"verdict", "unknown"}});
     reader.add("n" + std::to_string(i), doc.dump());
   }
@@ -244,7 +244,7 @@ TEST(Fleet, MatrixFitsSixtyLines) {
   EXPECT_LE(std::count(text.begin(), text.end(), '\n'), 60) << text;
   EXPECT_THAT(text, HasSubstr("… 25 more configurations"));
   EXPECT_THAT(text, HasSubstr("… 5 more workloads"));
-  EXPECT_THAT(text, HasSubstr("more fixes"));
+  EXPECT_THAT(text, HasSubstr("… 4 more fixes"));
 }
 
 TEST(Fleet, MatrixKeys) {
