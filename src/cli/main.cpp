@@ -122,7 +122,7 @@ void add_config_option(CLI::App& cmd, app::Options& o) {
 
 // "did you mean --format?" for a mistyped option (any of the command's and, since options fall
 // through, its parents'), "did you mean explain?" for a mistyped subcommand; "" when nothing is
-// close (at most 2 edits, fewer for short words).
+// close (at most 2 edits).
 std::string did_you_mean(const CLI::App& cli, const std::string& what, int argc, char** argv) {
   std::vector<std::string> extras;
   if (auto colon = what.find(": "); colon != std::string::npos) {
@@ -158,7 +158,7 @@ std::string did_you_mean(const CLI::App& cli, const std::string& what, int argc,
     }
     std::string word = dashed ? extra.substr(0, extra.find('=')) : extra;
     std::string best;
-    std::size_t best_distance = word.size() <= 4 ? 2 : 3;
+    std::size_t best_distance = 3; // at most 2 edits: a swapped pair (lsit) is two
     if (std::find(known.begin(), known.end(), word) != known.end()) continue; // a word it knows
     for (const auto& name : known) {
       if (auto d = util::edit_distance(word, name); d < best_distance) {
