@@ -158,7 +158,7 @@ std::string did_you_mean(const CLI::App& cli, const std::string& what, int argc,
     }
     std::string word = dashed ? extra.substr(0, extra.find('=')) : extra;
     std::string best;
-    std::size_t best_distance = 3; // at most 2 edits: a swapped pair (lsit) is two
+    std::size_t best_distance = 3;                                            // at most 2 edits: a swapped pair (lsit) is two
     if (std::find(known.begin(), known.end(), word) != known.end()) continue; // a word it knows
     for (const auto& name : known) {
       if (auto d = util::edit_distance(word, name); d < best_distance) {
