@@ -3,7 +3,7 @@
 // case. Placeholders in args: {fixtures} (tests/fixtures), {tmp} (a fresh temporary directory),
 // {rules} (the shipped rules directory), {source} (the source tree), {binary} (the built binary).
 //
-// Case keys: name, args (list), exit (int), stdout_contains / stderr_contains / stdout_lacks
+// Case keys: name, args (list), exit (int), stdout_contains / stderr_contains / stdout_lacks / stderr_lacks
 // (lists of substrings), stderr_lines (exact number of stderr lines), stdout_lines_max (at most so
 // many stdout lines), stdout_first_line (the exact first line), json (map of dotted path ->
 // expected JSON value, checked on stdout), files_absent (paths that must not exist afterwards),
@@ -167,6 +167,8 @@ TEST_P(CliCase, Runs) {
   }
   for (const auto& s : c.node["stdout_contains"]) EXPECT_NE(r.out.find(expand(s.as<std::string>())), std::string::npos) << "stdout lacks '" << s.as<std::string>() << "'" << context;
   for (const auto& s : c.node["stdout_lacks"]) EXPECT_EQ(r.out.find(expand(s.as<std::string>())), std::string::npos) << "stdout has '" << s.as<std::string>() << "'" << context;
+  for (const auto& s : c.node["stderr_lacks"])
+    EXPECT_EQ(r.err.find(expand(s.as<std::string>())), std::string::npos) << "stderr has '" << s.as<std::string>() << "'" << context;
   for (const auto& s : c.node["stderr_contains"]) EXPECT_NE(r.err.find(expand(s.as<std::string>())), std::string::npos) << "stderr lacks '" << s.as<std::string>() << "'" << context;
   if (c.node["stdout_lines_max"]) {
     EXPECT_LE(std::count(r.out.begin(), r.out.end(), '\n'), c.node["stdout_lines_max"].as<int>()) << context;

@@ -179,7 +179,7 @@ TEST_F(InputLimits, HugeCountsAndIndicesOfTheAuditAreExit3AtOnce) {
 TEST_F(InputLimits, DeepRulesAndWorkloadsOfTheAuditAreRefusedQuickly) {
   // R11: 200,000 levels of flow nesting in a rules file ran past 60 s inside libyaml.
   write("r/a.yaml", "rules: " + std::string(200000, '[') + std::string(200000, ']') + "\n");
-  auto rules = reliability::run_doctor({"check", "--facts", k_snapshot, "--rules", (m_dir / "r").string()});
+  auto rules = reliability::run_doctor({"check", "--facts", k_snapshot, "--rules-only", (m_dir / "r").string()});
   EXPECT_EQ(rules.exit_code, 3) << rules.err;
   EXPECT_NE(rules.err.find("nested deeper than 64 levels (limit 64)"), std::string::npos) << rules.err;
   EXPECT_LT(rules.seconds, 5 * k_time_factor);
@@ -203,7 +203,7 @@ TEST_F(InputLimits, CheckWithFiveThousandFiringRulesTakesUnderFiveSeconds) {
     }
     write("many/f" + std::to_string(file) + ".yaml", text);
   }
-  auto run = reliability::run_doctor({"check", "--facts", k_snapshot, "--rules", (m_dir / "many").string(), "--format", "json"}, {},
+  auto run = reliability::run_doctor({"check", "--facts", k_snapshot, "--rules-only", (m_dir / "many").string(), "--format", "json"}, {},
                                      std::chrono::seconds(120));
   EXPECT_EQ(run.exit_code, 1) << run.err;
   auto report = nlohmann::json::parse(run.out, nullptr, false);
