@@ -1,5 +1,5 @@
 // nvte-doctor's entry point: argv -> app::Options -> one app command. Nothing else lives here.
-// Usage errors and util::Fatal exit with code 3 (UNKNOWN) and a one-line reason on stderr.
+// Usage errors, util::Fatal and std::bad_alloc exit with code 3 (UNKNOWN) and a one-line reason on stderr.
 #include "app/app.hpp"
 #include "util/error.hpp"
 #include "util/strings.hpp"
@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <new>
 #include <string_view>
 #include <unistd.h>
 #include <vector>
@@ -253,6 +254,12 @@ int main(int argc, char** argv) {
     return app::run_check(options);
   } catch (const util::Fatal& fatal) {
     std::fprintf(stderr, "nvte-doctor: %s\n", util::terminal_safe(fatal.message).c_str());
+    return 3;
+  } catch (const std::bad_alloc&) {
+    // Every input has a limit (util/input_guard.hpp); this is what is left when memory runs out
+    // anyway (a pod's limit, ulimit -v): UNKNOWN with a line, never SIGABRT (audit 2026-12-01 item 12).
+    std::fputs("nvte-doctor: out of memory (std::bad_alloc); the node or the input is too large for the memory this process may use\n",
+               stderr);
     return 3;
   }
 }
