@@ -2,9 +2,9 @@
 // parser or any recursive walk sees the text, so no input can nest deeply enough to overflow a
 // stack, expand aliases into billions of nodes or grow a collection without bound. A violation is
 // an Error of kind parse whose message is "ORIGIN:LINE: WHAT (limit N)" (exit 3 at the command
-// line). Logs are read line by line under their own limits (read_lines), and the limit on the
-// records a reader explains lives here too. docs/reliability.md ("Inputs") lists which reader
-// applies which limit and its test.
+// line). Logs are read line by line under their own limits (read_lines), and the limits on the
+// work a tree may cause live here too (walks, explained records). docs/reliability.md ("Inputs")
+// lists which reader applies which limit and its test.
 #pragma once
 
 #include "util/result.hpp"
@@ -43,6 +43,14 @@ struct LineLimits {
 // search (a TE log's distinct configurations, 14 ms each): at most this many per input; the rest
 // are counted and named in a note.
 inline constexpr std::size_t k_max_explained_records = 50;
+
+// Recursive walks of a tree a probe reads (TE's glob of /usr/local/cuda, CUDNN_HOME, ...): a
+// chain of nested directories made the walk cubic in its depth (audit 2026-12-01 item 16: 1,000
+// levels 14 s). The libraries such a walk looks for are a few levels down (the toolkit's
+// targets/x86_64-linux/lib/stubs is 4); a walk goes no deeper than this and lists at most this
+// many entries, then stops and says so.
+inline constexpr std::size_t k_max_walk_depth = 16;
+inline constexpr std::size_t k_max_walk_entries = 200'000;
 
 // Calls on_line with each line of path, or of standard input for "-", without its '\n' (a last
 // line without one too), in order, holding one line at a time; stops at the first error on_line
