@@ -3,8 +3,8 @@
 // stack, expand aliases into billions of nodes or grow a collection without bound. A violation is
 // an Error of kind parse whose message is "ORIGIN:LINE: WHAT (limit N)" (exit 3 at the command
 // line). Logs are read line by line under their own limits (read_lines), and the limits on the
-// work a tree may cause live here too (walks, explained records). docs/reliability.md ("Inputs")
-// lists which reader applies which limit and its test.
+// work a tree or an environment may cause live here too (walks, environment facts, explained
+// records). docs/reliability.md ("Inputs") lists which reader applies which limit and its test.
 #pragma once
 
 #include "util/result.hpp"
@@ -51,6 +51,12 @@ inline constexpr std::size_t k_max_explained_records = 50;
 // many entries, then stops and says so.
 inline constexpr std::size_t k_max_walk_depth = 16;
 inline constexpr std::size_t k_max_walk_entries = 200'000;
+
+// Environment variables recorded as facts (env.NVTE_*, NCCL_*, CUDA_*, CUDNN_* and a few named
+// ones), from the node, an image's config or a snapshot: a job's environment holds dozens, and
+// every fix search copies the facts once per candidate change, so their number multiplies its
+// work (audit 2026-12-01 item 17: 50,000 NVTE_* variables took 10 s). More is refused.
+inline constexpr std::size_t k_max_environment_facts = 4096;
 
 // Calls on_line with each line of path, or of standard input for "-", without its '\n' (a last
 // line without one too), in order, holding one line at a time; stops at the first error on_line

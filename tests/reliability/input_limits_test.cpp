@@ -223,3 +223,22 @@ TEST_F(InputLimits, CheckWithFiveThousandFiringRulesTakesUnderFiveSeconds) {
   EXPECT_NE(text.out.find("[many-9-499]"), std::string::npos) << text.out.substr(0, 300);
   EXPECT_LT(text.cpu_seconds, 5 * k_time_factor) << "check with 5,000 firing rules (text) took " << text.cpu_seconds << " s of CPU";
 }
+
+TEST_F(InputLimits, AnEnvironmentPastItsLimitIsExit3AndOneWithinIsCheckedInLinearTime) {
+  // Audit 2026-12-01 item 17: 10,000 NVTE_* variables 0.4 s, 20,000 2.8 s, 50,000 10 s: every fix
+  // search candidate copied the facts, and the facts' JSON found each member by a linear search.
+  // The JSON is linear now, and more than 4,096 recorded variables are refused before any search.
+  const std::string root = std::string(NVTE_TESTS_DIR) + "/fixtures/a100-node";
+  std::map<std::string, std::string> many;
+  for (int i = 0; i < 50000; ++i) many["NVTE_AUDIT_" + std::to_string(i)] = std::to_string(i);
+  expect_refused(
+      reliability::run_doctor({"check", "--root", root, "--rules", k_rules}, many),
+      {"the environment: 50001 variables the doctor records (NVTE_*, NCCL_*, CUDA_*, CUDNN_*, ...), more than 4096 (limit 4096)"},
+      10); // 50,000 and PATH
+  std::map<std::string, std::string> within;
+  for (int i = 0; i < 4000; ++i) within["NVTE_AUDIT_" + std::to_string(i)] = std::to_string(i);
+  auto run = reliability::run_doctor({"check", "--root", root, "--rules", k_rules, "--format", "json"}, within);
+  EXPECT_NE(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.out.find("\"NVTE_AUDIT_3999\": \"3999\""), std::string::npos);
+  EXPECT_LT(run.cpu_seconds, 3 * k_time_factor) << "check with 4,000 NVTE_* variables took " << run.cpu_seconds << " s of CPU";
+}
