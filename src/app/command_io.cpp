@@ -103,6 +103,14 @@ std::vector<std::filesystem::path> rules_directories(const Options& options) {
   throw util::Fatal{"no rules directory found (looked in " + util::join(looked, ", ") + "); pass --rules DIR or set NVTE_DOCTOR_RULES"};
 }
 
+void require_rules_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return;
+  std::string kind = util::file_kind(dir);
+  if (kind.empty()) throw util::Fatal{"rules directory " + dir.string() + " does not exist"};
+  throw util::Fatal{"rules directory " + dir.string() + " is not a directory (" + kind + ")"};
+}
+
 std::string host_name() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "unknown";

@@ -83,10 +83,7 @@ int run_rules_show(const Options& options) {
 int run_rules_lint(const Options& options) {
   std::vector<std::filesystem::path> dirs = options.lint_dirs;
   if (dirs.empty()) dirs = rules_directories(options);
-  for (const auto& dir : dirs) {
-    std::error_code ec;
-    if (!std::filesystem::exists(dir, ec)) throw util::Fatal{"rules directory " + dir.string() + " does not exist"};
-  }
+  for (const auto& dir : dirs) require_rules_directory(dir);
   auto diagnostics = rules::lint(dirs);
   for (const auto& d : diagnostics) std::fputs((d.rendered() + "\n").c_str(), stderr);
   if (diagnostics.empty()) {
