@@ -82,6 +82,19 @@ void add_config_option(CLI::App& cmd, app::Options& o) {
   cmd.add_option("--config", o.config_file, "Service configuration file (default for run/daemon: /etc/nvte-doctor/config.yaml)");
 }
 
+// --timeout: seconds, a finite number in (0, a day] (audit 2026-12-01 item 25: NaN passed
+// PositiveNumber, and 1e300 or inf reached an undefined conversion or printed DBL_MAX in full).
+CLI::Validator timeout_seconds() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        auto seconds = util::parse_double(util::trim(input));
+        if (seconds && *seconds > 0 && *seconds <= app::k_max_timeout_seconds) return {};
+        std::string shown = input.size() > 32 ? input.substr(0, 32) + "..." : input;
+        return "must be a number of seconds in (0, " + std::to_string(static_cast<long>(app::k_max_timeout_seconds)) + "], got " + shown;
+      },
+      "SECONDS in (0, 86400]");
+}
+
 bool want_color(bool no_color) {
   if (no_color) return false;
   if (const char* env = std::getenv("NO_COLOR"); env && *env) return false;
@@ -137,13 +150,17 @@ int main(int argc, char** argv) {
   add_common(*selftest, options, format);
   add_rules_option(*selftest, options);
   add_workload_options(*selftest, options);
-  selftest->add_option("--timeout", options.selftest_timeout,
-                       "Seconds each check may run before its process group is killed (default 120; a cuDNN check: 120 plus its workload's work at conservative rates)")
-      ->check(CLI::PositiveNumber);
+  selftest
+      ->add_option("--timeout", options.selftest_timeout,
+                   "Seconds each check may run before its process group is killed (default 120; a cuDNN check: 120 plus its workload's "
+                   "work at conservative rates)")
+      ->check(timeout_seconds());
   selftest->add_option("--sweep", options.sweeps, "Run over workload values, e.g. --sweep head_dim_qk=64,128,192,256 (repeatable)");
   check->add_flag("--selftest", options.selftest, "Also run the self-test and fold its results into the report");
-  check->add_option("--timeout", options.selftest_timeout, "With --selftest: seconds per check (default 120; a cuDNN check: its workload's budget)")
-      ->check(CLI::PositiveNumber);
+  check
+      ->add_option("--timeout", options.selftest_timeout,
+                   "With --selftest: seconds per check (default 120; a cuDNN check: its workload's budget)")
+      ->check(timeout_seconds());
 
   auto* rules = cli.add_subcommand("rules", "List, show or lint the rules database");
   rules->require_subcommand(1);
