@@ -251,6 +251,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nvte-doctor: --format %s applies to %s only\n", format.c_str(), util::join(accepting->second, ", ").c_str());
     return 3;
   }
+  // rules update, sign and keygen print one line of text or write a file of their own: no JSON.
+  if (format == "json" && (rules_update->parsed() || rules_sign->parsed() || rules_keygen->parsed())) {
+    std::fprintf(stderr, "nvte-doctor: --format json does not apply to rules %s\n", command.c_str());
+    return 3;
+  }
   options.color = want_color(no_color);
   options.verbosity = verbosity;
   util::log::set_level(verbosity >= 2 ? util::log::Level::debug : util::log::Level::warning);

@@ -14,7 +14,8 @@
 // (report JSON files validated against the shipped schema). A stdout that is a report JSON (it
 // has "tool" and "summary") is always validated against the schema; one of explain (it has
 // only "schema_version" and "workloads") against explain.schema.json; fleet's (it has
-// "configurations" and "exit_code") against fleet.schema.json.
+// "configurations" and "exit_code") against fleet.schema.json; rules list, show and lint's
+// (they have "rules_digest", or "directories" and "problems") against rules.schema.json.
 #include "support/report_schema.hpp"
 #include "util/file.hpp"
 #include "util/subprocess.hpp"
@@ -194,6 +195,8 @@ TEST_P(CliCase, Runs) {
     EXPECT_VALID_JSON_FOR(r.out, "explain.schema.json");
   } else if (doc.is_object() && doc.contains("configurations") && doc.contains("exit_code")) {
     EXPECT_VALID_JSON_FOR(r.out, "fleet.schema.json");
+  } else if (doc.is_object() && (doc.contains("rules_digest") || (doc.contains("directories") && doc.contains("problems")))) {
+    EXPECT_VALID_JSON_FOR(r.out, "rules.schema.json");
   }
   for (const auto& f : c.node["report_files"]) {
     auto text = util::read_file(expand(f.as<std::string>()));
