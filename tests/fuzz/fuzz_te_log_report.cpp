@@ -1,7 +1,8 @@
 // Fuzz target: check's report building on TE-log input (issue 37, "What to build" 3): the log's
 // text -> workloads -> the node facts each log names over the node's (app::facts_for) ->
 // explanation and fix search -> one pin per package per context -> TE's verdict as a finding ->
-// the report as JSON and text, and explain's text and JSON beside it. The node is the fuzz
+// each workload's verdict (rules::decide_verdict, as app::diagnose gives it) -> the report as
+// JSON and text, and explain's text and JSON beside it. The node is the fuzz
 // node with TE; the shipped rules load once. It must not crash; an exception other than
 // util::Fatal (check's exit 3: a version the log names that the catalog refuses) is a finding;
 // the JSON must parse, and no text rendering may carry a terminal escape (audit 2026-12-01
@@ -9,6 +10,8 @@
 //
 // For speed, at most three workloads of a log are explained and each fix search gets a small
 // budget: the search itself has its own target (fix_search), this one is about the pipeline.
+// That budget is why the steps of app::diagnose are spelt out here rather than called (it
+// searches with fix_search_options()'s full budget); keep them in step with it.
 #include "app/workloads.hpp"
 #include "fuzz_common.hpp"
 #include "model/report.hpp"
@@ -17,6 +20,7 @@
 #include "report/te_log_agreement.hpp"
 #include "rules/fix_search.hpp"
 #include "rules/knowledge.hpp"
+#include "rules/verdict.hpp"
 #include "util/error.hpp"
 #include "workload/te_log.hpp"
 #include "workload/workload_io.hpp"
@@ -110,12 +114,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     // As check: each workload on the facts its log names, then one pin per package per context.
     std::vector<model::Facts> scratch(workloads.size());
+    std::vector<const model::Facts*> facts(workloads.size());
     for (std::size_t i = 0; i < workloads.size(); ++i) {
-      const model::Facts& facts = app::facts_for(node, observed[i].get(), scratch[i]);
-      explanations[i] = rules::explain(rules, facts, workloads[i]);
-      rules::verify_explanation(rules, facts, explanations[i], search);
+      facts[i] = &app::facts_for(node, observed[i].get(), scratch[i]);
+      explanations[i] = rules::explain(rules, *facts[i], workloads[i]);
+      rules::verify_explanation(rules, *facts[i], explanations[i], search);
     }
     app::unify_pins_per_context(rules, node, explanations, observed, &report.findings, search);
+    for (std::size_t i = 0; i < workloads.size(); ++i) {
+      rules::VerdictInputs in;
+      in.facts = facts[i];
+      in.node_findings = &report.findings;
+      in.observed = observed[i].get();
+      in.workload_index = static_cast<int>(i);
+      rules::decide_verdict(explanations[i], in);
+    }
   } catch (const util::Fatal&) {
     return 0; // check's exit 3, naming the log's line
   }
