@@ -252,9 +252,11 @@ int main(int argc, char** argv) {
     return 3;
   }
   // rules update, sign and keygen print one line of text or write a file of their own: no JSON.
-  if (format == "json" && (rules_update->parsed() || rules_sign->parsed() || rules_keygen->parsed())) {
-    std::fprintf(stderr, "nvte-doctor: --format json does not apply to rules %s\n", command.c_str());
-    return 3;
+  for (const auto* own_output : {rules_update, rules_sign, rules_keygen}) {
+    if (format == "json" && own_output->parsed()) {
+      std::fprintf(stderr, "nvte-doctor: --format json does not apply to rules %s\n", own_output->get_name().c_str());
+      return 3;
+    }
   }
   options.color = want_color(no_color);
   options.verbosity = verbosity;
