@@ -48,6 +48,17 @@ model::Facts load_facts(const Options& options, const std::function<void()>& ove
     host.deep = options.deep;
     facts = probe::probe_node(host, {}, overlap);
   }
+  // The environment's cap, whatever the facts came from (util::k_max_environment_facts).
+  std::size_t env = 0;
+  for (auto it = facts.entries().lower_bound("env."); it != facts.entries().end() && it->first.starts_with("env."); ++it) ++env;
+  if (env > util::k_max_environment_facts) {
+    std::string where = options.facts_file && !options.preflight() ? options.facts_file->string()
+                        : options.preflight()                      ? "the image's environment"
+                                                                   : "the environment";
+    throw util::Fatal{where + ": " + std::to_string(env) +
+                      " variables the doctor records (NVTE_*, NCCL_*, CUDA_*, CUDNN_*, ...), more than " +
+                      std::to_string(util::k_max_environment_facts) + " (limit " + std::to_string(util::k_max_environment_facts) + ")"};
+  }
   for (const auto& assignment : options.sets) {
     auto applied = facts.apply_override(assignment);
     if (!applied) throw util::Fatal{applied.error().message};
@@ -158,6 +169,14 @@ std::vector<std::filesystem::path> rules_directories(const Options& options) {
   }
   dirs.insert(dirs.end(), options.rules_dirs.begin(), options.rules_dirs.end());
   return distinct_dirs(dirs);
+}
+
+void require_rules_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return;
+  std::string kind = util::file_kind(dir);
+  if (kind.empty()) throw util::Fatal{"rules directory " + dir.string() + " does not exist"};
+  throw util::Fatal{"rules directory " + dir.string() + " is not a directory (" + kind + ")"};
 }
 
 std::string host_name() {

@@ -31,6 +31,10 @@ void write_output(const Options& options, std::string_view document);
 // every place looked.
 std::vector<std::filesystem::path> rules_directories(const Options& options);
 
+// util::Fatal unless dir is a directory: "rules directory X does not exist", or "rules directory
+// X is not a directory (a character device)" for /dev/zero, a FIFO, a file.
+void require_rules_directory(const std::filesystem::path& dir);
+
 // Host name for reports; a Unix time, and the current time, as RFC 3339 (UTC).
 std::string host_name();
 std::string rfc3339(std::int64_t unix_seconds);

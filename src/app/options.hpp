@@ -11,6 +11,10 @@ namespace app {
 
 enum class Format { text, json, prometheus, nfd };
 
+// The longest --timeout a check may be given: a day (a longer one is a typo, and seconds past
+// LONG_MAX / 1000 made every check time out at once).
+inline constexpr double k_max_timeout_seconds = 86400;
+
 struct Options {
   Format format = Format::text;                    // --format
   std::optional<std::filesystem::path> output;     // --output FILE (written atomically), else stdout

@@ -1,5 +1,5 @@
 // nvte-doctor's entry point: argv -> app::Options -> one app command. Nothing else lives here.
-// Usage errors and util::Fatal exit with code 3 (UNKNOWN) and a one-line reason on stderr.
+// Usage errors, util::Fatal and std::bad_alloc exit with code 3 (UNKNOWN) and a one-line reason on stderr.
 #include "app/app.hpp"
 #include "util/error.hpp"
 #include "util/logging.hpp"
@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <new>
 #include <string_view>
 #include <unistd.h>
 #include <vector>
@@ -169,6 +170,18 @@ std::string did_you_mean(const CLI::App& cli, const std::string& what, int argc,
     if (!best.empty()) return " (did you mean " + best + "?)";
   }
   return {};
+
+// --timeout: seconds, a finite number in (0, a day] (audit 2026-12-01 item 25: NaN passed
+// PositiveNumber, and 1e300 or inf reached an undefined conversion or printed DBL_MAX in full).
+CLI::Validator timeout_seconds() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        auto seconds = util::parse_double(util::trim(input));
+        if (seconds && *seconds > 0 && *seconds <= app::k_max_timeout_seconds) return {};
+        std::string shown = input.size() > 32 ? input.substr(0, 32) + "..." : input;
+        return "must be a number of seconds in (0, " + std::to_string(static_cast<long>(app::k_max_timeout_seconds)) + "], got " + shown;
+      },
+      "SECONDS in (0, 86400]");
 }
 
 bool want_color(bool no_color) {
@@ -226,13 +239,17 @@ int main(int argc, char** argv) {
   add_common(*selftest, options, format);
   add_rules_option(*selftest, options);
   add_workload_options(*selftest, options);
-  selftest->add_option("--timeout", options.selftest_timeout,
-                       "Seconds each check may run before its process group is killed (default 120; a cuDNN check: 120 plus its workload's work at conservative rates)")
-      ->check(CLI::PositiveNumber);
+  selftest
+      ->add_option("--timeout", options.selftest_timeout,
+                   "Seconds each check may run before its process group is killed (default 120; a cuDNN check: 120 plus its workload's "
+                   "work at conservative rates)")
+      ->check(timeout_seconds());
   selftest->add_option("--sweep", options.sweeps, "Run over workload values, e.g. --sweep head_dim_qk=64,128,192,256 (repeatable)");
   check->add_flag("--selftest", options.selftest, "Also run the self-test and fold its results into the report");
-  check->add_option("--timeout", options.selftest_timeout, "With --selftest: seconds per check (default 120; a cuDNN check: its workload's budget)")
-      ->check(CLI::PositiveNumber);
+  check
+      ->add_option("--timeout", options.selftest_timeout,
+                   "With --selftest: seconds per check (default 120; a cuDNN check: its workload's budget)")
+      ->check(timeout_seconds());
 
   auto* rules = cli.add_subcommand("rules", "List, show or lint the rules database");
   rules->require_subcommand(1);
@@ -329,6 +346,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nvte-doctor: --format %s applies to %s only\n", format.c_str(), util::join(accepting->second, ", ").c_str());
     return 3;
   }
+  // rules update, sign and keygen print one line of text or write a file of their own: no JSON.
+  for (const auto* own_output : {rules_update, rules_sign, rules_keygen}) {
+    if (format == "json" && own_output->parsed()) {
+      std::fprintf(stderr, "nvte-doctor: --format json does not apply to rules %s\n", own_output->get_name().c_str());
+      return 3;
+    }
+  }
   options.color = want_color(no_color);
   options.verbosity = verbosity;
   util::log::set_level(verbosity >= 2 ? util::log::Level::debug : util::log::Level::warning);
@@ -349,6 +373,12 @@ int main(int argc, char** argv) {
     return app::run_check(options);
   } catch (const util::Fatal& fatal) {
     std::fprintf(stderr, "nvte-doctor: %s\n", util::terminal_safe(fatal.message).c_str());
+    return 3;
+  } catch (const std::bad_alloc&) {
+    // Every input has a limit (util/input_guard.hpp); this is what is left when memory runs out
+    // anyway (a pod's limit, ulimit -v): UNKNOWN with a line, never SIGABRT (audit 2026-12-01 item 12).
+    std::fputs("nvte-doctor: out of memory (std::bad_alloc); the node or the input is too large for the memory this process may use\n",
+               stderr);
     return 3;
   }
 }

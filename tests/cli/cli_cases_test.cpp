@@ -17,7 +17,8 @@
 // schema; one of explain (it has "schema_version" and "workloads", and no "tool") against
 // explain.schema.json; selftest's (it has "schema_version" and "selftest") against
 // selftest.schema.json; fleet's (it has "configurations" and "exit_code") against
-// fleet.schema.json.
+// fleet.schema.json; rules list, show and lint's (they have "rules_digest", or "directories" and
+// "problems") against rules.schema.json.
 #include "support/report_schema.hpp"
 #include "util/file.hpp"
 #include "util/subprocess.hpp"
@@ -198,6 +199,8 @@ TEST_P(CliCase, Runs) {
     EXPECT_VALID_REPORT_JSON(r.out);
   } else if (doc.is_object() && doc.contains("configurations") && doc.contains("exit_code")) {
     EXPECT_VALID_JSON_FOR(r.out, "fleet.schema.json");
+  } else if (doc.is_object() && (doc.contains("rules_digest") || (doc.contains("directories") && doc.contains("problems")))) {
+    EXPECT_VALID_JSON_FOR(r.out, "rules.schema.json");
   } else if (doc.is_object() && doc.contains("schema_version") && doc.contains("workloads")) {
     EXPECT_VALID_JSON_FOR(r.out, "explain.schema.json");
   } else if (doc.is_object() && doc.contains("schema_version") && doc.contains("selftest")) {
