@@ -170,6 +170,7 @@ std::string did_you_mean(const CLI::App& cli, const std::string& what, int argc,
     if (!best.empty()) return " (did you mean " + best + "?)";
   }
   return {};
+}
 
 // --timeout: seconds, a finite number in (0, a day] (audit 2026-12-01 item 25: NaN passed
 // PositiveNumber, and 1e300 or inf reached an undefined conversion or printed DBL_MAX in full).
