@@ -3,6 +3,7 @@
 #include "app/command_io.hpp"
 #include "app/rules_loading.hpp"
 #include "app/rules_update.hpp"
+#include "rules/builtin_findings.hpp"
 #include "util/json_text.hpp"
 #include "util/strings.hpp"
 
@@ -98,6 +99,7 @@ int run_rules_show(const Options& options) {
              (r.verdict_backends.empty() ? std::string(" (the workloads it concerns)")
                                          : " (workloads on " + util::join(r.verdict_backends, ", ") + ")") +
              "\n";
+    if (!r.explains.empty()) out += "explains:   self-test failures of class " + util::join(r.explains, ", ") + "\n";
     for (const auto& [fact, range] : r.applies_to) out += "applies to: " + fact + " " + range + "\n";
     if (!r.backend.empty()) out += "backend:    " + r.backend + " (" + r.effect + ")\n";
     out += "when:       " + std::string(util::trim(r.when)) + "\n";
@@ -106,6 +108,20 @@ int run_rules_show(const Options& options) {
     for (const auto& ref : r.references) out += "reference:  " + ref + "\n";
     if (!r.tags.empty()) out += "tags:       " + util::join(r.tags, ", ") + "\n";
     out += "tests:      " + std::to_string(r.fires_cases) + " firing, " + std::to_string(r.quiet_cases) + " quiet\n";
+    write_output(options, out);
+    return 0;
+  }
+  // A finding the doctor's own code writes (no rule): its entry in rules/builtin_findings.cpp.
+  if (const auto* b = rules::find_builtin_finding(options.rule_id)) {
+    std::string out;
+    out += std::string(b->id) + "  (" + std::string(b->severity) + ", built in, " + std::string(b->source) + ")\n";
+    out += "title:      " + std::string(b->title) + "\n";
+    out += "area:       " + std::string(b->area) + "\n";
+    out += "when:       written by the doctor's code, not a rule\n";
+    out += "message:    " + std::string(b->message) + "\n";
+    for (const auto& fix : b->fixes)
+      out += "fix (" + std::string(fix.kind) + "): " + std::string(fix.command) + "\n    " + std::string(fix.description) + "\n";
+    for (const auto& ref : b->references) out += "reference:  " + std::string(ref) + "\n";
     write_output(options, out);
     return 0;
   }

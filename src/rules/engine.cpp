@@ -260,6 +260,7 @@ model::Finding make_finding(const RuleSet::Impl& impl, const Rule& rule, Frame& 
   f.impact = rule.summary.impact;
   f.verdict = rule.summary.verdict;
   f.verdict_backends = rule.summary.verdict_backends;
+  f.explains = rule.summary.explains;
   f.title = rule.summary.title;
   f.area = rule.summary.area;
   f.references = rule.summary.references;

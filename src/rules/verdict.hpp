@@ -31,4 +31,12 @@ struct VerdictInputs {
 // log says what it selected, else predicted.
 void decide_verdict(model::Explanation& explanation, const VerdictInputs& inputs);
 
+// Joins each failed self-test check not yet explained to the finding that explains it: the
+// first of findings whose `explains:` names the check's failure class and, when both name
+// backends, concerns the check's backend; workload findings (a workload's own) only for checks
+// at that workload. Sets explained_by and fix (the finding's best fix, else its first with a
+// command). workloads: the explanations in the self-test's workload order, or empty.
+void join_selftest_failures(model::SelftestSummary& selftest, const std::vector<model::Finding>& node_findings,
+                            const std::vector<model::Explanation>& workloads);
+
 } // namespace rules
