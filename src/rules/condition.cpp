@@ -966,9 +966,7 @@ bool operand_slots(const Condition& condition, const Operand& o, std::vector<int
   case Operand::Kind::literal: return false;
   case Operand::Kind::arithmetic: {
     const Arithmetic& a = condition.arithmetic[static_cast<std::size_t>(o.index)];
-    bool lhs = operand_slots(condition, a.lhs, slots);
-    bool rhs = operand_slots(condition, a.rhs, slots);
-    return lhs || rhs;
+    return operand_slots(condition, a.lhs, slots) | operand_slots(condition, a.rhs, slots); // both sides, always
   }
   }
   return false;
@@ -984,10 +982,7 @@ bool slots_read(const Condition& condition, int node, std::vector<int>& slots) {
   case NodeKind::fact_true:
   case NodeKind::has:
   case NodeKind::env_is: slots.push_back(n.lhs.index); break;
-  case NodeKind::compare:
-    counts = operand_slots(condition, n.lhs, slots);
-    counts = operand_slots(condition, n.rhs, slots) || counts;
-    break;
+  case NodeKind::compare: counts = operand_slots(condition, n.lhs, slots) | operand_slots(condition, n.rhs, slots); break;
   case NodeKind::in_list:
   case NodeKind::in_range: counts = operand_slots(condition, n.lhs, slots); break;
   case NodeKind::all:
