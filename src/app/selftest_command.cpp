@@ -96,7 +96,11 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
                            const std::vector<model::Workload>& workloads) {
   selftest::Plan plan;
   if (options.selftest_timeout) {
-    plan.runner.timeout = std::chrono::milliseconds(static_cast<long>(*options.selftest_timeout * 1000));
+    // The command line refuses what is not in (0, a day]; held here too, so that no value (NaN,
+    // 1e300) reaches the conversion, whose result is undefined past the integer's range.
+    double seconds = *options.selftest_timeout;
+    seconds = seconds > 0 ? std::min(seconds, k_max_timeout_seconds) : 0.001;
+    plan.runner.timeout = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
     plan.runner.timeout_given = true;
   }
   plan.facts = facts;

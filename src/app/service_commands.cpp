@@ -40,7 +40,8 @@ service::Config load_service_config(const Options& options, service::ConfigRequi
 }
 
 void apply_config(Options& options, const service::Config& config) {
-  if (options.rules_dirs.empty()) options.rules_dirs = config.rules_dirs;
+  // The config's `rules:` replaces the shipped rules, as --rules-only does; --rules adds to either.
+  if (options.rules_only_dirs.empty()) options.rules_only_dirs = config.rules_dirs;
   // The config's facts first: a --set of the same fact on the command line wins.
   options.sets.insert(options.sets.begin(), config.sets.begin(), config.sets.end());
   if (config.workloads_dir) {
@@ -222,7 +223,8 @@ service::DaemonSettings daemon_settings(const Options& options, const service::C
   settings.debounce = config.debounce;
   if (!config.source.empty()) settings.watch.push_back(config.source);
   if (config.workloads_dir) settings.watch.push_back(*config.workloads_dir);
-  for (const auto& dir : options.rules_dirs.empty() ? config.rules_dirs : options.rules_dirs) settings.watch.push_back(dir);
+  for (const auto& dir : options.rules_only_dirs.empty() ? config.rules_dirs : options.rules_only_dirs) settings.watch.push_back(dir);
+  for (const auto& dir : options.rules_dirs) settings.watch.push_back(dir);
   settings.watch.push_back(util::under_root(options.root, "/etc/ld.so.cache"));
   settings.watch.push_back(util::under_root(options.root, "/usr/local"));
   // The site-packages directories the last report saw: pip installs land there.
@@ -266,8 +268,14 @@ int run_fleet(const Options& options) {
   if (options.fleet_inputs.empty()) throw util::Fatal{"fleet needs report files or directories"};
   auto max_age = service::parse_duration(options.max_age.empty() ? "1d" : options.max_age);
   if (!max_age) throw util::Fatal{"--max-age '" + options.max_age + "' is not a duration (e.g. 30m, 2h, 1d)"};
+  std::vector<std::string> matrix_by;
+  if (options.fleet_by) {
+    auto keys = service::parse_matrix_keys(*options.fleet_by);
+    if (!keys) throw util::Fatal{keys.error().message};
+    matrix_by = std::move(*keys);
+  }
   auto summary = service::summarize_fleet(options.fleet_inputs, std::chrono::duration_cast<std::chrono::seconds>(*max_age),
-                                          service::unix_now());
+                                          service::unix_now(), matrix_by);
   if (summary.nodes.empty() && !summary.unreadable.empty()) throw util::Fatal{"no readable report: " + summary.unreadable.front()};
   if (summary.nodes.empty()) {
     // "Nodes: 0" with exit 0 would tell a monitor that an empty or mistyped directory is a healthy fleet.

@@ -848,6 +848,7 @@ std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, s
   }
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->relative < b->relative; });
   impl->digest = fnv1a_hex(sorted);
+  for (std::size_t i = 0; i < impl->rules.size(); ++i) impl->rule_index.try_emplace(impl->rules[i].summary.id, i);
   if (impl->selection.orders.empty()) impl->selection.orders = default_selection().orders;
   return impl;
 }

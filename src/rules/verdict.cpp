@@ -56,6 +56,9 @@ void decide_verdict(model::Explanation& e, const VerdictInputs& in) {
     v.verdict = model::Verdict::unknown;
     v.because = "no GPU is known: this machine has none and no snapshot of the job's node was given";
     v.how_to_know = "pass --facts FILE (nvte-doctor probe --format json on the job's node) or --set gpu.compute_capability=X";
+    // Without a GPU, TE's selection is for a GPU nobody named: no backend is promised or blamed.
+    v.backend.reset();
+    v.sub_backend.reset();
     e.verdict = std::move(v);
     return;
   }
@@ -83,7 +86,8 @@ void decide_verdict(model::Explanation& e, const VerdictInputs& in) {
     for (const auto& f : e.findings)
       if (f.severity == model::Severity::error && (!decided || f.id == "attention-no-backend")) decided = &f;
   } else {
-    for (const auto& f : e.findings) consider(f);
+    for (const auto& f : e.findings)
+      if (concerns(f, *v.backend)) consider(f);
     if (in.node_findings)
       for (const auto& f : *in.node_findings)
         if (concerns(f, *v.backend)) consider(f);
@@ -118,6 +122,10 @@ void decide_verdict(model::Explanation& e, const VerdictInputs& in) {
     v.finding = decided->id;
     if (v.because.empty()) v.because = decided->title;
     if (const model::Fix* fix = model::best_fix(decided->fixes)) v.fix = *fix;
+    // A finding that makes the answer unknowable says how to get it (its first fix's words).
+    if (verdict == model::Verdict::unknown)
+      for (const auto& fix : decided->fixes)
+        if (v.how_to_know.empty()) v.how_to_know = fix.command.empty() ? fix.description : fix.command;
   }
   if (verdict == model::Verdict::no_backend && v.because.empty()) v.because = "TE selects no attention backend for this workload";
   e.verdict = std::move(v);

@@ -25,8 +25,8 @@ struct VerdictInputs {
 
 // Sets explanation.verdict. In order: no GPU known, or TE absent without an assumption ->
 // unknown (with how to know); no backend selected -> no_backend; else the worst verdict effect of
-// the workload's findings, the node findings that concern its backend and a self-test failure of
-// that backend at this shape (fails), else runs. The fix is the best fix of the finding that
+// the findings (the workload's and the node's) that concern its backend and a self-test failure
+// of that backend at this shape (fails), else runs. The fix is the best fix of the finding that
 // decided it. Evidence: ran when the self-test ran the backend at this shape, observed when TE's
 // log says what it selected, else predicted.
 void decide_verdict(model::Explanation& explanation, const VerdictInputs& inputs);
