@@ -154,6 +154,9 @@ run_python() {
     --sweep head_dim_qk=64,128,192,256 --sweep attn_mask_type=no_mask,causal --sweep num_gqa_groups=16,4
   step python-script-direct 300 "$PY" src/selftest/selftest.py \
     '{"workloads": [{"dtype": "fp16", "layout": "sbhd_sbhd_sbhd", "batch": 2, "heads": 16, "kv_heads": 4, "seq_q": 1024, "seq_kv": 1024, "dim_qk": 128, "dim_v": 128, "causal": true}]}'
+  # Issue 40: the whole self-test with the Python tier at the default shape (target <= 3 s: the
+  # step's wall time), and the tier's own split in the python check's result.timings.
+  step python-tier-default 300 "$BIN" selftest "${COMMON[@]}" --format json --python "$PY"
 }
 
 run_nccl() {
