@@ -66,11 +66,12 @@ endfunction()
 # Unity builds: a first build without a compiler cache spends most of its CPU time parsing the
 # same headers (the standard library, nlohmann/json, yaml-cpp) once per file; compiled as batches
 # of 16 files, these libraries cost half (docs/records/performance.md, "First build"). On by
-# default only without ccache (a fresh machine: README command 1, CI), where nothing is cached;
+# default only without ccache (a fresh machine: README command 1, CI; or CCACHE_DISABLE=1 at
+# configure time, as scripts/time-first-run.sh measures), where nothing is cached;
 # with ccache, a change recompiles one file and a clean rebuild is all cache hits, which batches
 # would spoil. Only the libraries listed compile as one: the others define the same names in
 # several files' anonymous namespaces (probe's k_probe and file_name, for one).
-if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache")
+if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache" AND NOT "$ENV{CCACHE_DISABLE}")
   set(nvte_unity_default OFF)
 else()
   set(nvte_unity_default ON)
