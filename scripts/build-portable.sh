@@ -9,10 +9,10 @@
 #   --out DIR     the bundle (default build-portable/nvte-doctor; layout: scripts/build-bundle.sh)
 #   --mirror URL  the Debian mirror for the root (default http://deb.debian.org/debian)
 # How: Debian 12's GCC 12 and CMake compile against the root (packaging/portable/toolchain.cmake):
-# glibc and the compiled dependencies (yaml-cpp, libpci, libelf, libyaml, libsodium; the headers of
-# curl and libsystemd, which are opened at run time) come from the root, the header-only ones
-# (nlohmann/json, CLI11) from this machine, libstdc++ and libgcc are linked statically; the
-# libraries it still needs are carried from the root with $ORIGIN paths.
+# glibc and the compiled dependencies (yaml-cpp's static archive; libpci, libelf, libyaml,
+# libsodium; the headers of curl and libsystemd, which are opened at run time) come from the
+# root, the header-only ones (nlohmann/json, CLI11) from this machine, libstdc++ and libgcc are
+# linked statically; the C libraries it still needs are carried from the root with $ORIGIN paths.
 # Fails if any ELF file of the bundle asks for a glibc symbol newer than the root's 2.31.
 # Needs root (mmdebstrap --mode=root, only while the root is made), mmdebstrap, patchelf, binutils.
 set -euo pipefail
@@ -67,10 +67,17 @@ for dir in /usr/include/nlohmann /usr/include/CLI /usr/share/cmake/nlohmann_json
   cp -a "$dir" "$root$dir"
 done
 
-# bullseye's yaml-cpp 0.6.3 names its files by absolute paths in its CMake package; inside a
-# sysroot they are the sysroot's.
-sed -i 's|"/usr/|"${CMAKE_SYSROOT}/usr/|g; s|_IMPORT_PREFIX "/usr"|_IMPORT_PREFIX "${CMAKE_SYSROOT}/usr"|' \
-  "$root"/usr/lib/x86_64-linux-gnu/cmake/yaml-cpp/yaml-cpp-targets*.cmake
+# yaml-cpp is the one C++ library among the dependencies: its shared library needs a shared
+# libstdc++ (GCC 10's), so the static archive of bullseye's yaml-cpp 0.6.3 is linked instead, through
+# a CMake package written here (Debian's names the shared library by an absolute path).
+cat > "$root/usr/lib/x86_64-linux-gnu/cmake/yaml-cpp/yaml-cpp-config.cmake" <<'CMAKE'
+# Written by nvte-doctor's scripts/build-portable.sh: yaml-cpp linked statically.
+if(NOT TARGET yaml-cpp)
+  add_library(yaml-cpp STATIC IMPORTED)
+  set_target_properties(yaml-cpp PROPERTIES IMPORTED_LOCATION "${CMAKE_SYSROOT}/usr/lib/x86_64-linux-gnu/libyaml-cpp.a")
+endif()
+set(yaml-cpp_FOUND TRUE)
+CMAKE
 
 mkdir -p "$build"
 compat=$build/glibc-compat.o
