@@ -52,6 +52,11 @@ if [[ ! -d $root || $(cat "$root/.nvte-portable-root" 2>/dev/null) != "$stamp" ]
   mkdir -p "$(dirname "$root")"
   start=$SECONDS
   mmdebstrap --quiet --mode=root --variant=extract --include="$packages" bullseye "$root.tmp" "$mirror" >&2
+  # Absolute symlinks (lib64/ld-linux-x86-64.so.2, the -dev packages' libfoo.so) would point the
+  # linker into this machine's /lib: made relative, they stay inside the root.
+  find "$root.tmp" -type l -lname '/*' | while read -r link; do
+    ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$root.tmp$(readlink "$link")")" "$link"
+  done
   chroot "$root.tmp" /sbin/ldconfig
   rm -rf "$root.tmp"/var/lib/apt/lists/* "$root.tmp"/var/cache/apt/*
   echo "$stamp" > "$root.tmp/.nvte-portable-root"

@@ -25,5 +25,8 @@ set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # The sysroot's /usr/include has no C++ headers of GCC 12: the host's, ahead of the root's C headers.
 set(CMAKE_CXX_FLAGS_INIT "-nostdinc++ -isystem /usr/include/c++/12 -isystem /usr/include/x86_64-linux-gnu/c++/12 -isystem /usr/include/c++/12/backward")
-set(CMAKE_EXE_LINKER_FLAGS_INIT "-static-libstdc++ -static-libgcc -L${NVTE_PORTABLE_ROOT}/usr/lib/gcc/x86_64-linux-gnu/10 ${NVTE_PORTABLE_COMPAT}")
-set(CMAKE_SHARED_LINKER_FLAGS_INIT "-static-libstdc++ -static-libgcc -L${NVTE_PORTABLE_ROOT}/usr/lib/gcc/x86_64-linux-gnu/10")
+# Debian's GCC searches its own ../../../x86_64-linux-gnu (this machine's libc.so, crt1.o) before
+# the sysroot's: -B and -L name the root's first, or the binary would bind glibc 2.34's symbols.
+set(nvte_root_libs "-B${NVTE_PORTABLE_ROOT}/usr/lib/x86_64-linux-gnu/ -L${NVTE_PORTABLE_ROOT}/usr/lib/gcc/x86_64-linux-gnu/10 -L${NVTE_PORTABLE_ROOT}/usr/lib/x86_64-linux-gnu -L${NVTE_PORTABLE_ROOT}/lib/x86_64-linux-gnu")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-static-libstdc++ -static-libgcc ${nvte_root_libs} ${NVTE_PORTABLE_COMPAT}")
+set(CMAKE_SHARED_LINKER_FLAGS_INIT "-static-libstdc++ -static-libgcc ${nvte_root_libs}")
