@@ -64,8 +64,9 @@ function(nvte_library name)
   endif()
 endfunction()
 # Unity builds: a first build without a compiler cache spends most of its CPU time parsing the
-# same headers (the standard library, nlohmann/json, yaml-cpp) once per file; compiled as batches
-# of 16 files, these libraries cost half (docs/records/performance.md, "First build"). On by
+# same headers (the standard library, nlohmann/json, yaml-cpp) once per file; as one batch, model's
+# 13 files took 21 s of CPU, about what two of them, facts.cpp and report.cpp, take alone (15 + 5 s;
+# docs/records/performance.md, "First build"). On by
 # default only without ccache (a fresh machine: README command 1, CI; or CCACHE_DISABLE=1 at
 # configure time, as scripts/time-first-run.sh measures), where nothing is cached;
 # with ccache, a change recompiles one file and a clean rebuild is all cache hits, which batches
