@@ -3,7 +3,15 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix|portable]
+#
+# portable (issue 39): the portable bundle (scripts/build-portable.sh, carried as
+# NVTE_PORTABLE_BUNDLE, default .gpu-carry/portable) and its wheel (scripts/build-wheel.py,
+# NVTE_WHEEL, default the one .whl in .gpu-carry/wheel/) on this distribution: the bundle's
+# --version, probe, check with its own rules and explain with an empty environment, its
+# self-test with its own selftest.py and the torch venv's interpreter; then the wheel installed
+# offline into a fresh `python3 -m venv` by an unprivileged user and run from there
+# (nvte-doctor and python -m nvte_doctor). portable-verdicts prints one PASS/FAIL line per claim.
 #
 # hostcheck: the Kubernetes DaemonSet's mode on a real driver: `run --root /host` as uid 10001
 # with the host's paths bind-mounted read-only (unshare -m, root), no GPU device; hostcheck-verdict
@@ -540,6 +548,75 @@ run_bench_native() {
   } 2>&1 | tee -a "$SUMMARY"
 }
 
+run_portable() {
+  local bundle=${NVTE_PORTABLE_BUNDLE:-.gpu-carry/portable} wheel=${NVTE_WHEEL:-} T=$OUTDIR/portable
+  [[ -n $wheel ]] || wheel=$(ls .gpu-carry/wheel/*.whl 2>/dev/null | head -n 1)
+  rm -rf "$T"; mkdir -p "$T"; chmod 755 "$T"
+  local E=(env -i PATH=/usr/bin:/bin HOME="$T")
+  if [[ -x $bundle/bin/nvte-doctor ]]; then
+    step portable-env 30 bash -c "ldd --version | head -n 1; cat /etc/os-release | head -n 2; cat \"$bundle/MANIFEST\""
+    step portable-version 30 "${E[@]}" "$bundle/bin/nvte-doctor" --version
+    step portable-probe 120 "${E[@]}" "$bundle/bin/nvte-doctor" probe --format json -o "$T/probe.json"
+    step portable-check 180 "${E[@]}" "$bundle/bin/nvte-doctor" check --no-color --hf-config tests/fixtures/hf/llama-3-8b/config.json
+    step portable-explain 120 "${E[@]}" "$bundle/bin/nvte-doctor" explain --no-color --hf-config tests/fixtures/hf/llama-3-8b/config.json
+    step portable-rules 60 bash -c "env -i \"$bundle/bin/nvte-doctor\" rules list --format json | grep -m 1 '\"source\"'"
+    step portable-selftest 600 env -u NVTE_DOCTOR_SELFTEST_PY "$bundle/bin/nvte-doctor" selftest -v --python "$PY" --format json -o "$T/selftest.json"
+  else
+    echo "portable: no bundle at $bundle (scripts/build-portable.sh --out .gpu-carry/portable)" | tee -a "$SUMMARY"
+  fi
+  if [[ -f $wheel ]]; then
+    local U=() py3
+    py3=/usr/bin/python3 # the distribution's, which an unprivileged user can run
+    [[ -x $py3 ]] || py3=$(command -v python3)
+    [[ $(id -u) == 0 ]] && U=(setpriv --reuid=nobody --regid=nogroup --clear-groups) && chown nobody:nogroup "$T"
+    cp "$wheel" "$T/" && chmod 644 "$T/$(basename "$wheel")"
+    step wheel-venv 120 "${E[@]}" "${U[@]}" "$py3" -m venv "$T/venv"
+    step wheel-install 120 "${E[@]}" "${U[@]}" "$T/venv/bin/python" -m pip install --no-index --no-deps "$T/$(basename "$wheel")"
+    step wheel-version 30 "${E[@]}" "${U[@]}" "$T/venv/bin/nvte-doctor" --version
+    step wheel-module-version 30 "${E[@]}" "${U[@]}" "$T/venv/bin/python" -m nvte_doctor --version
+    step wheel-probe 120 bash -c "env -i PATH=/usr/bin:/bin HOME=$T ${U[*]} $T/venv/bin/nvte-doctor probe --format json > $T/wheel-probe.json"
+    step wheel-explain 120 "${E[@]}" "${U[@]}" "$T/venv/bin/nvte-doctor" explain --no-color --hf-config tests/fixtures/hf/llama-3-8b/config.json
+  else
+    echo "portable: no wheel (scripts/build-wheel.py --out .gpu-carry/wheel)" | tee -a "$SUMMARY"
+  fi
+  step portable-verdicts 60 "$PY" - "$LOGS" "$T" <<'PYEOF'
+import json, os, sys
+logs, t = sys.argv[1], sys.argv[2]
+def log(name):
+    try: return open(os.path.join(logs, name + ".log")).read()
+    except OSError: return ""
+def rc(name):
+    text = log(name)
+    return int(text.rsplit("# exit ", 1)[1].split()[0]) if "# exit " in text else None
+def verdict(ok, claim): print(("PASS " if ok else "FAIL ") + claim)
+if log("portable-version"):
+    verdict(rc("portable-version") == 0 and "nvte-doctor " in log("portable-version"), "bundle --version runs on this distribution")
+    verdict(rc("portable-probe") == 0, "bundle probe exits 0")
+    verdict(rc("portable-check") in (0, 1, 2), "bundle check with its own rules exits 0-2")
+    # explain's exit 3 is also the verdict "unknown" (no TE where it runs): the verdict line tells.
+    verdict(rc("portable-explain") in (0, 1, 2, 3) and "llama-3-8b \u2192 " in log("portable-explain"), "bundle explain gives the workload's verdict")
+    verdict("/share/nvte-doctor/rules" in log("portable-rules"), "bundle finds its rules beside itself")
+    try:
+        st = json.load(open(os.path.join(t, "selftest.json")))
+        text = json.dumps(st)
+        # The Python tier runs only when the script is found (no NVTE_DOCTOR_SELFTEST_PY here).
+        verdict('"check": "python"' in text, "self-test ran its Python tier from the bundle's selftest.py")
+    except (OSError, ValueError) as e:
+        verdict(False, "self-test JSON readable (%s)" % e)
+if log("wheel-install"):
+    verdict(rc("wheel-install") == 0, "wheel installs offline into a fresh venv as nobody")
+    verdict(log("wheel-version").count("nvte-doctor ") >= 1 and rc("wheel-version") == 0, "nvte-doctor --version from the venv")
+    verdict(rc("wheel-module-version") == 0, "python -m nvte_doctor --version")
+    try:
+        exe = json.load(open(os.path.join(t, "wheel-probe.json")))["facts"]["python"]["executable"]
+        verdict(exe == os.path.join(t, "venv/bin/python"), "the wheel examines its venv (%s)" % exe)
+    except (OSError, ValueError, KeyError) as e:
+        verdict(False, "wheel probe JSON readable (%s)" % e)
+    verdict(rc("wheel-explain") in (0, 1, 2, 3) and "llama-3-8b \u2192 " in log("wheel-explain"), "wheel explain gives the workload's verdict")
+PYEOF
+  grep -E '^(PASS|FAIL)' "$LOGS/portable-verdicts.log" >>"$SUMMARY" || true
+}
+
 echo "# nvte-doctor GPU validation, stage $STAGE, $(date -u +%FT%TZ), binary $BIN" >>"$SUMMARY"
 case $STAGE in
   basic) run_basic ;;
@@ -562,6 +639,7 @@ case $STAGE in
   bench-native) run_bench_native ;;
   cudnn-support) run_cudnn_support ;;
   verify-fix) run_verify_fix ;;
+  portable) run_portable ;;
   all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;
 esac

@@ -85,7 +85,8 @@ void add_common(CLI::App& cmd, app::Options& o, std::string& format, const std::
   cmd.add_option("--facts", o.facts_file, "Replay a saved facts snapshot (probe --format json) instead of probing");
   cmd.add_option("--set", o.sets, "Override a fact, e.g. --set cudnn.version=9.3.0 (repeatable)");
   cmd.add_option("--root", o.root, "Examine the node tree under DIR instead of / (for saved node images)");
-  cmd.add_option("--python", o.python, "The Python interpreter to examine (default: the one with TE, else torch)");
+  cmd.add_option("--python", o.python, "The Python interpreter to examine (default: $NVTE_DOCTOR_PYTHON, else the one with TE, else torch)")
+      ->envname("NVTE_DOCTOR_PYTHON");
   cmd.add_flag("--deep", o.deep, "Also ask NVML and libcuda (GPU memory, MIG mode, libcuda's CUDA version); tens of ms slower");
 }
 
