@@ -3,7 +3,7 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix|portable]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix|verdict-truth|portable]
 #
 # portable (issue 39): the portable bundle (scripts/build-portable.sh, carried as
 # NVTE_PORTABLE_BUNDLE, default .gpu-carry/portable) and its wheel (scripts/build-wheel.py,
@@ -355,6 +355,59 @@ PYEOF
   grep -E "class: |fix: |verified here|did not help here|re-run with" "$LOGS/verify-fix-text.log" | head -20 | tee -a "$SUMMARY"
 }
 
+# verdict-truth (issue 36): with TE installed (install_te) and the node's two cuDNN copies, what
+# TE's DotProductAttention does in one process (scripts/gpu-verdict-truth.py: llama-3-8b's shape,
+# forward and backward, TE's debug log on) against the doctor's verdict for the same workload from
+# explain and check, and TE's own log read back with explain --te-log; three processes: torch
+# then TE (plain), PyTorch's cuDNN attention first (torch-sdpa-first), and that with CUDNN_PATH set
+# to the venv's cuDNN. One PASS/FAIL line per claim: the backend the doctor names is the one TE
+# logged; runs -> TE ran, fails -> TE failed, at_risk -> either (which one is printed).
+run_verdict_truth() {
+  install_te || return 0
+  local full_pp=$TE_PREFIX:$PWD/.gpu-te/py hf=tests/fixtures/hf/llama-3-8b/config.json mode extra cudnn
+  for mode in plain torch-sdpa-first cudnn-path; do
+    extra=() cudnn=()
+    [[ $mode == plain ]] || extra=(--torch-sdpa-first)
+    [[ $mode == cudnn-path ]] && cudnn=(CUDNN_PATH="$VENV_CUDNN_DIR")
+    step "vt-$mode-te" 300 env -u CUDNN_PATH -u CUDNN_HOME "${cudnn[@]}" PYTHONPATH=$full_pp NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2 \
+      "$PY" scripts/gpu-verdict-truth.py "${extra[@]}"
+    step "vt-$mode-explain" 120 bash -c "env -u CUDNN_PATH -u CUDNN_HOME ${cudnn[*]} PYTHONPATH=$full_pp \"$BIN\" explain ${COMMON[*]} --hf-config $hf --format json >\"$LOGS/vt-$mode-explain.json\""
+    step "vt-$mode-explain-text" 120 env -u CUDNN_PATH -u CUDNN_HOME "${cudnn[@]}" PYTHONPATH=$full_pp "$BIN" explain "${COMMON[@]}" --hf-config $hf --no-color
+    step "vt-$mode-check" 180 bash -c "env -u CUDNN_PATH -u CUDNN_HOME ${cudnn[*]} PYTHONPATH=$full_pp \"$BIN\" check ${COMMON[*]} --hf-config $hf --format json >\"$LOGS/vt-$mode-check.json\""
+    step "vt-$mode-telog" 120 bash -c "\"$BIN\" explain ${COMMON[*]} --te-log \"$LOGS/vt-$mode-te.log\" --format json >\"$LOGS/vt-$mode-telog.json\""
+  done
+  "$PY" - "$LOGS" <<'PYEOF' 2>&1 | tee -a "$SUMMARY"
+import json, os, re, sys
+logs = sys.argv[1]
+def load(name):
+    try:
+        return json.load(open(os.path.join(logs, name)))
+    except Exception as e:
+        return {"error": str(e)}
+for mode in ("plain", "torch-sdpa-first", "cudnn-path"):
+    te_log = open(os.path.join(logs, "vt-%s-te.log" % mode), errors="replace").read()
+    m = re.search(r"RESULT (ran|failed)(.*)", te_log)
+    ran = m.group(1) if m else "no result"
+    sel = re.findall(r"Selected backend = (\w+)", te_log)
+    te_sel = sel[-1] if sel else "?"
+    for cmd in ("explain", "check"):
+        r = load("vt-%s-%s.json" % (mode, cmd))
+        ws = r.get("workloads") or [{}]
+        w = ws[0]
+        verdict, backend = w.get("verdict"), w.get("backend")
+        same = backend == te_sel
+        agree = {"runs": ran == "ran", "fails": ran == "failed", "at_risk": ran in ("ran", "failed")}.get(verdict, False)
+        print("verdict-truth %-16s %-7s %s doctor: %s on %s (fix: %s); TE selected %s and %s%s" % (
+            mode, cmd, "PASS" if same and agree else "FAIL", verdict, backend,
+            (w.get("fix") or {}).get("command"), te_sel, ran, (m.group(2)[:120] if m and ran == "failed" else "")))
+    t = load("vt-%s-telog.json" % mode)
+    tw = (t.get("workloads") or [{}])[0]
+    print("verdict-truth %-16s te-log  %s TE's log read back: verdict %s on %s, te_log %s" % (
+        mode, "PASS" if tw.get("backend") == te_sel else "FAIL", tw.get("verdict"), tw.get("backend"),
+        (tw.get("te_log") or {}).get("agreement", (tw.get("te_log") or {}).get("agrees"))))
+PYEOF
+}
+
 # What a process that runs a cuBLAS GEMM maps: torch.matmul on the GPU goes through cublasLt (a
 # plain GEMM) and libcublas; the version from the mapped cuBLASLt itself.
 CUBLAS_TRUTH='import ctypes, os, torch
@@ -639,6 +692,7 @@ case $STAGE in
   bench-native) run_bench_native ;;
   cudnn-support) run_cudnn_support ;;
   verify-fix) run_verify_fix ;;
+  verdict-truth) run_verdict_truth ;;
   portable) run_portable ;;
   all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;

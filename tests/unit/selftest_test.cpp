@@ -23,7 +23,10 @@ namespace {
 using selftest::Json;
 
 selftest::RunnerOptions fake(std::chrono::milliseconds timeout = std::chrono::milliseconds(10000)) {
-  return {FAKE_CHILD, timeout};
+  selftest::RunnerOptions options;
+  options.executable = FAKE_CHILD;
+  options.timeout = timeout;
+  return options;
 }
 
 TEST(Runner, OkResultComesBackWithItsArguments) {
@@ -77,7 +80,10 @@ TEST(Runner, MissingOrMalformedResultIsAnError) {
 }
 
 TEST(Runner, MissingExecutableIsAnError) {
-  auto o = selftest::run_check({"/nonexistent/nvte-doctor", std::chrono::milliseconds(2000)}, "ok", Json::object());
+  selftest::RunnerOptions options;
+  options.executable = "/nonexistent/nvte-doctor";
+  options.timeout = std::chrono::milliseconds(2000);
+  auto o = selftest::run_check(options, "ok", Json::object());
   EXPECT_EQ(o.status, "error");
 }
 
