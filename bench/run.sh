@@ -19,7 +19,8 @@
 # with it too, as rows named NAME@TYPE; with a prebuilt doctor, NVTE_BENCH_COMPARE_BIN names that
 # build's nvte-doctor (its nvte-bench-explain-rate next to it), default $tools/compare/nvte-doctor
 # when it exists (scripts/gpu-carry.sh with NVTE_GPU_COMPARE_BUILD_TYPE packs one there).
-# Knobs: NVTE_BENCH_RUNS (30), NVTE_BENCH_SLOW_RUNS (3: collect_env, selftest),
+# Knobs: NVTE_BENCH_TE_VERSION (assume that TE release for check_3_workloads: --set te.version),
+# NVTE_BENCH_RUNS (30), NVTE_BENCH_SLOW_RUNS (3: collect_env, selftest),
 # NVTE_BENCH_EXPLAIN_SECONDS (5, in five windows), NVTE_BENCH_RULES (rules/ of this tree), NVTE_BENCH_SELFTEST_ARGS,
 # NVTE_BENCH_ROOT (a node root made by bench/fixture-root.sh: adds probe_root, the probe of that
 # tree with its TE on PYTHONPATH, and probe_root_no_te, the same tree without it, so the native
@@ -173,10 +174,14 @@ if [[ -n ${NVTE_BENCH_ROOT:-} ]]; then
   m probe_root_no_te "$runs" 1 --warmup 2 -- "${root_env[@]}" "$bin" probe --root "$NVTE_BENCH_ROOT"
 fi
 m check "$runs" 1 --warmup 1 -- "$bin" check --rules "$rules"
-m check_3_workloads "$runs" 1 --warmup 1 -- "$bin" check --rules "$rules" "${hf_args[@]}"
+# Without TE on the node every workload's verdict is unknown (exit 3): NVTE_BENCH_TE_VERSION
+# assumes a release, as a user asking "would it run with TE X" does (--set te.version=X).
+te_args=()
+[[ -z ${NVTE_BENCH_TE_VERSION:-} ]] || te_args=(--set "te.version=$NVTE_BENCH_TE_VERSION")
+m check_3_workloads "$runs" 1 --warmup 1 -- "$bin" check --rules "$rules" "${te_args[@]}" "${hf_args[@]}"
 if [[ -n $compare_label ]]; then
   m "probe@$compare_label" "$runs" 1 --warmup 2 -- "$compare_bin" probe
-  m "check_3_workloads@$compare_label" "$runs" 1 --warmup 1 -- "$compare_bin" check --rules "$rules" "${hf_args[@]}"
+  m "check_3_workloads@$compare_label" "$runs" 1 --warmup 1 -- "$compare_bin" check --rules "$rules" "${te_args[@]}" "${hf_args[@]}"
 fi
 
 if [[ $quick == 1 ]]; then

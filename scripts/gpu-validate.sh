@@ -222,13 +222,14 @@ run_readme() {
 # Then where check's time goes on this node (-vv: facts, rules, node rules, node fixes, workloads);
 # with NVTE_EXPLAIN_BEFORE (an older build's nvte-bench-explain-rate), both explain loops in turn.
 run_bench() {
-  step bench 580 env NVTE_DOCTOR_BIN="$BIN" bench/run.sh "$LOGS/bench"
+  # The bench stage has no TE on the path: check's workloads assume TE 2.18.0 (else unknown, exit 3).
+  step bench 580 env NVTE_DOCTOR_BIN="$BIN" NVTE_BENCH_TE_VERSION="${NVTE_BENCH_TE_VERSION:-2.18.0}" bench/run.sh "$LOGS/bench"
   if [[ -n ${NVTE_EXPLAIN_BEFORE:-} ]]; then
     step explain-compare 120 bench/explain-compare.sh "$NVTE_EXPLAIN_BEFORE" "$(dirname "$BIN")/nvte-bench-explain-rate" 5
   fi
   local i
   for i in 1 2 3; do
-    step "check-laps-$i" 60 "$BIN" check "${COMMON[@]}" -vv --hf-config tests/fixtures/hf/llama-3-8b/config.json \
+    step "check-laps-$i" 60 "$BIN" check "${COMMON[@]}" -vv --set te.version=2.18.0 --hf-config tests/fixtures/hf/llama-3-8b/config.json \
       --hf-config tests/fixtures/hf/mixtral-8x7b/config.json --hf-config tests/fixtures/hf/deepseek-v3/config.json
   done
 }
