@@ -1,8 +1,10 @@
 // system: what kind of host this is. Under a fake root (tests, a mounted node image) only the
-// files under that root count; what only the running kernel or libc can say (uname, glibc) is
-// asked of them only when the root is "/".
+// files under that root count, read inside it (read_node_file: an image's /etc/hostname that
+// links to a file of the node is read as the image's own path, a device is refused); what only
+// the running kernel or libc can say (uname, glibc) is asked of them only when the root is "/".
 #include "probe/node_probes.hpp"
 
+#include "probe/node_path.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
 
@@ -17,7 +19,7 @@ namespace {
 bool is_real_root(const Host& host) { return host.root == "/" || host.root.empty(); }
 
 std::optional<std::string> read_line(const Host& host, const char* path) {
-  auto text = util::read_file(util::under_root(host.root, path), 64 * 1024);
+  auto text = read_node_file(host.root, path, 64u << 10);
   if (!text) return std::nullopt;
   auto line = util::trim(util::split(*text, '\n').front());
   if (line.empty()) return std::nullopt;
@@ -26,8 +28,8 @@ std::optional<std::string> read_line(const Host& host, const char* path) {
 
 // KEY=value or KEY="value" lines of os-release(5).
 void read_os_release(const Host& host, model::Facts& facts) {
-  auto text = util::read_file(util::under_root(host.root, "/etc/os-release"), 64 * 1024);
-  if (!text) text = util::read_file(util::under_root(host.root, "/usr/lib/os-release"), 64 * 1024);
+  auto text = read_node_file(host.root, "/etc/os-release", 64u << 10);
+  if (!text) text = read_node_file(host.root, "/usr/lib/os-release", 64u << 10);
   if (!text) return;
   for (auto line : util::split(*text, '\n')) {
     auto eq = line.find('=');
@@ -43,13 +45,10 @@ void read_os_release(const Host& host, model::Facts& facts) {
   }
 }
 
-bool exists_under(const Host& host, const char* path) {
-  std::error_code ec;
-  return std::filesystem::exists(util::under_root(host.root, path), ec);
-}
+bool exists_under(const Host& host, const char* path) { return node_file_type(host.root, path) != NodeFileType::none; }
 
 std::string container_kind(const Host& host) {
-  auto cgroup = util::read_file(util::under_root(host.root, "/proc/1/cgroup"), 256 * 1024).value_or("");
+  auto cgroup = read_node_file(host.root, "/proc/1/cgroup", 256u << 10).value_or("");
   if (!host.getenv("KUBERNETES_SERVICE_HOST").empty() || cgroup.find("kubepods") != std::string::npos) {
     return "kubernetes";
   }
