@@ -14,6 +14,8 @@
 #                               libstdc++ and libgcc_s included (scripts/lib/bundle-libs.sh)
 #   share/nvte-doctor/rules/    the rules, found relative to the binary
 #   share/nvte-doctor/*.json    the report and explain JSON Schemas
+#   share/nvte-doctor/selftest.py  the self-test's Python tier: a binary outside its build tree
+#                               runs only this copy, never the build machine's checkout
 #   MANIFEST                    version, the oldest glibc it runs on, the carried libraries
 # Without --binary it builds build/nvte-doctor first. Needs patchelf and objdump (binutils).
 set -euo pipefail
@@ -23,7 +25,7 @@ while (($#)); do
   case "$1" in
     --binary) binary=${2:?--binary needs a FILE}; shift ;;
     --out) out=${2:?--out needs a DIR}; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-bundle: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -48,6 +50,7 @@ cp packaging/integrations/preflight/nvte-doctor-preflight "$out/bin/"
 # What `cmake --install` lays out under share/nvte-doctor: the rules' YAML files and the schemas.
 (cd rules && find . -name '*.yaml' -exec cp --parents {} "$out/share/nvte-doctor/rules/" \;)
 cp packaging/schema/report.schema.json packaging/schema/explain.schema.json "$out/share/nvte-doctor/"
+cp src/selftest/selftest.py "$out/share/nvte-doctor/"
 
 version=$("$out/bin/nvte-doctor" --version)
 glibc=$(bundle_glibc_floor "$out/bin/nvte-doctor" "$out"/lib/*)

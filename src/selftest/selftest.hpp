@@ -24,6 +24,8 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,7 +62,9 @@ struct RunnerOptions {
 };
 
 // One check's outcome as the parent saw it.
-struct CheckOutcome {
+// (clang-tidy 14 takes nlohmann::json's noexcept move constructor, which the implicit move calls,
+// for one that throws: any struct with a Json member.)
+struct CheckOutcome { // NOLINT(bugprone-exception-escape)
   std::string check;  // "cudnn_sdpa"
   std::string label;  // what it ran on: "bf16 bshd_bshd_bshd b2 h16/4 s512 d128 causal"
   std::string status; // ok, failed, skipped, error (crash, timeout, bad output)
@@ -106,6 +110,13 @@ struct Plan {
   std::vector<std::string> predicted_selected; // explain's selected backend per workload ("none")
   std::string python_executable;             // empty: no Python tier
   std::string python_script;                 // share/nvte-doctor/selftest.py
+  std::string python_skipped;                // why the Python tier does not run, shown as its skipped check
+  // Whether a library path the facts name (cudnn.path, nvrtc.path, nccl.path, te.path, ...) may
+  // be loaded by a child: the caller's rule for untrusted trees (probe/tree_policy.hpp). nullopt:
+  // it may; otherwise why not. A check whose path is refused loads its library by SONAME through
+  // this machine's loader (TE's selector, which needs TE's own file, is skipped with the reason).
+  // Unset: every path may be loaded.
+  std::function<std::optional<std::string>(const std::string& path)> load_refusal;
 };
 
 struct Results {
