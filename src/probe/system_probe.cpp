@@ -1,13 +1,17 @@
 // system: what kind of host this is. Under a fake root (tests, a mounted node image) only the
 // files under that root count, read inside it (read_node_file: an image's /etc/hostname that
 // links to a file of the node is read as the image's own path, a device is refused); what only
-// the running kernel or libc can say (uname, glibc) is asked of them only when the root is "/".
+// the running kernel can say (uname) is asked of it only when the root is "/". glibc's version is
+// the running libc's there, and under another root the root's own libc.so.6, read as a file: the
+// version in its name (libc-2.31.so, before glibc 2.34) or the banner every glibc embeds
+// ("... release version 2.36."), never by running it.
 #include "probe/node_probes.hpp"
 
 #include "probe/node_path.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
 
+#include <cctype>
 #include <gnu/libc-version.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -45,6 +49,30 @@ void read_os_release(const Host& host, model::Facts& facts) {
   }
 }
 
+// The glibc of the root's libc.so.6: the version in its real file's name, else the banner.
+std::optional<model::Version> root_glibc_version(const Host& host) {
+  const std::string dirs[] = {"/lib/" + multiarch_triplet(), "/usr/lib/" + multiarch_triplet(), "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
+  for (const auto& dir : dirs) {
+    auto resolved = resolve_node_path(host.root, dir + "/libc.so.6");
+    if (!resolved) continue;
+    std::string name = resolved->real.filename().string();
+    if (name.starts_with("libc-") && name.ends_with(".so"))
+      if (auto v = model::Version::parse(std::string_view(name).substr(5, name.size() - 8))) return *v;
+    // libc.so.6 is about 2 MB; its banner sits in .rodata.
+    auto text = read_node_file(host.root, resolved->real, 16u << 20);
+    if (!text) continue;
+    constexpr std::string_view k_banner = "release version ";
+    for (auto at = text->find(k_banner); at != std::string::npos; at = text->find(k_banner, at + 1)) {
+      std::size_t begin = at + k_banner.size(), end = begin;
+      while (end < text->size() && (std::isdigit(static_cast<unsigned char>((*text)[end])) || (*text)[end] == '.')) ++end;
+      while (end > begin && (*text)[end - 1] == '.') --end;
+      if (end > begin)
+        if (auto v = model::Version::parse(std::string_view(*text).substr(begin, end - begin))) return *v;
+    }
+  }
+  return std::nullopt;
+}
+
 bool exists_under(const Host& host, const char* path) { return node_file_type(host.root, path) != NodeFileType::none; }
 
 std::string container_kind(const Host& host) {
@@ -78,6 +106,8 @@ void run_system_probe(const Host& host, model::Facts& facts) {
   facts.set("system.container", container_kind(host));
   if (real) {
     if (auto glibc = model::Version::parse(::gnu_get_libc_version())) facts.set("system.glibc_version", *glibc);
+  } else if (auto glibc = root_glibc_version(host)) {
+    facts.set("system.glibc_version", *glibc);
   }
   record_status(facts, "system", "ok");
 }

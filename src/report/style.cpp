@@ -55,14 +55,6 @@ std::string render_fix(const model::Fix& fix, const Style& style, std::size_t in
   return out;
 }
 
-bool is_counterfactual(const model::Fix& fix) { return fix.verified && (fix.kind == "hardware" || fix.kind == "model"); }
-
-const model::Fix* best_fix(const std::vector<model::Fix>& fixes) {
-  for (const auto& fix : fixes)
-    if (fix.verified && !is_counterfactual(fix)) return &fix;
-  return nullptr;
-}
-
 std::string fix_headline(const model::Fix& fix) {
   std::string what = fix.command.empty() ? fix.description : fix.command;
   if (fix.command.empty() && what.starts_with("with ")) what.erase(0, 5); // "--attention-backend auto in the Megatron-LM arguments"

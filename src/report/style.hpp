@@ -38,10 +38,8 @@ std::string render_fix(const model::Fix& fix, const Style& style, std::size_t in
 // the model's shape) on one "would also run (not a change you can make here)" line; logging aids
 // under "debug:"; with verbose, the commands the model showed do not help ("would not help: ...").
 std::string render_fixes(const std::vector<model::Fix>& fixes, const Style& style, std::size_t indent, bool verbose);
-// A hardware or model-shape change the model verified: "would also run", never a fix slot.
-bool is_counterfactual(const model::Fix& fix);
-// The first verified fix a user can make on this node, or nullptr.
-const model::Fix* best_fix(const std::vector<model::Fix>& fixes);
+using model::best_fix;
+using model::is_counterfactual;
 // "<command> (verified → FusedAttention (F16_arbitrary_seqlen))": a fix on one line.
 std::string fix_headline(const model::Fix& fix);
 // "FusedAttention (F16_arbitrary_seqlen)", or "clears <id>" for a node finding.
