@@ -39,9 +39,8 @@ std::string as_logged(std::string_view key, std::string_view value) {
 // as for any other workload), and every value the command line changed, --set or a workload
 // setting, is named in `changed`. Unchanged, the log's own record is returned.
 std::shared_ptr<const model::ObservedSelection> changed_by_command_line(const std::shared_ptr<const model::ObservedSelection>& logged,
-                                                                       const Options& options,
-                                                                       const std::vector<std::string>& settings,
-                                                                       const model::Workload& raw, const model::Workload& w) {
+                                                                        const Options& options, const std::vector<std::string>& settings,
+                                                                        const model::Workload& raw, const model::Workload& w) {
   if (!logged || (options.sets.empty() && settings.empty())) return logged;
   auto copy = std::make_shared<model::ObservedSelection>(*logged);
   bool dropped = false;
