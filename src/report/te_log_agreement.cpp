@@ -94,9 +94,9 @@ Json te_log_to_json(const model::Explanation& e, const model::ObservedSelection&
            {"te", std::move(logged)},
            {"doctor_selected", backend_or_null(e.selected)},
            {"agreement", !te.changed.empty() ? "not_compared"
-                         : !verdict              ? "no_verdict"
-                         : diffs.empty()         ? "agrees"
-                                                 : "disagrees"},
+                         : !verdict          ? "no_verdict"
+                         : diffs.empty()     ? "agrees"
+                                             : "disagrees"},
            {"differences", std::move(differences)}};
   if (!te.changed.empty()) out["changed"] = te.changed;
   if (!diffs.empty()) out["report_line"] = te_log_report_line(e, te);
