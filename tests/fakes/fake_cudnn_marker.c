@@ -17,4 +17,4 @@ __attribute__((constructor)) static void mark_loaded(void) {
   fclose(f);
 }
 
-size_t cudnnGetVersion(void) { return 90300; }
+size_t cudnnGetVersion(void) { return 90300; } // NOLINT(readability-identifier-naming): cuDNN's own name
