@@ -59,4 +59,24 @@ target_include_directories(nvte_settings INTERFACE ${PROJECT_SOURCE_DIR}/src)
 function(nvte_library name)
   add_library(${name} STATIC ${ARGN})
   target_link_libraries(${name} PUBLIC nvte_settings)
+  if(NVTE_UNITY_BUILD AND name IN_LIST NVTE_UNITY_LIBRARIES)
+    set_target_properties(${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
+  endif()
 endfunction()
+# Unity builds: a first build without a compiler cache spends most of its CPU time parsing the
+# same headers (the standard library, nlohmann/json, yaml-cpp) once per file; as one batch, model's
+# 13 files took 21 s of CPU, about what two of them, facts.cpp and report.cpp, take alone (15 + 5 s;
+# docs/records/performance.md, "First build"). On by
+# default only without ccache (a fresh machine: README command 1, CI; or CCACHE_DISABLE=1 at
+# configure time, as scripts/time-first-run.sh measures), where nothing is cached;
+# with ccache, a change recompiles one file and a clean rebuild is all cache hits, which batches
+# would spoil. Only the libraries listed compile as one: the others define the same names in
+# several files' anonymous namespaces (probe's k_probe and file_name, for one).
+if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache" AND NOT "$ENV{CCACHE_DISABLE}")
+  set(nvte_unity_default OFF)
+else()
+  set(nvte_unity_default ON)
+endif()
+option(NVTE_UNITY_BUILD "Compile the libraries of NVTE_UNITY_LIBRARIES as unity batches (default: on without ccache)"
+       ${nvte_unity_default})
+set(NVTE_UNITY_LIBRARIES nvte_util nvte_gpuapi nvte_model nvte_workload)

@@ -34,16 +34,28 @@ probe::FactsOrigin facts_origin(const Options& options);
 
 // --python on this machine: the file (a bare name is looked up on PATH), when it is a regular
 // file this process may execute; otherwise not_found ("--python X: no such file") or an error
-// naming what is wrong with it.
-util::Result<std::string> python_on_this_machine(const std::filesystem::path& python);
+// naming what is wrong with it. option names where the value came from (python_option).
+util::Result<std::string> python_on_this_machine(const std::filesystem::path& python, std::string_view option = "--python");
 
-// Writes the document to --output (atomically; a failed write leaves the old file) or stdout.
+// Where --python's value came from, for its errors: "--python", or "NVTE_DOCTOR_PYTHON" when that
+// variable holds the same value (the wheel's launcher sets it; CLI11 takes it for --python).
+std::string python_option(const Options& options);
+
+// Writes the document to --output (atomically; a failed write leaves the old file) or stdout;
+// text to a terminal is wrapped at its width (COLUMNS, else the terminal's), never JSON, a
+// file or a pipe.
 void write_output(const Options& options, std::string_view document);
 
-// --rules dirs, else $NVTE_DOCTOR_RULES, else an updated bundle, else (in its build tree) the
-// source tree's, else <exe>/../share/nvte-doctor/rules, <exe>/rules, the installed rules; none of
-// them is util::Fatal listing every place looked.
+// The rules to load: --rules-only dirs (or the config's `rules:`), else the shipped set
+// ($NVTE_DOCTOR_RULES, else an updated bundle, else (in its build tree) the source tree's, else
+// <exe>/../share/nvte-doctor/rules, <exe>/rules, the installed rules); then the --rules dirs
+// added to them, each directory once. No shipped set and no --rules is util::Fatal listing
+// every place looked.
 std::vector<std::filesystem::path> rules_directories(const Options& options);
+
+// util::Fatal unless dir is a directory: "rules directory X does not exist", or "rules directory
+// X is not a directory (a character device)" for /dev/zero, a FIFO, a file.
+void require_rules_directory(const std::filesystem::path& dir);
 
 // Host name for reports; a Unix time, and the current time, as RFC 3339 (UTC).
 std::string host_name();

@@ -45,7 +45,21 @@ struct Outcome {
   std::map<std::string, model::Severity> findings; // workload findings (and node findings once verified)
   std::set<std::string> reasons;                   // rule ids of the reasons that keep backends out
   std::map<std::string, bool> available;           // backend key -> available
+  // The findings the session's baseline lacks, with their severity: what meets() asks about. A
+  // node outcome holds every firing rule (5,000 in the audit's check), so this short list, made
+  // once per outcome, keeps a search from walking (or copying) all of them per candidate.
+  std::vector<std::pair<std::string, model::Severity>> added;
+  bool is_available(const std::string& backend) const {
+    auto it = available.find(backend);
+    return it != available.end() && it->second;
+  }
 };
+
+// outcome.added against baseline.
+void note_added(Outcome& outcome, const Outcome& baseline) {
+  for (const auto& [id, severity] : outcome.findings)
+    if (!baseline.findings.count(id)) outcome.added.emplace_back(id, severity);
+}
 
 struct Candidate {
   std::vector<Change> changes;
@@ -67,7 +81,7 @@ struct Candidate {
 // changes at once; the first outcome stored is kept, and both are the same).
 struct NodeOutcomeMemo {
   std::mutex mutex;
-  std::map<std::string, std::shared_ptr<const Outcome>> outcomes;
+  std::map<std::string, std::shared_ptr<const Outcome>> outcomes; // "" is the baseline
 };
 
 std::string change_key(const std::vector<Change>& changes) {
@@ -151,19 +165,24 @@ public:
 
   // One model evaluation of the changed inputs (workload findings and backends; node findings
   // only through verify_node()).
-  Outcome evaluate(const std::vector<Change>& changes, Applied* out = nullptr) {
+  std::shared_ptr<const Outcome> evaluate(const std::vector<Change>& changes, Applied* out = nullptr) {
     ++m_used;
     Applied a = apply(changes);
-    Outcome o;
+    std::shared_ptr<const Outcome> result;
     if (!a.ok) {
-      o.why_not = a.why_not;
-      if (out) *out = std::move(a);
-      return o;
+      auto o = std::make_shared<Outcome>();
+      o->why_not = a.why_not;
+      result = std::move(o);
+    } else if (m_memo) {
+      // Shared with every search of the report: never copied (a node outcome holds every firing rule).
+      result = remembered_node_outcome(change_key(changes), a.facts);
+    } else {
+      auto o = std::make_shared<Outcome>(evaluate_plain(a.facts, m_workload ? &a.workload : nullptr));
+      note_added(*o, *m_baseline);
+      result = std::move(o);
     }
-    if (m_workload) o = evaluate_plain(a.facts, &a.workload);
-    else o = m_memo ? *remembered_node_outcome(change_key(changes), a.facts) : node_outcome(a.facts);
     if (out) *out = std::move(a);
-    return o;
+    return result;
   }
 
   // New node findings at or above severity after the change; empty when none.
@@ -215,12 +234,18 @@ private:
     return o;
   }
 
+  // The memo's outcome for the changes (key), made the first time; "" is the baseline, made by
+  // the first session (the constructor), so every other outcome's added list is against it.
   std::shared_ptr<const Outcome> remembered_node_outcome(const std::string& key, const model::Facts& facts) const {
+    std::shared_ptr<const Outcome> baseline;
     {
       std::lock_guard lock(m_memo->mutex);
       if (auto it = m_memo->outcomes.find(key); it != m_memo->outcomes.end()) return it->second;
+      if (!key.empty()) baseline = m_memo->outcomes.at("");
     }
-    auto outcome = std::make_shared<const Outcome>(node_outcome(facts));
+    auto made = std::make_shared<Outcome>(node_outcome(facts));
+    if (baseline) note_added(*made, *baseline);
+    std::shared_ptr<const Outcome> outcome = std::move(made);
     std::lock_guard lock(m_memo->mutex);
     return m_memo->outcomes.emplace(key, std::move(outcome)).first->second;
   }
@@ -253,14 +278,14 @@ struct Goal {
 };
 
 // Whether an outcome meets the goal on the workload side (node findings are checked after).
-bool meets(const Goal& goal, const Outcome& base, const Outcome& o) {
+bool meets(const Goal& goal, const Outcome& o) {
   if (!o.ok) return false;
   if (o.findings.count(goal.finding_id)) return false;
   // A workload keeps (or gets) a backend: clearing one finding of a workload that cannot run is
   // no fix.
   if (goal.workload && !o.selected) return false;
-  for (const auto& [id, severity] : o.findings)
-    if (severity >= goal.severity && !base.findings.count(id)) return false;
+  for (const auto& [id, severity] : o.added)
+    if (severity >= goal.severity) return false;
   return true;
 }
 
@@ -274,7 +299,7 @@ bool progress(const Outcome& base, const Outcome& o) {
 
 struct Verified {
   Candidate candidate;
-  Outcome outcome;
+  std::shared_ptr<const Outcome> outcome;
   std::vector<Change> extra;
 };
 
@@ -286,13 +311,13 @@ public:
   bool try_candidate(const Candidate& c) {
     if (!m_session.budget_left()) return false;
     Session::Applied applied;
-    Outcome o = m_session.evaluate(c.changes, &applied);
+    std::shared_ptr<const Outcome> o = m_session.evaluate(c.changes, &applied);
     if (!c.pair) m_singles.push_back(c);
     // Clears the finding but brings another problem: a second change may remove that one.
-    bool clears = o.ok && !o.findings.count(m_goal.finding_id);
-    if (!meets(m_goal, m_session.baseline(), o)) {
+    bool clears = o->ok && !o->findings.count(m_goal.finding_id);
+    if (!meets(m_goal, *o)) {
       if (clears && !c.pair) m_clearing.push_back(c);
-      else if (progress(m_session.baseline(), o)) m_progress.push_back(c);
+      else if (progress(m_session.baseline(), *o)) m_progress.push_back(c);
       return false;
     }
     if (m_session.workload()) {
@@ -363,7 +388,7 @@ public:
       if (x.weight() != y.weight()) return x.weight() < y.weight();
       if (x.cost_class != y.cost_class) return x.cost_class < y.cost_class;
       if (x.step != y.step) return x.step < y.step;
-      int ra = backend_rank(a.outcome.selected), rb = backend_rank(b.outcome.selected);
+      int ra = backend_rank(a.outcome->selected), rb = backend_rank(b.outcome->selected);
       if (ra != rb) return ra < rb;
       return x.order < y.order;
     });
@@ -528,16 +553,16 @@ std::vector<std::vector<Candidate>> candidates(const Session& s, bool step_aroun
 // depends on; nullopt when it reads explain.* (the whole selection) or the rule is unknown.
 std::optional<std::vector<std::string>> facts_read_by(const RuleSet& rules, const std::string& id) {
   const auto& impl = rules.impl();
-  for (const auto& rule : impl.rules) {
-    if (rule.summary.id != id) continue;
-    if (rule.when.reads_explain) return std::nullopt;
-    std::vector<std::string> names;
-    for (int slot : rule.when.slots) names.push_back(impl.slots.slots()[static_cast<std::size_t>(slot)].name);
-    for (const auto& a : rule.applies_to)
-      if (a.slot >= 0) names.push_back(impl.slots.slots()[static_cast<std::size_t>(a.slot)].name);
-    return names;
-  }
-  return std::nullopt;
+  // By the index: a scan of every rule per finding made check quadratic in its firing rules.
+  auto found = impl.rule_index.find(id);
+  if (found == impl.rule_index.end()) return std::nullopt;
+  const auto& rule = impl.rules[found->second];
+  if (rule.when.reads_explain) return std::nullopt;
+  std::vector<std::string> names;
+  for (int slot : rule.when.slots) names.push_back(impl.slots.slots()[static_cast<std::size_t>(slot)].name);
+  for (const auto& a : rule.applies_to)
+    if (a.slot >= 0) names.push_back(impl.slots.slots()[static_cast<std::size_t>(a.slot)].name);
+  return names;
 }
 
 // Whether a change can move any of those facts. A candidate that moves none of them cannot clear
@@ -573,8 +598,8 @@ model::Fix to_fix(const Verified& v, const Session& s, const Goal& goal) {
   model::Fix fix = detail::render_changes(all, s.facts());
   model::FixOutcome outcome;
   if (s.workload()) {
-    outcome.backend = v.outcome.selected.value_or("");
-    if (outcome.backend == "FusedAttention") outcome.sub_backend = v.outcome.sub_backend.value_or("");
+    outcome.backend = v.outcome->selected.value_or("");
+    if (outcome.backend == "FusedAttention") outcome.sub_backend = v.outcome->sub_backend.value_or("");
   }
   outcome.clears = goal.finding_id;
   fix.verified = outcome;
@@ -631,11 +656,12 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
       continue;
     }
     Session::Applied applied;
-    Outcome o = session.evaluate(interpreted.changes, &applied);
+    std::shared_ptr<const Outcome> evaluated = session.evaluate(interpreted.changes, &applied);
+    const Outcome& o = *evaluated;
     std::string problem;
-    if (meets(goal, session.baseline(), o) && workload)
+    if (meets(goal, o) && workload)
       problem = session.new_node_problem(applied.facts, std::min(goal.severity, model::Severity::error), goal.finding_id);
-    if (meets(goal, session.baseline(), o) && problem.empty()) {
+    if (meets(goal, o) && problem.empty()) {
       std::vector<Change> all = interpreted.changes;
       all.insert(all.end(), applied.extra.begin(), applied.extra.end());
       model::Fix rendered = detail::render_changes(all, facts);
@@ -651,8 +677,8 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
       verified.push_back(std::move(fix));
     } else {
       if (problem.empty())
-        for (const auto& [id, severity] : o.findings)
-          if (severity >= goal.severity && id != target.id && !session.baseline().findings.count(id)) problem = id;
+        for (const auto& [id, severity] : o.added)
+          if (severity >= goal.severity && id != target.id) problem = id;
       bool no_backend = o.ok && !o.selected && goal.workload;
       fix.unverified_reason =
           detail::failure_reason(interpreted.label, o.why_not, o.ok && o.findings.count(target.id) > 0, no_backend, problem);
@@ -705,8 +731,9 @@ void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::
           continue;
         }
         Session::Applied applied;
-        Outcome o = session.evaluate(interpreted.changes, &applied);
-        if (o.ok && o.available[key]) {
+        std::shared_ptr<const Outcome> evaluated = session.evaluate(interpreted.changes, &applied);
+        const Outcome& o = *evaluated;
+        if (o.ok && o.is_available(key)) {
           std::vector<Change> all = interpreted.changes;
           all.insert(all.end(), applied.extra.begin(), applied.extra.end());
           model::Fix rendered = detail::render_changes(all, facts);
@@ -799,8 +826,8 @@ std::optional<model::Fix> recheck(Session& session, const model::Finding& target
   Goal goal{target.id, target.severity, target.id == "attention-no-backend" || target.id == "workload-no-attention-backend",
             session.workload() != nullptr};
   Session::Applied applied;
-  Outcome o = session.evaluate(changes, &applied);
-  if (!meets(goal, session.baseline(), o)) return std::nullopt;
+  std::shared_ptr<const Outcome> o = session.evaluate(changes, &applied);
+  if (!meets(goal, *o)) return std::nullopt;
   if (session.workload() &&
       !session.new_node_problem(applied.facts, std::min(goal.severity, model::Severity::error), goal.finding_id).empty())
     return std::nullopt;
@@ -937,8 +964,9 @@ void unify_pins(const RuleSet& rules, const model::Facts& facts, const std::vect
             auto moved = changes ? repinned(*changes, rules, node, fact, *model::Version::parse(chosen)) : std::nullopt;
             Session& session = session_for(&e.workload);
             Session::Applied applied;
-            Outcome o = moved ? session.evaluate(*moved, &applied) : Outcome{};
-            if (o.ok && o.available[key]) {
+            std::shared_ptr<const Outcome> evaluated = moved ? session.evaluate(*moved, &applied) : std::make_shared<const Outcome>();
+            const Outcome& o = *evaluated;
+            if (o.ok && o.is_available(key)) {
               std::vector<Change> all = *moved;
               all.insert(all.end(), applied.extra.begin(), applied.extra.end());
               model::Fix rendered = detail::render_changes(all, facts);

@@ -30,6 +30,8 @@ ldd_out=$(env -i ldd "$b/bin/nvte-doctor" 2>&1)
 check "no library is missing" '! grep -q "not found" <<<"$ldd_out"'
 check "yaml-cpp and libstdc++ come from the bundle" \
   'grep -q "libyaml-cpp.* => $b/bin/../lib/" <<<"$ldd_out" && grep -q "libstdc++.* => $b/bin/../lib/" <<<"$ldd_out"'
+check "carries selftest.py and the completions" \
+  '[[ -f $b/share/nvte-doctor/selftest.py && -f $b/share/bash-completion/completions/nvte-doctor && -f $b/share/zsh/vendor-completions/_nvte-doctor ]]'
 check "glibc never travels" '! ls "$b/lib" | grep -Eq "^(libc|libm|ld-linux)"'
 check "MANIFEST names the oldest glibc" 'grep -Eq "^glibc: >= 2\.[0-9]+$" "$b/MANIFEST"'
 check "runs with an empty environment" 'env -i "$b/bin/nvte-doctor" --version | grep -q "^nvte-doctor "'

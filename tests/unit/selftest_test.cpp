@@ -23,7 +23,10 @@ namespace {
 using selftest::Json;
 
 selftest::RunnerOptions fake(std::chrono::milliseconds timeout = std::chrono::milliseconds(10000)) {
-  return {FAKE_CHILD, timeout};
+  selftest::RunnerOptions options;
+  options.executable = FAKE_CHILD;
+  options.timeout = timeout;
+  return options;
 }
 
 TEST(Runner, OkResultComesBackWithItsArguments) {
@@ -77,7 +80,10 @@ TEST(Runner, MissingOrMalformedResultIsAnError) {
 }
 
 TEST(Runner, MissingExecutableIsAnError) {
-  auto o = selftest::run_check({"/nonexistent/nvte-doctor", std::chrono::milliseconds(2000)}, "ok", Json::object());
+  selftest::RunnerOptions options;
+  options.executable = "/nonexistent/nvte-doctor";
+  options.timeout = std::chrono::milliseconds(2000);
+  auto o = selftest::run_check(options, "ok", Json::object());
   EXPECT_EQ(o.status, "error");
 }
 
@@ -270,7 +276,7 @@ TEST(TeSelector, SignatureRangesAndRefusals) {
 
 TEST(Facts, FoldedPerCheck) {
   selftest::Results r;
-  r.outcomes.push_back({"cudnn_sdpa", "a", "ok", "", 1.0, 0, Json{{"status", "ok"}, {"max_abs_err", 0.01}}, "", false, {}, -1, ""});
+  r.outcomes.push_back({"cudnn_sdpa", "a", "ok", "", 1.0, 0, Json{{"status", "ok"}, {"max_abs_err", 0.01}}, "", false, {}, -1, "", {}});
   r.outcomes.push_back({"cudnn_sdpa",
                         "b",
                         "failed",
@@ -282,9 +288,10 @@ TEST(Facts, FoldedPerCheck) {
                         false,
                         {},
                         -1,
-                        ""});
-  r.outcomes.push_back({"nccl", "NCCL", "skipped", "no GPU", 0.1, 0, Json{{"status", "skipped"}}, "", false, {}, -1, ""});
-  r.outcomes.push_back({"nvrtc", "NVRTC", "ok", "", 0.3, 0, Json{{"status", "ok"}, {"cuda_major", 13}}, "", false, {}, -1, ""});
+                        "",
+                        {}});
+  r.outcomes.push_back({"nccl", "NCCL", "skipped", "no GPU", 0.1, 0, Json{{"status", "skipped"}}, "", false, {}, -1, "", {}});
+  r.outcomes.push_back({"nvrtc", "NVRTC", "ok", "", 0.3, 0, Json{{"status", "ok"}, {"cuda_major", 13}}, "", false, {}, -1, "", {}});
   model::Facts facts;
   selftest::add_facts(r, facts);
   EXPECT_EQ(facts.get_bool("selftest.cudnn_sdpa.ok"), false);
