@@ -77,8 +77,8 @@ void choose_python_tier(const Options& options, const model::Facts& facts, selft
   std::vector<std::string> looked;
   plan.python_script = find_python_script(looked);
   if (plan.python_script.empty())
-    plan.python_skipped = "the Python tier's script selftest.py was not found (looked in " + util::join(looked, ", ") +
-                          "; NVTE_DOCTOR_SELFTEST_PY names another)";
+    plan.python_skipped =
+        "no selftest.py for the Python tier (looked in " + util::join(looked, ", ") + "; NVTE_DOCTOR_SELFTEST_PY names another)";
 }
 
 // Whether a library path of the facts may be loaded by a self-test child: only what a live probe
