@@ -18,7 +18,8 @@
 #                               libstdc++ and libgcc_s included (scripts/lib/bundle-libs.sh)
 #   share/nvte-doctor/rules/    the rules, found relative to the binary
 #   share/nvte-doctor/*.json    the report and explain JSON Schemas
-#   share/nvte-doctor/selftest.py  the self-test's Python tier, found next to the binary's share/
+#   share/nvte-doctor/selftest.py  the self-test's Python tier: a binary outside its build tree
+#                               runs only this copy, never the build machine's checkout
 #   share/man/man{1,5}/         the man pages (man -M DIR/share/man nvte-doctor), when built
 #   share/bash-completion/completions/nvte-doctor, share/zsh/vendor-completions/_nvte-doctor
 #   MANIFEST                    version, the oldest glibc it runs on, the carried libraries
@@ -32,7 +33,7 @@ while (($#)); do
     --out) out=${2:?--out needs a DIR}; shift ;;
     --lib-root) lib_root=${2:?--lib-root needs a DIR}; shift ;;
     --man) man=${2:?--man needs a DIR}; shift ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-bundle: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift

@@ -113,7 +113,7 @@ nvte_unit_test(probe_libs_tests
           unit/library_version_test.cpp unit/te_load_order_test.cpp unit/python_probe_test.cpp
           unit/libraries_probe_test.cpp unit/te_node_rules_test.cpp unit/import_order_test.cpp
           unit/pep440_test.cpp unit/requirements_test.cpp unit/cublas_probe_test.cpp
-          unit/native_link_test.cpp
+          unit/native_link_test.cpp unit/untrusted_tree_test.cpp
   LIBS nvte_probe nvte_rules)
 add_dependencies(probe_libs_tests nvte_fake_libs)
 target_include_directories(probe_libs_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})

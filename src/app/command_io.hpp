@@ -4,6 +4,8 @@
 
 #include "app/options.hpp"
 #include "model/facts.hpp"
+#include "probe/tree_policy.hpp"
+#include "util/result.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -14,10 +16,30 @@ namespace app {
 
 // The node's facts: a preflight's (the image under --root with --node-facts / --node-root, see
 // preflight.hpp), else `--facts FILE` replayed, else probed; then `--set` overrides applied and
-// dependent facts derived. Bad snapshots and overrides are util::Fatal. When the node is probed,
+// dependent facts derived. Bad snapshots and overrides are util::Fatal, and so is a path option
+// that names nothing (--root, --node-root that is missing or not a directory; --facts,
+// --node-facts, --image-config, --python that does not exist). With --facts, this shell's NVTE_*
+// variables that the snapshot does not share are named as ignored on stderr. When the node is probed,
 // overlap (if given) is called once the slow vendor children are running (probe_node's
 // after_start): check starts its rules loading there.
 model::Facts load_facts(const Options& options, const std::function<void()>& overlap = {});
+
+// Whether root is this machine's own "/" (after resolving links: "/.", a link to "/").
+bool is_live_root(const std::filesystem::path& root);
+
+// Where load_facts takes the facts from for these options: a live probe of this machine, a probe
+// of an examined tree (--root other than "/", an image's environment), or a file (--facts). Only
+// what a live probe found may be run or loaded here (probe/tree_policy.hpp).
+probe::FactsOrigin facts_origin(const Options& options);
+
+// --python on this machine: the file (a bare name is looked up on PATH), when it is a regular
+// file this process may execute; otherwise not_found ("--python X: no such file") or an error
+// naming what is wrong with it. option names where the value came from (python_option).
+util::Result<std::string> python_on_this_machine(const std::filesystem::path& python, std::string_view option = "--python");
+
+// Where --python's value came from, for its errors: "--python", or "NVTE_DOCTOR_PYTHON" when that
+// variable holds the same value (the wheel's launcher sets it; CLI11 takes it for --python).
+std::string python_option(const Options& options);
 
 // Writes the document to --output (atomically; a failed write leaves the old file) or stdout;
 // text to a terminal is wrapped at its width (COLUMNS, else the terminal's), never JSON, a

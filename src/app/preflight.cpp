@@ -45,9 +45,12 @@ model::Facts load_preflight_facts(const Options& options, const std::function<vo
   const bool in_the_image = image_root == "/" && !options.image_config; // the doctor runs inside the job's container
   probe::Host image = probe::Host::current();
   image.root = image_root;
-  image.python = options.python;
+  if (options.python && !options.python->empty()) image.python = options.python;
   image.deep = options.deep;
   std::string env_source = "process";
+  // Read from outside, the image is examined, never run (probe/tree_policy.hpp): its tree, and at
+  // "/" the directories its environment names.
+  image.image_environment = !in_the_image;
   if (!in_the_image) {
     auto env = probe::image_environment(image_root, options.image_config);
     if (!env) throw util::Fatal{env.error().message};

@@ -7,6 +7,7 @@
 #include "app/sweep.hpp"
 #include "app/workloads.hpp"
 #include "app/diagnosis.hpp"
+#include "probe/tree_policy.hpp"
 #include "report/render.hpp"
 #include "rules/verdict.hpp"
 #include "selftest/selftest.hpp"
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <filesystem>
 #include <unistd.h>
@@ -23,23 +25,71 @@ namespace app {
 
 namespace {
 
-// The Python tier's script: $NVTE_DOCTOR_SELFTEST_PY, next to the binary, the installed data
-// directory, the source tree.
-std::string find_python_script() {
+// The Python tier's script: $NVTE_DOCTOR_SELFTEST_PY, next to the binary, <prefix>/share/nvte-doctor
+// (the relocatable bundle ships it there), the installed data directory. The source tree's copy
+// only for a binary that runs from its build tree, and first there: an installed or bundled binary
+// never runs a script from the path it was built at, which anyone may create on a node. Empty when
+// there is none; looked lists the places.
+std::string find_python_script(std::vector<std::string>& looked) {
   if (const char* env = std::getenv("NVTE_DOCTOR_SELFTEST_PY"); env && *env) return env;
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   std::vector<std::filesystem::path> candidates;
+  if (!ec && exe.parent_path() == std::filesystem::path(NVTE_BUILD_DIR))
+    candidates.push_back(std::filesystem::path(NVTE_SOURCE_DIR) / "src/selftest/selftest.py");
   if (!ec) {
     candidates.push_back(exe.parent_path() / "selftest.py");
     candidates.push_back(exe.parent_path().parent_path() / "share/nvte-doctor/selftest.py");
   }
   candidates.push_back(std::filesystem::path(NVTE_DATADIR) / "selftest.py");
-  candidates.push_back(std::filesystem::path(NVTE_SOURCE_DIR) / "src/selftest/selftest.py");
   for (const auto& c : candidates) {
-    if (std::filesystem::exists(c, ec)) return c.string();
+    if (std::filesystem::is_regular_file(c, ec)) return c.string();
+    looked.push_back(c.string());
   }
   return {};
+}
+
+// The Python tier's interpreter and script, or why it does not run (its skipped check, in text
+// and JSON: never silent; selftest::python_tier_unavailable adds the tier's own reasons). The
+// interpreter is --python (NVTE_DOCTOR_PYTHON, which the wheel's launcher sets, is the same
+// choice), or the one a live probe of this machine found; never one that facts of a file or an
+// examined tree name (probe/tree_policy.hpp). --python '' leaves it empty: "no Python interpreter
+// is known".
+void choose_python_tier(const Options& options, const model::Facts& facts, selftest::Plan& plan) {
+  if (options.python && !options.python->empty()) {
+    auto found = python_on_this_machine(*options.python, python_option(options));
+    if (!found) throw util::Fatal{found.error().message};
+    plan.python_executable = *found;
+  } else if (options.python) {
+    // --python '': python_tier_unavailable says so.
+  } else if (!probe::may_run_named_paths(facts_origin(options))) {
+    plan.python_skipped =
+        std::string("pass --python to run the Python tier: the facts come from ") +
+        (options.facts_file ? "--facts " + options.facts_file->string() : "the tree under --root " + options.root.string()) +
+        ", and an interpreter they name is never run here";
+    return;
+  } else if (auto executable = facts.get_string("python.executable")) {
+    plan.python_executable = *executable;
+  } else {
+    plan.python_skipped = "no Python interpreter found on this machine; pass --python to run the Python tier";
+    return;
+  }
+  std::vector<std::string> looked;
+  plan.python_script = find_python_script(looked);
+  if (plan.python_script.empty())
+    plan.python_skipped =
+        "no selftest.py for the Python tier (looked in " + util::join(looked, ", ") + "; NVTE_DOCTOR_SELFTEST_PY names another)";
+}
+
+// Whether a library path of the facts may be loaded by a self-test child: only what a live probe
+// of this machine found, and as root only a file no other user can change (probe/tree_policy.hpp).
+std::function<std::optional<std::string>(const std::string&)> library_refusal(const Options& options) {
+  if (!probe::may_run_named_paths(facts_origin(options))) {
+    return [](const std::string&) -> std::optional<std::string> {
+      return std::string("the facts do not come from a live probe of this machine, and a library they name is never loaded here");
+    };
+  }
+  return [](const std::string& path) { return probe::ownership_refusal(path, ::geteuid()); };
 }
 
 std::vector<model::Workload> selftest_workloads(const Options& options) {
@@ -118,8 +168,8 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
     plan.predicted.push_back(sub_backend);
     plan.predicted_selected.push_back(e ? e->selected.value_or("none") : std::string());
   }
-  plan.python_executable = options.python ? options.python->string() : facts.get_string("python.executable").value_or("python3");
-  plan.python_script = find_python_script();
+  choose_python_tier(options, facts, plan);
+  plan.load_refusal = library_refusal(options);
   return selftest::run_all(plan);
 }
 

@@ -1,6 +1,7 @@
 #include "app/workloads.hpp"
 
 #include "util/error.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -15,6 +16,62 @@
 namespace app {
 
 namespace {
+
+// The fact a name stands for when --set and a TE log meet: "gpu[0].sm" and "gpu.sm" are one, and
+// gpu.compute_capability is gpu.sm written otherwise (--set of one erases the other).
+std::string fact_family(std::string_view name) {
+  std::string out(name);
+  if (out.starts_with("gpu["))
+    if (auto close = out.find(']'); close != std::string::npos) out = "gpu" + out.substr(close + 1);
+  if (out == "gpu.compute_capability") out = "gpu.sm";
+  return out;
+}
+
+// A --set value as the log writes the fact: gpu.compute_capability 9.0 is the log's gpu.sm 90.
+std::string as_logged(std::string_view key, std::string_view value) {
+  std::string text(util::trim(value));
+  if (!key.ends_with("compute_capability")) return text;
+  auto dot = text.find('.');
+  if (dot == std::string::npos) return text;
+  return text.substr(0, dot) + text.substr(dot + 1);
+}
+
+// A TE log's workload as the command line changed it. The log's values are defaults, not a lock:
+// a --set fact the log also names is dropped from the log's node facts (so the --set value holds,
+// as for any other workload), and every value the command line changed, --set or a workload
+// setting, is named in `changed`. Unchanged, the log's own record is returned.
+std::shared_ptr<const model::ObservedSelection> changed_by_command_line(const std::shared_ptr<const model::ObservedSelection>& logged,
+                                                                        const Options& options, const std::vector<std::string>& settings,
+                                                                        const model::Workload& raw, const model::Workload& w) {
+  if (!logged || (options.sets.empty() && settings.empty())) return logged;
+  auto copy = std::make_shared<model::ObservedSelection>(*logged);
+  bool dropped = false;
+  for (const auto& assignment : options.sets) {
+    auto eq = assignment.find('=');
+    if (eq == std::string::npos) continue; // load_facts refused it already
+    std::string_view key = util::trim(std::string_view(assignment).substr(0, eq));
+    std::string value = as_logged(key, std::string_view(assignment).substr(eq + 1));
+    std::erase_if(copy->node_facts, [&](const std::pair<std::string, std::string>& fact) {
+      if (fact_family(fact.first) != fact_family(key)) return false;
+      dropped = true;
+      if (fact.second != value)
+        copy->changed.push_back("--set " + assignment + " (the log: " + (fact.second.empty() ? "not installed" : fact.second) + ")");
+      return true;
+    });
+  }
+  for (const auto& setting : settings) {
+    auto eq = setting.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key(util::trim(std::string_view(setting).substr(0, eq)));
+    const model::Value* before = raw.get(key);
+    const model::Value* after = w.get(key);
+    std::string was = before ? before->to_string() : "not given";
+    if (after && (!before || before->to_string() != after->to_string()))
+      copy->changed.push_back(key + "=" + after->to_string() + " (the log: " + was + ")");
+  }
+  if (!dropped && copy->changed.empty()) return logged;
+  return copy;
+}
 
 // A file its option could not read: when it looks like another kind of workload input, the
 // message says which option takes it instead of the wrong parser's complaint.
@@ -92,17 +149,21 @@ std::vector<model::Workload> complete_workloads(const SourceWorkloads& source, c
                        [](const std::string& s) { return s.starts_with("qkv_format=") || s.starts_with("qkv_layout="); });
   };
   const bool layout_given = sets_layout(options.workload_sets) || sets_layout(extra_settings);
+  std::vector<std::string> settings = options.workload_sets;
+  settings.insert(settings.end(), extra_settings.begin(), extra_settings.end());
   for (std::size_t i = 0; i < source.raw.size(); ++i) {
     model::Workload w = source.raw[i];
     auto applied = workload::apply_workload_settings(w, options.workload_sets);
     if (!applied) throw util::Fatal{w.name + ": " + applied.error().message};
     auto extra = workload::apply_workload_settings(w, extra_settings);
     if (!extra) throw util::Fatal{w.name + ": " + extra.error().message};
+    std::shared_ptr<const model::ObservedSelection> logged =
+        observed ? changed_by_command_line(source.observed[i], options, settings, source.raw[i], w) : nullptr;
     if (layout_given) std::erase_if(w.notes, [](const std::string& note) { return note.starts_with("packing unknown"); });
     auto finished = workload::finish_workload(w);
     if (!finished) throw util::Fatal{finished.error().message};
     workloads.push_back(std::move(w));
-    if (observed) observed->push_back(source.observed[i]);
+    if (observed) observed->push_back(std::move(logged));
   }
   return workloads;
 }

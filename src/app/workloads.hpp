@@ -28,7 +28,9 @@ SourceWorkloads read_workloads(const Options& options);
 
 // The completed workloads: options.workload_sets, then extra_settings (a sweep cell's), applied
 // to each source workload, then TE's defaults. observed (optional) receives one entry per returned
-// workload. util::Fatal naming the workload and key on a bad value.
+// workload: a TE log's record, without the node facts options.sets replaces and with `changed`
+// naming what --set and the settings changed from the log. util::Fatal naming the workload and
+// key on a bad value.
 std::vector<model::Workload> complete_workloads(const SourceWorkloads& source, const Options& options,
                                                 const std::vector<std::string>& extra_settings = {},
                                                 std::vector<std::shared_ptr<const model::ObservedSelection>>* observed = nullptr);

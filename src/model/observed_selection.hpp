@@ -33,6 +33,11 @@ struct ObservedSelection {
   bool selected_known = false;                  // the log says which backend ran (or that none did)
   std::optional<std::string> selected;          // FlashAttention, FusedAttention, UnfusedDotProductAttention
   bool raised_no_backend = false;               // the "No dot product attention backend" ValueError
+  // What the command line changed from what TE ran with: "--set cudnn.version=9.10.0 (the log:
+  // 9.3.0)", "--workload-set cp_comm_type=p2p (the log: all_gather)". The log's values are
+  // defaults, not a lock; once one is changed, TE's logged choice is not this workload's: it is
+  // neither the verdict's evidence nor compared with the doctor's.
+  std::vector<std::string> changed;
 };
 
 // One point where TE's log and the doctor disagree.

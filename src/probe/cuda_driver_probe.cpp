@@ -3,10 +3,13 @@
 // initialising CUDA takes a quarter of a second and can hang on a sick GPU; the self-test does it.
 // The call still runs in a bounded child: loading libcuda runs the driver's constructors.
 #include "probe/node_probes.hpp"
+#include "probe/tree_policy.hpp"
 #include "probe/vendor_child.hpp"
 
 #include "gpuapi/cuda_driver.hpp"
 #include "util/strings.hpp"
+
+#include <unistd.h>
 
 namespace probe {
 
@@ -64,6 +67,10 @@ std::unique_ptr<StartedProbe> start_cuda_driver_probe(const Host& host) {
   if (!host.allow_vendor_calls) {
     return std::make_unique<StartedVendorProbe>(k_probe, "skipped", "vendor library calls are disabled");
   }
+  // As root, the loader's search through a directory another user can change would run that
+  // user's library as root (tree_policy.hpp).
+  if (auto why = loader_path_refusal(::geteuid()); why && !host.library_overrides.contains("cuda"))
+    return std::make_unique<StartedVendorProbe>(k_probe, "skipped", "not loaded: " + *why);
   // Under a fake root the loader would find this machine's library, not the node's.
   if (!host.root.empty() && host.root != "/" && !host.library_overrides.contains("cuda")) {
     return std::make_unique<StartedVendorProbe>(k_probe, "skipped",

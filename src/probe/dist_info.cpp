@@ -113,7 +113,7 @@ SiteScan scan_site_packages(const std::filesystem::path& root, const std::string
   // there are many (a venv's dozen nvidia-* wheels; each read costs tens of microseconds there).
   using Parsed = util::Result<Distribution>;
   auto read_one = [&](const std::string& metadata) {
-    auto text = util::read_file_head(host_path(root, metadata), 16u << 10);
+    auto text = read_node_file_head(root, metadata, 16u << 10);
     if (!text) return std::make_shared<const Parsed>(util::Error{text.error().kind, metadata + ": " + text.error().message});
     return std::make_shared<const Parsed>(parse_core_metadata(*text, metadata));
   };
@@ -145,7 +145,7 @@ SiteScan scan_site_packages(const std::filesystem::path& root, const std::string
 
 util::Result<std::vector<std::string>> read_record(const std::filesystem::path& root, const Distribution& dist) {
   if (dist.egg_info) return util::Error{util::ErrorKind::not_found, dist.metadata_path + ": egg-info has no RECORD"};
-  auto text = NVTE_TRY(util::read_file(host_path(root, dist.metadata_path + "/RECORD"), 16u << 20));
+  auto text = NVTE_TRY(read_node_file(root, dist.metadata_path + "/RECORD", 16u << 20));
   std::vector<std::string> files;
   for (auto line : util::split(text, '\n')) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);

@@ -4,6 +4,7 @@
 // libcuda's own answer replaces it.
 #include "probe/driver_info.hpp"
 #include "probe/gpu_facts.hpp"
+#include "probe/node_path.hpp"
 #include "probe/node_probes.hpp"
 
 #include "util/file.hpp"
@@ -83,8 +84,8 @@ std::optional<model::Version> cuda_version_for_driver(const model::Version& driv
 }
 
 void run_driver_probe(const Host& host, model::Facts& facts) {
-  auto proc = util::under_root(host.root, "/proc/driver/nvidia");
-  auto version_text = util::read_file(proc / "version", 64 * 1024);
+  const std::filesystem::path proc = "/proc/driver/nvidia"; // a node path, read inside the root
+  auto version_text = read_node_file(host.root, proc / "version", 64u << 10);
   if (!version_text) {
     if (version_text.error().kind == util::ErrorKind::not_found) {
       record_status(facts, "driver", "not_installed", "no NVIDIA kernel driver loaded (" + (proc / "version").string() + " is absent)");
@@ -106,12 +107,12 @@ void run_driver_probe(const Host& host, model::Facts& facts) {
   }
 
   // Each GPU the driver bound has a directory named by its bus id.
-  auto gpus = util::list_directory(proc / "gpus");
-  if (gpus) {
+  auto gpus = node_list_directory(host.root, proc / "gpus");
+  if (gpus.listed()) {
     model::Facts found;
     std::size_t n = 0;
-    for (const auto& entry : *gpus) {
-      auto text = util::read_file(proc / "gpus" / entry / "information", 64 * 1024);
+    for (const auto& entry : gpus) {
+      auto text = read_node_file(host.root, proc / "gpus" / entry / "information", 64u << 10);
       if (!text) continue;
       auto gpu = parse_gpu_information(*text);
       auto bus = normalize_bus_id(gpu.bus_location.empty() ? entry : gpu.bus_location);

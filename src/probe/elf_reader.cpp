@@ -33,7 +33,7 @@ private:
   Elf* m_elf;
 };
 
-// libelf initialised and host_file open for reading: the descriptor, which must outlive the
+// libelf initialised and file open for reading: the descriptor, which must outlive the
 // handle (members go in reverse order), and the handle (null when libelf cannot read the file).
 struct OpenElf {
   explicit OpenElf(util::Fd file) : fd(std::move(file)), elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr)) {}
@@ -41,15 +41,11 @@ struct OpenElf {
   ElfHandle elf;
 };
 
-util::Result<std::unique_ptr<OpenElf>> open_elf(const std::filesystem::path& host_file) {
+util::Result<std::unique_ptr<OpenElf>> open_elf(const NodeFile& file) {
   if (elf_version(EV_CURRENT) == EV_NONE) {
     return util::Error{util::ErrorKind::io, std::string("libelf: ") + elf_errmsg(-1)};
   }
-  util::Fd fd(::open(host_file.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    int err = errno;
-    return util::Error{util::errno_kind(err), "cannot open " + host_file.string() + ": " + util::errno_text(err)};
-  }
+  util::Fd fd = NVTE_TRY(open_node_file(file));
   return std::make_unique<OpenElf>(std::move(fd));
 }
 
@@ -72,27 +68,27 @@ unsigned native_elf_machine() {
 }
 
 namespace {
-util::Result<ElfDynamic> read_elf_dynamic_uncached(const std::filesystem::path& host_file);
+util::Result<ElfDynamic> read_elf_dynamic_uncached(const NodeFile& file);
 } // namespace
 
-util::Result<ElfDynamic> read_elf_dynamic(const std::filesystem::path& host_file) {
+util::Result<ElfDynamic> read_elf_dynamic(const NodeFile& file) {
   using Cached = util::Result<ElfDynamic>;
-  auto value = node_memo_value("elf_dynamic", host_file.string(),
-                               [&] { return std::make_shared<const Cached>(read_elf_dynamic_uncached(host_file)); });
+  auto value =
+      node_memo_value("elf_dynamic", file.host().string(), [&] { return std::make_shared<const Cached>(read_elf_dynamic_uncached(file)); });
   return *std::static_pointer_cast<const Cached>(value);
 }
 
 namespace {
 
-util::Result<ElfDynamic> read_elf_dynamic_uncached(const std::filesystem::path& host_file) {
-  auto opened = NVTE_TRY(open_elf(host_file));
+util::Result<ElfDynamic> read_elf_dynamic_uncached(const NodeFile& file) {
+  auto opened = NVTE_TRY(open_elf(file));
   const ElfHandle& elf = opened->elf;
   auto fail = [&](std::string_view what) {
-    return util::Error{util::ErrorKind::parse, host_file.string() + ": " + std::string(what) + ": " + elf_errmsg(-1)};
+    return util::Error{util::ErrorKind::parse, file.host().string() + ": " + std::string(what) + ": " + elf_errmsg(-1)};
   };
   if (!elf.get()) return fail("not readable as ELF");
   if (elf_kind(elf.get()) != ELF_K_ELF) {
-    return util::Error{util::ErrorKind::parse, host_file.string() + ": not an ELF file"};
+    return util::Error{util::ErrorKind::parse, file.host().string() + ": not an ELF file"};
   }
   GElf_Ehdr ehdr;
   if (!gelf_getehdr(elf.get(), &ehdr)) return fail("no ELF header");
@@ -127,22 +123,22 @@ util::Result<ElfDynamic> read_elf_dynamic_uncached(const std::filesystem::path& 
     }
   }
   if (!found) {
-    return util::Error{util::ErrorKind::parse, host_file.string() + ": no dynamic section (not a shared object, or truncated)"};
+    return util::Error{util::ErrorKind::parse, file.host().string() + ": no dynamic section (not a shared object, or truncated)"};
   }
   return out;
 }
 
 } // namespace
 
-util::Result<ElfSectionRange> read_elf_section_range(const std::filesystem::path& host_file, std::string_view name) {
-  auto opened = NVTE_TRY(open_elf(host_file));
+util::Result<ElfSectionRange> read_elf_section_range(const NodeFile& file, std::string_view name) {
+  auto opened = NVTE_TRY(open_elf(file));
   const ElfHandle& elf = opened->elf;
   if (!elf.get() || elf_kind(elf.get()) != ELF_K_ELF) {
-    return util::Error{util::ErrorKind::parse, host_file.string() + ": not an ELF file"};
+    return util::Error{util::ErrorKind::parse, file.host().string() + ": not an ELF file"};
   }
   std::size_t names = 0;
   if (elf_getshdrstrndx(elf.get(), &names) != 0) {
-    return util::Error{util::ErrorKind::not_found, host_file.string() + ": no section name table"};
+    return util::Error{util::ErrorKind::not_found, file.host().string() + ": no section name table"};
   }
   Elf_Scn* scn = nullptr;
   while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
@@ -151,7 +147,7 @@ util::Result<ElfSectionRange> read_elf_section_range(const std::filesystem::path
     const char* section = elf_strptr(elf.get(), names, shdr.sh_name);
     if (section && name == section && shdr.sh_type != SHT_NOBITS) return ElfSectionRange{shdr.sh_offset, shdr.sh_size};
   }
-  return util::Error{util::ErrorKind::not_found, host_file.string() + ": no section " + std::string(name)};
+  return util::Error{util::ErrorKind::not_found, file.host().string() + ": no section " + std::string(name)};
 }
 
 std::string expand_origin(std::string_view entry, std::string_view origin_dir) {

@@ -3,6 +3,7 @@
 // file satisfies a NEEDED name. Only elf_reader.cpp includes <libelf.h>/<gelf.h>.
 #pragma once
 
+#include "probe/node_path.hpp"
 #include "util/result.hpp"
 
 #include <cstdint>
@@ -22,9 +23,10 @@ struct ElfDynamic {
   unsigned machine = 0;                // e_machine (EM_X86_64 = 62, EM_AARCH64 = 183)
 };
 
-// Reads host_file's dynamic section. Fails with parse for a file that is not ELF, is truncated or
-// has no readable dynamic section, with not_found / permission when it cannot be opened.
-util::Result<ElfDynamic> read_elf_dynamic(const std::filesystem::path& host_file);
+// Reads the file's dynamic section (opened with open_node_file: inside its tree, a regular file
+// only). Fails with parse for a file that is not ELF, is truncated or has no readable dynamic
+// section, with not_found / permission when it cannot be opened.
+util::Result<ElfDynamic> read_elf_dynamic(const NodeFile& file);
 
 // Where a section's bytes lie in the file (for bounded searches in huge libraries).
 struct ElfSectionRange {
@@ -35,7 +37,7 @@ struct ElfSectionRange {
 // The file range of the section called name (".rodata"). Reads only the ELF and section headers
 // and the section-name table. Fails with not_found when the file has no such section (or no
 // section headers), parse when it is not ELF.
-util::Result<ElfSectionRange> read_elf_section_range(const std::filesystem::path& host_file, std::string_view name);
+util::Result<ElfSectionRange> read_elf_section_range(const NodeFile& file, std::string_view name);
 
 // Expands $ORIGIN / ${ORIGIN} in one RUNPATH/RPATH entry; origin_dir is the node directory of the
 // object that carries the entry. $LIB and $PLATFORM are left as they are.

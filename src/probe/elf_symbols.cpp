@@ -322,15 +322,11 @@ bool MappedSymbols::defines(std::string_view name, std::uint32_t hash, std::stri
   return versioned == 1;
 }
 
-util::Result<std::shared_ptr<const ElfSymbols>> read_uncached(const std::filesystem::path& host_file) {
-  util::Fd fd(::open(host_file.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    int err = errno;
-    return util::Error{util::errno_kind(err), "cannot open " + host_file.string() + ": " + util::errno_text(err)};
-  }
+util::Result<std::shared_ptr<const ElfSymbols>> read_uncached(const NodeFile& file) {
+  const std::filesystem::path host_file = file.host();
+  util::Fd fd = NVTE_TRY(open_node_file(file));
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
-    return util::Error{util::ErrorKind::parse, host_file.string() + ": not a regular file"};
+  if (::fstat(fd.get(), &st) != 0) return util::file_error("cannot stat", host_file, errno);
   if (st.st_size < static_cast<off_t>(sizeof(Elf64_Ehdr)))
     return util::Error{util::ErrorKind::parse, host_file.string() + ": too short for ELF"};
   void* data = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd.get(), 0);
@@ -346,9 +342,9 @@ util::Result<std::shared_ptr<const ElfSymbols>> read_uncached(const std::filesys
 
 } // namespace
 
-util::Result<std::shared_ptr<const ElfSymbols>> read_elf_symbols(const std::filesystem::path& host_file) {
+util::Result<std::shared_ptr<const ElfSymbols>> read_elf_symbols(const NodeFile& file) {
   using Cached = util::Result<std::shared_ptr<const ElfSymbols>>;
-  auto value = node_memo_value("elf_symbols", host_file.string(), [&] { return std::make_shared<const Cached>(read_uncached(host_file)); });
+  auto value = node_memo_value("elf_symbols", file.host().string(), [&] { return std::make_shared<const Cached>(read_uncached(file)); });
   return *std::static_pointer_cast<const Cached>(value);
 }
 

@@ -6,6 +6,7 @@
 // (elf/dl-lookup.c). Only 64-bit little-endian objects are read: the machines the doctor runs on.
 #pragma once
 
+#include "probe/node_path.hpp"
 #include "util/result.hpp"
 
 #include <cstdint>
@@ -48,11 +49,11 @@ public:
 // The GNU hash of a symbol name (the dl_new_hash of glibc).
 std::uint32_t gnu_hash(std::string_view name);
 
-// Maps host_file and reads its dynamic symbol sections. The result keeps the mapping; names are
-// views into it. Memoised per file during a probe run. Fails with parse for a file that is not a
-// 64-bit little-endian ELF object with a dynamic symbol table, with not_found / permission when it
-// cannot be opened.
-util::Result<std::shared_ptr<const ElfSymbols>> read_elf_symbols(const std::filesystem::path& host_file);
+// Maps the file (open_node_file: inside its tree, a regular file only) and reads its dynamic
+// symbol sections. The result keeps the mapping; names are views into it. Memoised per file during
+// a probe run. Fails with parse for a file that is not a 64-bit little-endian ELF object with a
+// dynamic symbol table, with not_found / permission when it cannot be opened.
+util::Result<std::shared_ptr<const ElfSymbols>> read_elf_symbols(const NodeFile& file);
 
 // A C++ symbol demangled by libstdc++ (abi::__cxa_demangle); the name itself when it is not one.
 std::string demangle_symbol(std::string_view mangled);

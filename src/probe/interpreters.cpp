@@ -36,7 +36,7 @@ std::string parent(const std::string& node_path) {
 // key = value lines of pyvenv.cfg.
 std::map<std::string, std::string> read_cfg(const std::filesystem::path& root, const std::string& file) {
   std::map<std::string, std::string> out;
-  auto text = util::read_file(host_path(root, file), 1u << 20);
+  auto text = read_node_file(root, file, 1u << 20);
   if (!text) return out;
   for (auto line : util::split(*text, '\n')) {
     auto eq = line.find('=');
@@ -185,7 +185,7 @@ std::optional<std::string> pyenv_target(const Host& host, const std::string& shi
   std::string selected;
   if (auto it = host.env.find("PYENV_VERSION"); it != host.env.end() && !it->second.empty()) {
     selected = it->second;
-  } else if (auto text = util::read_file(host_path(host.root, root + "/version"), 4096)) {
+  } else if (auto text = read_node_file(host.root, root + "/version", 4096)) {
     for (auto line : util::split(*text, '\n')) {
       if (!util::trim(line).empty()) selected += (selected.empty() ? "" : ":") + std::string(util::trim(line));
     }

@@ -3,6 +3,7 @@
 // not a crash.
 #include "probe/ld_cache.hpp"
 
+#include "probe/node_path.hpp"
 #include "util/file.hpp"
 
 #include <cstring>
@@ -93,7 +94,7 @@ util::Result<LdCache> parse_ld_cache(std::string_view bytes, std::string_view or
 
 util::Result<LdCache> read_ld_cache(const std::filesystem::path& root) {
   auto path = util::under_root(root, "/etc/ld.so.cache");
-  auto bytes = NVTE_TRY(util::read_file(path));
+  auto bytes = NVTE_TRY(read_node_file(root, "/etc/ld.so.cache", 64u << 20));
   return parse_ld_cache(bytes, path.string());
 }
 

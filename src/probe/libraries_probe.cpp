@@ -18,6 +18,7 @@
 #include "probe/node_probes.hpp"
 #include "probe/te_load_order.hpp"
 #include "probe/torch_load_order.hpp"
+#include "probe/tree_policy.hpp"
 #include "util/file.hpp"
 #include "util/logging.hpp"
 #include "util/parallel.hpp"
@@ -85,14 +86,14 @@ std::optional<CopyVersion> copy_version(const Host& host, const LibrarySpec& spe
   if (auto it = wheels.find(copy.real_path); it != wheels.end())
     return CopyVersion{it->second.version, "dist_info", it->second.distribution};
   if (auto v = version_from_header(host.root, spec, copy.real_path, soname_major(spec, copy))) return v;
-  std::filesystem::path file = host_path(host.root, copy.real_path);
-  if (auto v = version_from_embedded_string(spec, file)) return v;
+  if (auto v = version_from_embedded_string(spec, NodeFile{host.root, copy.real_path})) return v;
   if (!spec.api) return std::nullopt;
-  if (!host.allow_vendor_calls) {
-    problems.push_back(copy.real_path + ": version unknown without loading it (vendor calls disabled)");
+  // The only place the probe loads a file of the node: the rule for untrusted trees decides.
+  if (auto refused = load_refusal(host, copy.real_path)) {
+    problems.push_back(copy.real_path + ": " + *refused);
     return std::nullopt;
   }
-  auto loaded = version_from_loading(spec, file, host.vendor_timeout);
+  auto loaded = version_from_loading(spec, host_path(host.root, copy.real_path), host.vendor_timeout);
   if (!loaded) {
     problems.push_back(copy.real_path + ": " + loaded.error().message);
     return std::nullopt;
@@ -111,7 +112,7 @@ const LibraryCopy* copy_at(const std::vector<LibraryCopy>& copies, const std::st
 // scan does not cover).
 void ensure_copy(const Host& host, std::vector<LibraryCopy>& copies, const ConsumerChoice& choice, std::string_view source) {
   if (copy_at(copies, choice.real)) return;
-  auto dynamic = read_elf_dynamic(host_path(host.root, choice.real));
+  auto dynamic = read_elf_dynamic(NodeFile{host.root, choice.real});
   LibraryCopy copy;
   copy.real_path = choice.real;
   copy.seen_as.push_back(choice.path);
@@ -147,8 +148,7 @@ void record_cuda_versions(const Host& host, model::Facts& facts) {
   auto resolved = resolve_node_path(host.root, "/usr/local/cuda");
   if (resolved) {
     facts.set("cuda.toolkit_path", resolved->real.string());
-    auto toolkit = host_path(host.root, resolved->real);
-    if (auto json = util::read_file(toolkit / "version.json", 1u << 20)) {
+    if (auto json = read_node_file(host.root, resolved->real / "version.json", 1u << 20)) {
       // {"cuda" : {"name" : "CUDA SDK", "version" : "13.0.2"}, ...}: the first "version" after "cuda".
       auto at = json->find("\"cuda\"");
       auto key = at == std::string::npos ? std::string::npos : json->find("\"version\"", at);
@@ -243,7 +243,7 @@ void choose_and_record(const Host& host, LibrariesRun& run, model::Facts& facts)
     if (auto core = te_core_library(host.root, *te_dir)) {
       te_core_path = *core;
       if (auto real = resolve_node_path(host.root, *core)) {
-        if (auto d = read_elf_dynamic(host_path(host.root, real->real))) te_core = std::move(d).value();
+        if (auto d = read_elf_dynamic(NodeFile{host.root, real->real})) te_core = std::move(d).value();
       }
     }
   }

@@ -93,7 +93,7 @@ CopyScan find_copies(const std::filesystem::path& root, const LibrarySpec& spec,
       return;
     }
     if (node_file_type(root, real) != NodeFileType::regular) return;
-    auto dynamic = read_elf_dynamic(host_path(root, real));
+    auto dynamic = read_elf_dynamic(NodeFile{root, real});
     if (!dynamic) {
       problems.insert(node_file + ": " + dynamic.error().message + " (not a loadable copy)");
       return;

@@ -91,11 +91,11 @@ std::vector<std::string_view> headers_of(const LibrarySpec& spec) {
 // A read-only mapping of a whole file.
 class MappedFile {
 public:
-  explicit MappedFile(const std::filesystem::path& path) {
-    util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  explicit MappedFile(const NodeFile& file) {
+    auto fd = open_node_file(file);
     struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) != 0 || st.st_size <= 0) return;
-    void* data = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (!fd || ::fstat(fd->get(), &st) != 0 || st.st_size <= 0) return;
+    void* data = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd->get(), 0);
     if (data == MAP_FAILED) return;
     m_data = static_cast<const char*>(data);
     m_size = static_cast<std::size_t>(st.st_size);
@@ -180,7 +180,7 @@ std::optional<CopyVersion> version_from_header(const std::filesystem::path& root
       std::string file = inc + "/" + std::string(header);
       // The version defines are within the first 8 KB of every release's header (cudnn_version.h,
       // nccl.h, cuda_runtime_api.h at 6 KB of its 600 KB, cublas_api.h at 3 KB of 330 KB).
-      auto text = util::read_file_head(host_path(root, file), k_header_head);
+      auto text = read_node_file_head(root, file, k_header_head);
       if (!text) continue;
       auto v = version_in_header(spec, *text);
       if (!v) continue;
@@ -191,7 +191,7 @@ std::optional<CopyVersion> version_from_header(const std::filesystem::path& root
   return std::nullopt;
 }
 
-std::optional<CopyVersion> version_from_embedded_string(const LibrarySpec& spec, const std::filesystem::path& host_file) {
+std::optional<CopyVersion> version_from_embedded_string(const LibrarySpec& spec, const NodeFile& host_file) {
   std::string needle;
   if (spec.key == "nccl") needle = "NCCL version ";
   else if (spec.key == "nvrtc") needle = "Cuda compilation tools, release ";

@@ -17,6 +17,7 @@
 
 #include "gpuapi/library_version.hpp"
 #include "model/version.hpp"
+#include "probe/node_path.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -58,8 +59,8 @@ std::optional<CopyVersion> version_from_file_name(const LibrarySpec& spec, std::
 std::optional<CopyVersion> version_from_header(const std::filesystem::path& root, const LibrarySpec& spec,
                                                const std::string& real_node_path, std::optional<long> major_hint);
 
-// 4. From a version string embedded in the file (host path).
-std::optional<CopyVersion> version_from_embedded_string(const LibrarySpec& spec, const std::filesystem::path& host_file);
+// 4. From a version string embedded in the file (read, never loaded).
+std::optional<CopyVersion> version_from_embedded_string(const LibrarySpec& spec, const NodeFile& file);
 
 // 5. By loading the copy (host path) in a child; the error says why not.
 util::Result<CopyVersion> version_from_loading(const LibrarySpec& spec, const std::filesystem::path& host_file,

@@ -42,10 +42,10 @@ util::Result<std::size_t> LinkMap::load(const std::string& node_path, const std:
     add_name(it->second, name);
     return it->second;
   }
-  std::filesystem::path host = host_path(m_view.root, real);
-  auto dynamic = read_elf_dynamic(host);
+  const NodeFile file{m_view.root, real};
+  auto dynamic = read_elf_dynamic(file);
   if (!dynamic) return dynamic.error();
-  auto symbols = read_elf_symbols(host);
+  auto symbols = read_elf_symbols(file);
   if (!symbols) return symbols.error();
   LinkedObject o;
   o.path = node_path;

@@ -28,7 +28,7 @@ std::string reject_reason(const std::filesystem::path& root, const std::string& 
   auto resolved = resolve_node_path(root, node_file);
   if (!resolved) return resolved.error().message;
   if (node_file_type(root, resolved->real) != NodeFileType::regular) return node_file + ": not a regular file";
-  auto dynamic = read_elf_dynamic(host_path(root, resolved->real));
+  auto dynamic = read_elf_dynamic(NodeFile{root, resolved->real});
   if (!dynamic) return dynamic.error().message;
   if (!dynamic->is_64bit || dynamic->machine != native_elf_machine()) return node_file + ": wrong ELF class or machine";
   return {};

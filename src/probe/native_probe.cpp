@@ -123,7 +123,7 @@ std::optional<BuiltFor> built_for_torch(const std::filesystem::path& root, const
   if (auto plus = dist.version.find('+'); plus != std::string::npos) {
     if (auto v = torch_in(std::string_view(dist.version).substr(plus))) return BuiltFor{*v, "version " + dist.version};
   }
-  if (auto text = util::read_file(host_path(root, dist.metadata_path + "/direct_url.json"), 1u << 16)) {
+  if (auto text = read_node_file(root, dist.metadata_path + "/direct_url.json", 1u << 16)) {
     auto url = text->find("\"url\"");
     if (url != std::string::npos) {
       auto open = text->find('"', text->find(':', url));

@@ -3,6 +3,7 @@
 #include "probe/node_path.hpp"
 
 #include "util/file.hpp"
+#include "util/file_in_root.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -192,6 +193,27 @@ std::shared_ptr<const void> node_memo_value(std::string_view kind, const std::st
 
 std::filesystem::path host_path(const std::filesystem::path& root, const std::filesystem::path& node_path) {
   return util::under_root(root, normalize_node_path(node_path));
+}
+
+namespace {
+bool is_live_root(const std::filesystem::path& root) { return root.empty() || root == "/"; }
+} // namespace
+
+// With root "/" the path is a host path as given (a test's relative path stays relative).
+std::filesystem::path NodeFile::host() const { return is_live_root(root) ? path : host_path(root, path); }
+
+util::Result<util::Fd> open_node_file(const NodeFile& file) {
+  if (is_live_root(file.root)) return util::open_regular_file(file.path);
+  return util::open_file_in_root(file.root, normalize_node_path(file.path));
+}
+
+util::Result<std::string> read_node_file(const std::filesystem::path& root, const std::filesystem::path& node_path, std::size_t max_bytes) {
+  return util::read_file_in_root(root, normalize_node_path(node_path), max_bytes);
+}
+
+util::Result<std::string> read_node_file_head(const std::filesystem::path& root, const std::filesystem::path& node_path,
+                                              std::size_t max_bytes) {
+  return util::read_file_head_in_root(root, normalize_node_path(node_path), max_bytes);
 }
 
 namespace {

@@ -1,9 +1,13 @@
 // Paths on the node as seen from a Host whose filesystem root may be a fixture tree. Probes speak
 // in node paths ("/usr/lib/x86_64-linux-gnu/libcudnn.so.9"), and only these helpers turn them into
 // host paths. Symlinks are followed the way the node's kernel would: an absolute target is read
-// under the root, never on the machine running the doctor.
+// under the root, never on the machine running the doctor. Every probe opens a node file to read
+// through open_node_file / read_node_file (util::open_file_in_root: resolved inside the tree by
+// the kernel, a regular file only), the reading half of the rule for untrusted trees
+// (tree_policy.hpp).
 #pragma once
 
+#include "util/fd.hpp"
 #include "util/file.hpp"
 #include "util/result.hpp"
 
@@ -21,6 +25,27 @@ std::string multiarch_triplet();
 
 // The host path of a node path (root "/" returns the path unchanged).
 std::filesystem::path host_path(const std::filesystem::path& root, const std::filesystem::path& node_path);
+
+// A file of a node as the readers of files take it: the tree's root and the node path in it. A
+// plain host path (a test's file, a file of the live node) converts to one with root "/".
+struct NodeFile {
+  NodeFile(const std::filesystem::path& host_file) : path(host_file) {} // NOLINT: a host path is a file of "/"
+  NodeFile(const std::string& host_file) : path(host_file) {}           // NOLINT
+  NodeFile(const char* host_file) : path(host_file) {}                  // NOLINT
+  NodeFile(std::filesystem::path tree, std::filesystem::path node_path) : root(std::move(tree)), path(std::move(node_path)) {}
+  std::filesystem::path root = "/";
+  std::filesystem::path path;
+  std::filesystem::path host() const; // where it lies on this machine (for messages and memo keys)
+};
+
+// Opens a node file for reading, resolved inside its tree (util::open_file_in_root): the tree's
+// links never lead out of it, and only a regular file is opened.
+util::Result<util::Fd> open_node_file(const NodeFile& file);
+// Its content, at most max_bytes: an error past it (read_node_file), or the first max_bytes
+// (read_node_file_head).
+util::Result<std::string> read_node_file(const std::filesystem::path& root, const std::filesystem::path& node_path, std::size_t max_bytes);
+util::Result<std::string> read_node_file_head(const std::filesystem::path& root, const std::filesystem::path& node_path,
+                                              std::size_t max_bytes);
 
 struct ResolvedPath {
   std::filesystem::path real;               // the node path with every symlink resolved

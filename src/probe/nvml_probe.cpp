@@ -4,6 +4,7 @@
 // probes for the GPU with the same bus id.
 #include "probe/gpu_facts.hpp"
 #include "probe/node_probes.hpp"
+#include "probe/tree_policy.hpp"
 #include "probe/vendor_child.hpp"
 
 #include "gpuapi/cuda_driver.hpp"
@@ -11,6 +12,7 @@
 #include "util/strings.hpp"
 
 #include <cstdio>
+#include <unistd.h>
 
 namespace probe {
 
@@ -164,6 +166,10 @@ std::unique_ptr<StartedProbe> start_nvml_probe(const Host& host) {
   if (!host.allow_vendor_calls) {
     return std::make_unique<StartedVendorProbe>(k_probe, "skipped", "vendor library calls are disabled");
   }
+  // As root, the loader's search through a directory another user can change would run that
+  // user's library as root (tree_policy.hpp).
+  if (auto why = loader_path_refusal(::geteuid()); why && !host.library_overrides.contains("nvml"))
+    return std::make_unique<StartedVendorProbe>(k_probe, "skipped", "not loaded: " + *why);
   // Under a fake root the loader would find this machine's library, not the node's.
   if (!host.root.empty() && host.root != "/" && !host.library_overrides.contains("nvml")) {
     return std::make_unique<StartedVendorProbe>(k_probe, "skipped",

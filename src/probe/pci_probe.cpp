@@ -4,12 +4,20 @@
 // capability and memory come from the device-ID table (gpu_ids.cpp), not from pci.ids, which
 // GPU nodes rarely have.
 //
+// libpci opens the sysfs files itself, following links as this machine's kernel does. Under an
+// examined tree (tree_policy.hpp) the scan therefore runs only when every link of the tree's
+// /sys/bus/pci/devices and of each device directory resolves on this machine to the same file as
+// inside the tree, and nothing there is a device, FIFO or socket: a crafted tree cannot make
+// libpci read a file of the node or block on a terminal.
+//
 // libpci reports fatal problems through a callback that must not return (its default prints and
 // calls exit). Ours longjmps back to the scan with the message; the scan's frame holds nothing
 // with a destructor, and the pci_access is released after the jump.
 #include "probe/gpu_facts.hpp"
 #include "probe/gpu_ids.hpp"
+#include "probe/node_path.hpp"
 #include "probe/node_probes.hpp"
+#include "probe/tree_policy.hpp"
 
 #include "util/file.hpp"
 #include "util/result.hpp"
@@ -19,6 +27,7 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <sys/stat.h>
 #include <csetjmp>
 #include <cstdarg>
 #include <cstdio>
@@ -115,9 +124,47 @@ util::Result<std::vector<PciGpu>> scan_nvidia_gpus(const std::filesystem::path& 
   }
 }
 
+// Whether the node path, resolved inside root, is the file this machine's kernel reaches from
+// its host path; a path missing on both sides is the same (nothing to read).
+util::Result<void> same_inside_and_out(const std::filesystem::path& root, const std::filesystem::path& canonical_root,
+                                       const std::string& node_path) {
+  std::error_code ec;
+  auto outside = std::filesystem::canonical(host_path(root, node_path), ec);
+  auto inside = resolve_node_path(root, node_path);
+  if (ec && !inside) return {};
+  if (ec || !inside || outside != canonical_root / inside->real.relative_path())
+    return util::Error{util::ErrorKind::invalid,
+                       node_path + " leads out of the tree (" + (ec ? std::string("missing inside") : outside.string()) + ")"};
+  struct stat st {};
+  if (::stat(outside.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    return util::Error{util::ErrorKind::invalid, node_path + ": not a regular file (" + util::file_type_text(st.st_mode) + ")"};
+  return {};
+}
+
+// The examined tree's PCI sysfs, checked before libpci reads it (see the top of the file).
+util::Result<void> sysfs_stays_inside(const std::filesystem::path& root) {
+  std::error_code ec;
+  auto canonical_root = std::filesystem::canonical(root, ec);
+  if (ec) return util::Error{util::ErrorKind::not_found, root.string() + ": " + ec.message()};
+  const std::string devices = "/sys/bus/pci/devices";
+  NVTE_TRY_VOID(same_inside_and_out(root, canonical_root, devices));
+  for (const auto& device : node_list_directory(root, devices)) {
+    const std::string dir = devices + "/" + device;
+    NVTE_TRY_VOID(same_inside_and_out(root, canonical_root, dir));
+    for (const auto& name : node_list_directory(root, dir)) NVTE_TRY_VOID(same_inside_and_out(root, canonical_root, dir + "/" + name));
+  }
+  return {};
+}
+
 } // namespace
 
 void run_pci_probe(const Host& host, model::Facts& facts) {
+  if (tree_kind(host) == TreeKind::examined) {
+    if (auto contained = sysfs_stays_inside(host.root); !contained) {
+      record_status(facts, "pci", "error", "not scanned: the tree's PCI sysfs " + contained.error().message);
+      return;
+    }
+  }
   auto gpus = scan_nvidia_gpus(util::under_root(host.root, "/sys/bus/pci"));
   if (!gpus) {
     record_status(facts, "pci", "error", gpus.error().message);

@@ -27,6 +27,11 @@ struct Host {
   std::map<std::string, std::filesystem::path> library_overrides;
   std::chrono::milliseconds vendor_timeout{5000}; // bound on any call into a vendor library
   bool allow_vendor_calls = true;                 // false: never dlopen a vendor library
+  // env is an image's (its config, for a preflight read from outside), not this process's: even
+  // at root "/" the tree is then examined, not live, and nothing in it is loaded (tree_policy.hpp).
+  bool image_environment = false;
+  // Tests only: the fake vendor libraries of a fixture tree may be loaded as a live node's are.
+  bool load_fixture_libraries = false;
   // false (the default): the vendor probes (NVML, libcuda) run only where the file probes left a
   // gap; true (--deep): always, for what only they know (GPU memory, MIG mode, libcuda's own
   // CUDA version). Loading NVML costs more than all the file probes together (37 ms of nvmlInit

@@ -62,7 +62,7 @@ struct Packages {
 
 // torch/version.py holds `cuda = '13.0'` (or `cuda: Optional[str] = '12.1'`; None for CPU builds).
 std::optional<model::Version> torch_cuda_from_version_py(const std::filesystem::path& root, const std::string& torch_dir) {
-  auto text = util::read_file(host_path(root, torch_dir + "/version.py"), 1u << 20);
+  auto text = read_node_file(root, torch_dir + "/version.py", 1u << 20);
   if (!text) return std::nullopt;
   for (auto line : util::split(*text, '\n')) {
     line = util::trim(line);
@@ -83,7 +83,7 @@ std::optional<model::Version> torch_cuda_from_version_py(const std::filesystem::
 // torch/version.py's `__version__ = '2.11.0+cu130'`: what torch.__version__ says, with the CUDA
 // build suffix that a PyPI wheel's METADATA version lacks.
 std::optional<model::Version> torch_version_from_version_py(const std::filesystem::path& root, const std::string& torch_dir) {
-  auto text = util::read_file(host_path(root, torch_dir + "/version.py"), 1u << 20);
+  auto text = read_node_file(root, torch_dir + "/version.py", 1u << 20);
   if (!text) return std::nullopt;
   for (auto line : util::split(*text, '\n')) {
     line = util::trim(line);

@@ -1,11 +1,13 @@
 // system: what kind of host this is. Under a fake root (tests, a mounted node image) only the
-// files under that root count; what only the running kernel can say (uname) is asked of it only
-// when the root is "/". glibc's version is the running libc's there, and under another root the
-// root's own libc.so.6, read as a file: the version in its name (libc-2.31.so, before glibc 2.34)
-// or the banner every glibc embeds ("... release version 2.36."), never by running it.
-#include "probe/node_path.hpp"
+// files under that root count, read inside it (read_node_file: an image's /etc/hostname that
+// links to a file of the node is read as the image's own path, a device is refused); what only
+// the running kernel can say (uname) is asked of it only when the root is "/". glibc's version is
+// the running libc's there, and under another root the root's own libc.so.6, read as a file: the
+// version in its name (libc-2.31.so, before glibc 2.34) or the banner every glibc embeds
+// ("... release version 2.36."), never by running it.
 #include "probe/node_probes.hpp"
 
+#include "probe/node_path.hpp"
 #include "util/file.hpp"
 #include "util/strings.hpp"
 
@@ -21,7 +23,7 @@ namespace {
 bool is_real_root(const Host& host) { return host.root == "/" || host.root.empty(); }
 
 std::optional<std::string> read_line(const Host& host, const char* path) {
-  auto text = util::read_file(util::under_root(host.root, path), std::size_t{64} << 10);
+  auto text = read_node_file(host.root, path, 64u << 10);
   if (!text) return std::nullopt;
   auto line = util::trim(util::split(*text, '\n').front());
   if (line.empty()) return std::nullopt;
@@ -30,8 +32,8 @@ std::optional<std::string> read_line(const Host& host, const char* path) {
 
 // KEY=value or KEY="value" lines of os-release(5).
 void read_os_release(const Host& host, model::Facts& facts) {
-  auto text = util::read_file(util::under_root(host.root, "/etc/os-release"), std::size_t{64} << 10);
-  if (!text) text = util::read_file(util::under_root(host.root, "/usr/lib/os-release"), std::size_t{64} << 10);
+  auto text = read_node_file(host.root, "/etc/os-release", 64u << 10);
+  if (!text) text = read_node_file(host.root, "/usr/lib/os-release", 64u << 10);
   if (!text) return;
   for (auto line : util::split(*text, '\n')) {
     auto eq = line.find('=');
@@ -57,7 +59,7 @@ std::optional<model::Version> root_glibc_version(const Host& host) {
     if (name.starts_with("libc-") && name.ends_with(".so"))
       if (auto v = model::Version::parse(std::string_view(name).substr(5, name.size() - 8))) return *v;
     // libc.so.6 is about 2 MB; its banner sits in .rodata.
-    auto text = util::read_file(host_path(host.root, resolved->real), 16u << 20);
+    auto text = read_node_file(host.root, resolved->real, 16u << 20);
     if (!text) continue;
     constexpr std::string_view k_banner = "release version ";
     for (auto at = text->find(k_banner); at != std::string::npos; at = text->find(k_banner, at + 1)) {
@@ -71,13 +73,10 @@ std::optional<model::Version> root_glibc_version(const Host& host) {
   return std::nullopt;
 }
 
-bool exists_under(const Host& host, const char* path) {
-  std::error_code ec;
-  return std::filesystem::exists(util::under_root(host.root, path), ec);
-}
+bool exists_under(const Host& host, const char* path) { return node_file_type(host.root, path) != NodeFileType::none; }
 
 std::string container_kind(const Host& host) {
-  auto cgroup = util::read_file(util::under_root(host.root, "/proc/1/cgroup"), std::size_t{256} << 10).value_or("");
+  auto cgroup = read_node_file(host.root, "/proc/1/cgroup", 256u << 10).value_or("");
   if (!host.getenv("KUBERNETES_SERVICE_HOST").empty() || cgroup.find("kubepods") != std::string::npos) {
     return "kubernetes";
   }

@@ -18,7 +18,7 @@ util::Result<ConsumerChoice> torch_library_choice(const LoaderView& view, const 
     std::string path = lib_dir + "/" + std::string(object);
     auto resolved = resolve_node_path(view.root, path);
     if (!resolved) continue;
-    auto dynamic = read_elf_dynamic(host_path(view.root, resolved->real));
+    auto dynamic = read_elf_dynamic(NodeFile{view.root, resolved->real});
     if (!dynamic) continue;
     any_object = true;
     for (const auto& needed : dynamic->needed) {

@@ -44,7 +44,10 @@ std::string render_te_log_text(const model::Explanation& e, const model::Observe
   Style style(options.color);
   std::string out;
   auto diffs = model::compare_selection(*te, e);
-  if (!te->selected_known && te->available.empty()) {
+  if (!te->changed.empty()) {
+    out += "  " + style.yellow("TE's log") + " (" + te->source + ") is not compared: the command line changed what TE ran with (" +
+           wrap_text(util::join(te->changed, "; "), 4) + ")\n";
+  } else if (!te->selected_known && te->available.empty()) {
     out += "  " + style.yellow("TE's log") + " (" + te->source +
            ") has no verdict after its config line (no Available/Selected backend line, no ValueError): nothing to compare\n";
   } else if (diffs.empty()) {
@@ -74,7 +77,7 @@ std::string render_te_log_text(const model::Explanation& e, const model::Observe
 }
 
 Json te_log_to_json(const model::Explanation& e, const model::ObservedSelection& te) {
-  auto diffs = model::compare_selection(te, e);
+  auto diffs = te.changed.empty() ? model::compare_selection(te, e) : std::vector<model::SelectionDifference>{};
   auto backend_or_null = [](const std::optional<std::string>& name) { return name ? Json(*name) : Json(nullptr); };
   Json logged{{"selected_known", te.selected_known},
               {"selected", backend_or_null(te.selected)},
@@ -92,10 +95,12 @@ Json te_log_to_json(const model::Explanation& e, const model::ObservedSelection&
   Json out{{"source", te.source},
            {"te", std::move(logged)},
            {"doctor_selected", backend_or_null(e.selected)},
-           {"agreement", !verdict        ? "no_verdict"
-                         : diffs.empty() ? "agrees"
-                                         : "disagrees"},
+           {"agreement", !te.changed.empty() ? "not_compared"
+                         : !verdict          ? "no_verdict"
+                         : diffs.empty()     ? "agrees"
+                                             : "disagrees"},
            {"differences", std::move(differences)}};
+  if (!te.changed.empty()) out["changed"] = te.changed;
   if (!diffs.empty()) out["report_line"] = te_log_report_line(e, te);
   return out;
 }
@@ -107,6 +112,14 @@ model::Finding te_log_finding(const model::Explanation& e, const model::Observed
   f.area = "attention";
   f.workload = e.workload.name;
   f.evidence.emplace_back("te_log", te->source);
+  if (!te->changed.empty()) {
+    f.id = "te-log-not-compared";
+    f.severity = model::Severity::info;
+    f.title = "TE's own log is not compared for workload " + e.workload.name + ": the command line changed what TE ran with";
+    f.message = "TE's debug log (" + te->source + ") gave the defaults; the command line changed " + util::join(te->changed, "; ") +
+                ", so TE's logged choice is not this workload's and the verdict is the doctor's prediction.";
+    return f;
+  }
   if (diffs.empty()) {
     f.id = "te-log-agrees";
     f.severity = model::Severity::info;

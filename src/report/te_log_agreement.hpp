@@ -25,7 +25,8 @@ std::string render_te_log_text(const model::Explanation& explanation, const mode
 Json te_log_to_json(const model::Explanation& explanation, const model::ObservedSelection& te);
 
 // check's finding for a workload read from a TE log: te-log-agrees (info) or te-log-disagrees
-// (warning, the paste line in its message).
+// (warning, the paste line in its message); te-log-not-compared (info) when the command line
+// changed what TE ran with (ObservedSelection::changed).
 model::Finding te_log_finding(const model::Explanation& explanation, const model::ObservedSelection& te);
 
 // The one line to paste into a report: tool version, TE's facts, the workload's keys, and each

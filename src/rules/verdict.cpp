@@ -42,8 +42,9 @@ void decide_verdict(model::Explanation& e, const VerdictInputs& in) {
   }
   v.evidence = model::EvidenceKind::predicted;
   v.evidence_text = "predicted from TE " + e.te_version + "'s selection code";
-  if (in.observed && in.observed->selected_known) {
+  if (in.observed && in.observed->selected_known && in.observed->changed.empty()) {
     // What TE itself logged for this run is the selection; the doctor's model only explains it.
+    // Once the command line changed what TE ran with (--set, --workload-set), it is a prediction.
     v.evidence = model::EvidenceKind::observed;
     v.evidence_text = "observed in TE's own log (" + in.observed->source + ")";
     v.backend = in.observed->raised_no_backend ? std::nullopt : in.observed->selected;

@@ -5,6 +5,7 @@
 #include "selftest/sdpa.hpp"
 
 #include "util/json_text.hpp"
+#include "util/logging.hpp"
 #include "util/strings.hpp"
 #include "util/subprocess.hpp"
 
@@ -447,9 +448,24 @@ Results run_all(const Plan& input) {
   // several GPUs NCCL measures bus bandwidth, so the cuda child is collected before the cuDNN
   // checks start and never shares the GPUs with their kernels; with one GPU NCCL only initialises
   // and may overlap them. Without a GPU each check says so itself (skipped) in milliseconds.
+  // A library path of the facts, or "" (the child's SONAME candidates) where the caller's rule
+  // refuses to load it (why goes to refused).
+  auto loadable = [&](std::string path, std::string& refused) {
+    if (path.empty() || !plan.load_refusal) return path;
+    auto why = plan.load_refusal(path);
+    if (!why) return path;
+    refused = path + ": " + *why;
+    return std::string();
+  };
+  std::string refused, te_refused;
+  const std::string nvrtc_path = loadable(fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}), refused);
+  const std::string nccl_path = loadable(fact_text(facts, {"te.nccl.path", "nccl.path"}), refused);
+  const std::string cudnn_path = loadable(fact_text(facts, {"te.cudnn.path", "cudnn.path"}), refused);
+  std::string te_library = loadable(fact_text(facts, {"te.path"}), te_refused);
+  te_library = loadable(find_te_library(te_library), te_refused);
+  if (!refused.empty()) util::log::info("self-test: " + refused + "; its check loads the library by SONAME instead");
   auto cuda_checks = std::async(std::launch::async, [&] {
-    return run_cuda_checks(plan.runner, with_path(Json::object(), fact_text(facts, {"te.nvrtc.path", "nvrtc.path"})),
-                           with_path(Json::object(), fact_text(facts, {"te.nccl.path", "nccl.path"})));
+    return run_cuda_checks(plan.runner, with_path(Json::object(), nvrtc_path), with_path(Json::object(), nccl_path));
   });
   std::optional<std::vector<CheckOutcome>> cuda_outcomes;
   auto collect = [&]() -> std::vector<CheckOutcome>& {
@@ -462,8 +478,6 @@ Results run_all(const Plan& input) {
     return driver.status == "ok" || driver.status == "failed";
   };
   std::vector<CheckOutcome> kernel_checks; // after NVRTC's in the report, collected when done
-  std::string cudnn_path = fact_text(facts, {"te.cudnn.path", "cudnn.path"});
-  std::string te_library = find_te_library(fact_text(facts, {"te.path"}));
   for (std::size_t i = 0; i < plan.workloads.size(); ++i) {
     const auto& w = plan.workloads[i];
     auto args = sdpa_args(w);
@@ -481,7 +495,7 @@ Results run_all(const Plan& input) {
     Json cudnn_args = with_path(*args, cudnn_path);
     // GPU 0's architecture, so that the child can compile its reference kernels before CUDA is up.
     if (auto sm = facts.get_int("gpu[0].sm"); sm && *sm > 0) cudnn_args["sm"] = *sm;
-    if (auto nvrtc = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}); !nvrtc.empty()) cudnn_args["nvrtc_path"] = nvrtc;
+    if (!nvrtc_path.empty()) cudnn_args["nvrtc_path"] = nvrtc_path;
     // The backward is FusedAttention's only for training: an inference job never runs it.
     const model::Value* training = w.get("is_training");
     const bool trains = !training || !training->is(model::ValueType::boolean) || training->as_bool();
@@ -499,13 +513,20 @@ Results run_all(const Plan& input) {
       kernel_checks.push_back(std::move(outcome));
     }
     kernel_checks.push_back(std::move(support));
-    if (te_library.empty()) continue;
+    if (te_library.empty()) {
+      // TE is there, but its library is not one this process may load: said, never silent.
+      if (!te_refused.empty()) {
+        kernel_checks.push_back(skipped_outcome("te_selector", label, "not loaded: " + te_refused));
+        kernel_checks.back().workload = static_cast<int>(i);
+      }
+      continue;
+    }
     Json te_args = *args;
     te_args["library"] = te_library;
     te_args["te_version"] = fact_text(facts, {"te.version"});
     if (auto v = facts.get_version("te.version")) te_args["te_version"] = v->to_string();
     te_args["cudnn_path"] = cudnn_path;
-    te_args["nvrtc_path"] = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"});
+    te_args["nvrtc_path"] = nvrtc_path;
     CheckOutcome te = gpu() ? run_check(plan.runner, "te_selector", te_args, label)
                             : skipped_outcome("te_selector", label, "no GPU");
     if (te.status == "ok" && i < plan.predicted.size()) {
@@ -526,9 +547,12 @@ Results run_all(const Plan& input) {
   out.push_back(std::move(basics[1]));
   for (auto& outcome : kernel_checks) out.push_back(std::move(outcome));
   out.push_back(std::move(basics[2]));
-  // The Python tier never skips silently: what kept it from running is its skipped check's reason.
-  if (std::string why = python_tier_unavailable(plan.python_executable, plan.python_script); !why.empty()) {
-    out.push_back(skipped_outcome("python", plan.python_executable, why));
+  // The Python tier never skips silently: what kept it from running is its skipped check's reason,
+  // the caller's (no interpreter it may run: probe/tree_policy.hpp) or the tier's own.
+  std::string why = plan.python_skipped;
+  if (why.empty()) why = python_tier_unavailable(plan.python_executable, plan.python_script);
+  if (!why.empty()) {
+    out.push_back(skipped_outcome("python", plan.python_executable.empty() ? "Python tier" : plan.python_executable, why));
     return results;
   }
   CheckOutcome tier =

@@ -128,6 +128,13 @@ struct Plan {
   std::vector<std::string> predicted_selected; // explain's selected backend per workload ("none")
   std::string python_executable;             // empty: no Python tier
   std::string python_script;                 // share/nvte-doctor/selftest.py
+  std::string python_skipped;                // why the Python tier does not run, shown as its skipped check
+  // Whether a library path the facts name (cudnn.path, nvrtc.path, nccl.path, te.path, ...) may
+  // be loaded by a child: the caller's rule for untrusted trees (probe/tree_policy.hpp). nullopt:
+  // it may; otherwise why not. A check whose path is refused loads its library by SONAME through
+  // this machine's loader (TE's selector, which needs TE's own file, is skipped with the reason).
+  // Unset: every path may be loaded.
+  std::function<std::optional<std::string>(const std::string& path)> load_refusal;
 };
 
 struct Results {

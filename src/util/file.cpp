@@ -2,6 +2,7 @@
 
 #include "util/defer.hpp"
 #include "util/fd.hpp"
+#include "util/file_in_root.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -29,28 +30,32 @@ Error file_error(std::string_view what, const std::filesystem::path& path, int e
   return Error{errno_kind(err), std::string(what) + " " + path.string() + ": " + errno_text(err)};
 }
 
-namespace {
+std::string file_type_text(unsigned mode) {
+  switch (mode & S_IFMT) {
+  case S_IFREG: return "a regular file";
+  case S_IFDIR: return "a directory";
+  case S_IFIFO: return "a FIFO";
+  case S_IFSOCK: return "a socket";
+  case S_IFCHR: return "a character device";
+  case S_IFBLK: return "a block device";
+  case S_IFLNK: return "a symlink";
+  default: return "an unknown kind of file";
+  }
+}
 
-enum class Overflow { error, truncate };
-
-Result<std::string> read_up_to(const std::filesystem::path& path, std::size_t max_bytes, Overflow overflow) {
-  // O_NONBLOCK: opening a FIFO (a node tree can hold one where a /proc file should be) must not
-  // wait for a writer; sockets and FIFOs are refused, other files are read blocking as usual.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (!fd) return file_error("cannot open", path, errno);
+Result<void> require_regular_file(int fd, const std::filesystem::path& path) {
   struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) return file_error("cannot stat", path, errno);
-  if (S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode) || S_ISDIR(info.st_mode))
-    return Error{ErrorKind::invalid, path.string() + ": not a regular file (" +
-                                         (S_ISDIR(info.st_mode)    ? "a directory"
-                                          : S_ISFIFO(info.st_mode) ? "a FIFO"
-                                                                   : "a socket") +
-                                         ")"};
-  if (::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK) != 0) return file_error("cannot read", path, errno);
+  if (::fstat(fd, &info) != 0) return file_error("cannot stat", path, errno);
+  if (!S_ISREG(info.st_mode))
+    return Error{ErrorKind::invalid, path.string() + ": not a regular file (" + file_type_text(info.st_mode) + ")"};
+  return {};
+}
+
+Result<std::string> read_open_file(int fd, const std::filesystem::path& path, std::size_t max_bytes, Overflow overflow) {
   std::string content;
   char buffer[16384];
   for (;;) {
-    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0) {
       if (errno == EINTR) continue;
       return file_error("cannot read", path, errno);
@@ -66,6 +71,13 @@ Result<std::string> read_up_to(const std::filesystem::path& path, std::size_t ma
     }
   }
   return content;
+}
+
+namespace {
+
+Result<std::string> read_up_to(const std::filesystem::path& path, std::size_t max_bytes, Overflow overflow) {
+  Fd fd = NVTE_TRY(open_regular_file(path));
+  return read_open_file(fd.get(), path, max_bytes, overflow);
 }
 
 } // namespace

@@ -13,11 +13,23 @@
 
 namespace util {
 
-// The file's whole content; at most max_bytes (a guard against /dev/zero and huge files).
+// The file's whole content; at most max_bytes (a guard against huge files). Only a regular file is
+// read: a directory, FIFO, socket or character or block device (/dev/zero, /dev/console, a tty a
+// report name links to) is invalid "PATH: not a regular file (a character device)", and opening
+// one never blocks.
 Result<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes = 64u << 20);
 // The first bytes of a file, up to max_bytes and without an error for a longer file: for formats
 // whose part of interest comes first (the headers of a wheel's METADATA, before a long README).
 Result<std::string> read_file_head(const std::filesystem::path& path, std::size_t max_bytes);
+
+// Succeeds when the open fd is a regular file; otherwise invalid "PATH: not a regular file (a FIFO)".
+Result<void> require_regular_file(int fd, const std::filesystem::path& path);
+// "a regular file", "a directory", "a character device", ... for a st_mode.
+std::string file_type_text(unsigned mode);
+// Reads the open fd to its end, naming path in errors: past max_bytes an error (error) or the
+// first max_bytes (truncate).
+enum class Overflow { error, truncate };
+Result<std::string> read_open_file(int fd, const std::filesystem::path& path, std::size_t max_bytes, Overflow overflow);
 
 // The one way this program writes an output file (src/util/output_file.cpp; docs/reliability.md).
 // What is at path decides how (lstat first):

@@ -38,6 +38,14 @@ check "runs with an empty environment" 'env -i "$b/bin/nvte-doctor" --version | 
 env -i "$b/bin/nvte-doctor" rules list --format json > "$work/rules.json" 2>&1
 check "finds its rules beside itself" 'grep -q "\"source\": \"$b/share/nvte-doctor/rules\"" "$work/rules.json" && grep -q "\"id\"" "$work/rules.json"'
 
+# The self-test's Python tier runs the bundle's own script (audit 2026-12-01 item 7: never the
+# selftest.py of the checkout the bundle was built from, a path anyone may create on a node).
+check "ships the Python tier's script" '[[ -f "$b/share/nvte-doctor/selftest.py" ]]'
+printf '#!/bin/sh\necho "$1" > "%s/script"\necho "{\\"status\\": \\"ok\\"}"\n' "$work" > "$work/py"
+chmod +x "$work/py"
+env -i "$b/bin/nvte-doctor" selftest --facts "$fixtures/snapshots/h100-node.json" --python "$work/py" --timeout 10 >/dev/null 2>&1
+check "the self-test runs the bundle's selftest.py" '[[ $(cat "$work/script" 2>/dev/null) == "$b/share/nvte-doctor/selftest.py" ]]'
+
 preflight() { # NODE_SNAPSHOT WORKLOAD [ENV...]: runs the wrapper; the job's command records that it ran
   local node=$1 workload=$2; shift 2
   rm -f "$work/ran" "$work/term"

@@ -102,6 +102,10 @@ void NodeFixture::symlink(const std::string& node_path, const std::string& targe
 probe::Host NodeFixture::host() const {
   probe::Host host;
   host.root = m_root;
+  // A fixture tree is examined, never loaded, as any tree other than "/" (probe/tree_policy.hpp);
+  // its fake libraries are the tests' own, and the "loaded" version source is tested on them.
+  // The rule itself is tested with this off (UntrustedTree.*).
+  host.load_fixture_libraries = true;
   std::istringstream in(fs::exists(m_root / "env.txt") ? slurp(m_root / "env.txt") : std::string{});
   std::string line;
   while (std::getline(in, line)) {

@@ -33,7 +33,8 @@ public:
   void write(const std::string& node_path, const std::string& content) const;
   void install(const std::string& node_path, const std::string& fake) const;
   void symlink(const std::string& node_path, const std::string& target) const;
-  // The Host for this root with env read from the fixture's env.txt (KEY=VALUE lines).
+  // The Host for this root with env read from the fixture's env.txt (KEY=VALUE lines); its fake
+  // libraries may be loaded (Host::load_fixture_libraries).
   probe::Host host() const;
 
 private:
