@@ -3,7 +3,11 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|fuzz|ext|bench-native]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support]
+#
+# hostcheck: the Kubernetes DaemonSet's mode on a real driver: `run --root /host` as uid 10001
+# with the host's paths bind-mounted read-only (unshare -m, root), no GPU device; hostcheck-verdict
+# prints PASS when its report names the live probe's driver version and GPU count.
 #
 # cublas: the doctor's cuBLAS / cuBLASLt copies and the copy torch loads against /proc/self/maps of
 # a process that ran a GEMM on the GPU in the venv, cublasLtGetVersion() against the version the
@@ -44,6 +48,13 @@
 # probe, check, check + 3 workloads, nvidia-smi) in that environment, then probe -vv's laps (the
 # native probe per object, the other probes). The summary gets bench.txt's ratios and the "native"
 # meta line, which names what was linked (te and flash_attn must both be in it).
+#
+# cudnn-support (issue 38, item 4): at each HF fixture's shape (tests/fixtures/hf, as models runs
+# them; CUDNN_SUPPORT_MODELS, a glob of fixture names, narrows the list) the self-test asks the cuDNN TE would load whether it supports the forward and
+# backward graphs before building their plans (check cudnn_support, what TE 2.20 asks instead of
+# its tables), then builds the plans; scripts/gpu-cudnn-support-verdicts.py prints one PASS/FAIL
+# line per shape and pass: PASS when cuDNN's answer agrees with the plan build from heuristics
+# mode A (supported and planned, or refused and not planned).
 #
 # Every step is guarded (a timeout, its exit code recorded) and never stops the others. Logs
 # go to $OUT/gpu-validate/ (or ./gpu-validate-out/), one per step with the command line, exit
@@ -338,6 +349,18 @@ run_te_models() {
   done
 }
 
+run_cudnn_support() {
+  local f name
+  mkdir -p "$LOGS/cudnn-support"
+  for f in tests/fixtures/hf/${CUDNN_SUPPORT_MODELS:-*}/config.json; do
+    name=$(basename "$(dirname "$f")")
+    step "cudnn-support-$name" 900 bash -c "\"$BIN\" selftest ${COMMON[*]} --format json --python '' --hf-config \"$f\" \
+      > \"$LOGS/cudnn-support/$name.json\"; head -c 300 \"$LOGS/cudnn-support/$name.json\""
+  done
+  step cudnn-support-verdicts 60 "$PY" scripts/gpu-cudnn-support-verdicts.py "$LOGS"/cudnn-support/*.json
+  grep -E '^(PASS|FAIL|SKIP)' "$LOGS/cudnn-support-verdicts.log" >>"$SUMMARY" || true
+}
+
 # preflight (issue 24): a real node's facts against the fixture image (tests/fixtures/image-te), the
 # node probed live (--node-root /) and from its own snapshot (--node-facts), the in-pod form
 # (--root / --node-root /: one probe), and, when scripts/build-bundle.sh was carried
@@ -365,6 +388,37 @@ run_preflight() {
   else
     echo "preflight-bundle: no bundle at $bundle (scripts/build-bundle.sh --binary build-gpu/nvte-doctor --out $bundle)" | tee -a "$SUMMARY"
   fi
+}
+
+run_hostcheck() {
+  # The Kubernetes DaemonSet's mode (base/daemonset.yaml, docs/kubernetes.md "What the pods may
+  # do"): `run --root /host` as uid 10001, the host's paths bind-mounted read-only under /host as
+  # the DaemonSet mounts them, in a private mount namespace (needs root with CAP_SYS_ADMIN); no
+  # GPU device is used (NVML is skipped under a node root). PASS when the run exits 0-2 and its
+  # report's driver version and GPU count equal the live probe's, as root.
+  local T=$OUTDIR/hostcheck
+  rm -rf "$T"; mkdir -p "$T/state" "$T/features"
+  chown 10001:10001 "$T/state" "$T/features"
+  printf 'state_dir: %s/state\nselftest:\n  policy: never\noutputs:\n  prometheus: %s/state/nvte_doctor.prom\n  nfd: %s/features/nvte-doctor\n' \
+    "$T" "$T" "$T" > "$T/config.yaml"
+  step hostcheck-live 120 bash -c "\"$BIN\" probe --format json > \"$T/live.json\""
+  step hostcheck-nonroot 300 unshare -m bash -c '
+    set -e; T=$1; BIN=$2; mount --make-rprivate /
+    for p in proc/driver/nvidia usr/lib usr/local sys etc/os-release etc/ld.so.cache; do
+      [[ -e /$p ]] || continue
+      if [[ -d /$p ]]; then mkdir -p "$T/host/$p"; else mkdir -p "$(dirname "$T/host/$p")"; touch "$T/host/$p"; fi
+      mount --bind "/$p" "$T/host/$p"; mount -o remount,bind,ro "$T/host/$p"
+    done
+    rc=0; setpriv --reuid=10001 --regid=10001 --clear-groups env -i PATH=/usr/bin:/bin \
+      "$BIN" run --root "$T/host" --config "$T/config.yaml" --rules "$PWD/rules" --force || rc=$?
+    ls -ln "$T/state" "$T/features"; exit $rc' hostcheck "$T" "$(readlink -f "$BIN")"
+  step hostcheck-verdict 60 "$PY" -c 'import json, sys
+live = json.load(open(sys.argv[1]))
+live = live.get("facts", live)
+host = json.load(open(sys.argv[2]))["facts"]
+def key(f): return (f.get("driver", {}).get("version"), len(f.get("gpu", [])))
+print("live", key(live), "as uid 10001 under /host", key(host))
+print("PASS" if key(live) == key(host) and key(host)[1] > 0 else "FAIL", "the non-root host check sees the driver and GPUs the live probe sees")' "$T/live.json" "$T/state/report.json"
 }
 
 run_fuzz() {
@@ -462,9 +516,11 @@ case $STAGE in
   te-models) run_te_models ;;
   cublas) run_cublas ;;
   preflight) run_preflight ;;
+  hostcheck) run_hostcheck ;;
   fuzz) run_fuzz ;;
   ext) run_ext ;;
   bench-native) run_bench_native ;;
+  cudnn-support) run_cudnn_support ;;
   all) run_basic; run_gputest; run_models; run_coldstart; run_nccl; run_matrix; run_interleaved; run_python ;;
   *) echo "unknown stage $STAGE" >&2 ;;
 esac

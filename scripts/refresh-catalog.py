@@ -41,7 +41,26 @@ import urllib.request
 NAME = re.compile(r"^  - name: (\S+)\s*$")
 RELEASE = re.compile(r"^(      - \{)version: ([^,}]+)(.*?)(, )?source: \"[^\"]*\"\}\s*$")
 FINAL = re.compile(r"^\d+(\.\d+)*$")
-COPYABLE = re.compile(r"^(, (cuda: \[[0-9, ]*\]|python: \"[^\"]*\"))*$")
+COPYABLE = re.compile(r"^(, (cuda: \[[0-9, ]*\]|python: \"[^\"]*\"|glibc: [0-9.]+|requires: \[[^\]]*\]))*$")
+PACKAGE_GLIBC = re.compile(r"^    glibc: ([0-9.]+)\s*$")
+# The glibc a manylinux tag promises (PEP 600 and its legacy aliases).
+LEGACY_TAGS = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
+
+
+def tag_glibc(platform):
+    """The lowest glibc of a wheel's platform tags (manylinux_2_27_x86_64.manylinux_2_28_x86_64), or None."""
+    found = []
+    for tag in platform.split("."):
+        m = re.match(r"^manylinux_(\d+)_(\d+)_", tag)
+        if m:
+            found.append((int(m.group(1)), int(m.group(2))))
+        for legacy, glibc in LEGACY_TAGS.items():
+            if tag.startswith(legacy + "_"):
+                found.append(tuple(int(x) for x in glibc.split(".")))
+    if not found:
+        return None
+    major, minor = min(found)
+    return f"{major}.{minor}"
 
 
 def key(version):
@@ -137,18 +156,29 @@ def wheel_refresh_file(path, wheels, used, report):
             if not COPYABLE.match(extra):
                 report.append(f"{path.name}: {name}: entries carry per-release build facts; {version} not added (edit by hand)")
                 continue
+            # The file's own manylinux tag says which glibc it needs: written on the entry where it
+            # differs from the package's default (packages that declare one).
+            glibc = tag_glibc(WHEEL.match(url.rsplit("/", 1)[1]).group(4))
+            if package_glibc.get(name) and glibc:
+                extra = re.sub(r", glibc: [0-9.]+", "", extra)
+                if glibc != package_glibc[name]:
+                    extra += f", glibc: {glibc}"
             at = i + 1 if before else i
             inserts.append((at, f'{m.group(1)}version: {version}{extra}, source: "{url}"}}'))
             report.append(f"{path.name}: {name}: + {version}")
         return inserts
 
     pending = []
+    package_glibc = {}  # the package-level glibc: of each package that declares one
     for i, line in enumerate(lines):
         m = NAME.match(line)
         if m:
             pending += apply(name, block)
             name, block = m.group(1), []
             continue
+        g = PACKAGE_GLIBC.match(line)
+        if g and name:
+            package_glibc[name] = g.group(1)
         r = RELEASE.match(line)
         if r and name:
             block.append((i, r))

@@ -8,8 +8,13 @@
 # then the same split by what a finding is about, for the Slurm health check, which drains for
 # the node's findings only and turns each workload's verdict into a node feature:
 #   node_error / node_warning          TAB id TAB title               (findings of the node)
-#   workload    TAB workload name TAB selected backend or "none"      (one line per workload)
+#   workload    TAB workload name TAB backend TAB verdict             (one line per workload)
+#               the backend the workload's verdict promises (runs or at_risk), else "none";
+#               verdict: runs | at_risk | fails | no_backend | unknown (a report from before
+#               verdicts: the selected backend, and "runs" or "no_backend")
+#   workload_fails TAB workload name TAB why                        (verdict fails or no_backend)
 #   workload_error / workload_warning  TAB id TAB title TAB workload  (findings of a workload)
+# summary.status is the node's own status (its findings); the workloads' are their verdicts.
 # Exit 0 when the input is a report (an object with summary.status), 3 otherwise, with
 # "invalid: REASON" on standard output. Tabs and newlines inside strings become spaces.
 # Usage: awk -f report-summary.awk report.json
@@ -31,7 +36,14 @@ END {
   for (i = 0; i < nfind; i++) if (sev[i] == "warning") print "warning\t" fid[i] "\t" ftitle[i]
   for (i = 0; i < nfind; i++) if (fwork[i] == "" && sev[i] == "error") print "node_error\t" fid[i] "\t" ftitle[i]
   for (i = 0; i < nfind; i++) if (fwork[i] == "" && sev[i] == "warning") print "node_warning\t" fid[i] "\t" ftitle[i]
-  for (i = 0; i < nwork; i++) print "workload\t" wname[i] "\t" (wsel[i] == "" || wsel[i] == "null" ? "none" : wsel[i])
+  for (i = 0; i < nwork; i++) {
+    v = wverdict[i]
+    if (v == "") v = (wsel[i] == "" || wsel[i] == "null") ? "no_backend" : "runs"
+    b = wverdict[i] == "" ? wsel[i] : wbackend[i]
+    if ((v != "runs" && v != "at_risk") || b == "" || b == "null") b = "none"
+    print "workload\t" wname[i] "\t" b "\t" v
+    if (v == "fails" || v == "no_backend") print "workload_fails\t" wname[i] "\t" (wbecause[i] == "" || wbecause[i] == "null" ? (v == "no_backend" ? "no attention backend" : "fails") : wbecause[i])
+  }
   for (i = 0; i < nfind; i++) if (fwork[i] != "" && sev[i] == "error") print "workload_error\t" fid[i] "\t" ftitle[i] "\t" fwork[i]
   for (i = 0; i < nfind; i++) if (fwork[i] != "" && sev[i] == "warning") print "workload_warning\t" fid[i] "\t" ftitle[i] "\t" fwork[i]
   exit 0
@@ -58,11 +70,14 @@ function keep(path, v,  i) {
     else if (path ~ /\.workload$/) fwork[i] = v
     else ftitle[i] = v
   }
-  else if (path ~ /^\.workloads\[[0-9]+\]\.(name|selected)$/) {
+  else if (path ~ /^\.workloads\[[0-9]+\]\.(name|selected|verdict|backend|because)$/) {
     i = substr(path, 12) + 0
     if (i + 1 > nwork) nwork = i + 1
     if (path ~ /\.name$/) wname[i] = v
-    else wsel[i] = v
+    else if (path ~ /\.selected$/) wsel[i] = v
+    else if (path ~ /\.verdict$/) wverdict[i] = v
+    else if (path ~ /\.backend$/) wbackend[i] = v
+    else wbecause[i] = v
   }
 }
 

@@ -8,6 +8,7 @@
 #include "app/selftest_command.hpp"
 #include "app/workloads.hpp"
 #include "app/check_core.hpp"
+#include "app/diagnosis.hpp"
 #include "rules/fix_search.hpp"
 #include "rules/knowledge.hpp"
 #include "report/render.hpp"
@@ -122,19 +123,12 @@ model::Report build_report(const Options& options) {
   laps.lap("node rules");
   rules::verify_node_findings(rules, facts, report.findings, search);
   laps.lap("node fixes");
-  // Each workload's explanation and fix search stand alone: they run on several threads.
-  std::vector<model::Facts> scratch(workloads.size());
-  std::vector<model::Explanation> explanations(workloads.size());
-  util::parallel_for(workloads.size(), std::min(util::available_cpus(), 8u), [&](std::size_t i) {
-    const model::Facts& workload_facts = facts_for(facts, observed[i].get(), scratch[i]); // a TE log's versions
-    explanations[i] = rules::explain(rules, workload_facts, workloads[i]);
-    rules::verify_explanation(rules, workload_facts, explanations[i], search);
-  });
+  // The workloads' verdicts (app/diagnosis.hpp): explanations, fix searches, one pin per package
+  // across the node's findings and the workloads' (a TE log's workloads within their own
+  // context), the node findings and self-test checks that concern each workload.
+  DiagnosisInputs inputs{FixSearch::yes, &report.findings, report.selftest ? &*report.selftest : nullptr};
+  std::vector<model::Explanation> explanations = diagnose(rules, facts, workloads, observed, inputs);
   laps.lap("workloads (" + std::to_string(workloads.size()) + ")");
-  // One pin per package across the node's findings and its workloads'; a TE log's workloads run
-  // on the versions the log names, so they are unified within their own context.
-  unify_pins_per_context(rules, facts, explanations, observed, &report.findings, search);
-  laps.lap("one pin per package");
   for (std::size_t i = 0; i < explanations.size(); ++i) {
     auto& e = explanations[i];
     for (const auto& f : e.findings) report.findings.push_back(f);
@@ -169,8 +163,10 @@ int run_check(const Options& options) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_output(options, render_report(options, report, {unix_time(), seconds}));
   if (options.termination_log) {
+    // The verdict is the exit code; a termination log that cannot be written must not turn a
+    // CRITICAL into UNKNOWN (a wrapper may start the job on UNKNOWN), so it is a warning.
     auto written = util::write_file_in_place(*options.termination_log, report::render_termination_message(report));
-    if (!written) throw util::Fatal{written.error().message};
+    if (!written) util::log::warning("--termination-log: " + written.error().message);
   }
   return report.summary.exit_code();
 }

@@ -1,8 +1,10 @@
-// `explain`: TE's backend selection for each workload on this (or a what-if) node; with
-// --sweep, a support matrix over the swept values.
+// `explain`: each workload's verdict on this (or a what-if) node, TE's backend selection under it;
+// with --sweep, a support matrix over the swept values. The pipeline is app/diagnosis.hpp.
 #include "app/app.hpp"
 #include "app/command_io.hpp"
+#include "app/diagnosis.hpp"
 #include "app/rules_loading.hpp"
+#include "app/sweep.hpp"
 #include "app/workloads.hpp"
 #include "report/render.hpp"
 #include "rules/knowledge.hpp"
@@ -17,21 +19,17 @@ namespace app {
 
 namespace {
 
-using Sweep = report::SweepAxis;
-
-std::vector<Sweep> parse_sweeps(const std::vector<std::string>& specs) {
-  std::vector<Sweep> sweeps;
-  for (const auto& spec : specs) {
-    auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      throw util::Fatal{"--sweep '" + spec + "': expected KEY=V1,V2,..."};
-    Sweep s{spec.substr(0, eq), {}};
-    // window_size values contain a comma themselves: sweep them separated by ';'.
-    char sep = s.key == "window_size" ? ';' : ',';
-    for (auto value : util::split(std::string_view(spec).substr(eq + 1), sep)) s.values.emplace_back(util::trim(value));
-    sweeps.push_back(std::move(s));
-  }
-  return sweeps;
+// The node finding that decided a workload's verdict (two cuDNN copies put FusedAttention at
+// risk) is part of that workload's answer: explain lists no node findings of its own.
+void attach_deciding_node_finding(model::Explanation& e, const std::vector<model::Finding>& node_findings) {
+  const std::string& id = e.verdict.finding;
+  if (id.empty() || std::any_of(e.findings.begin(), e.findings.end(), [&](const model::Finding& f) { return f.id == id; })) return;
+  for (const auto& f : node_findings)
+    if (f.id == id) {
+      e.findings.push_back(f);
+      e.findings.back().workload = e.workload.name;
+      return;
+    }
 }
 
 } // namespace
@@ -43,77 +41,56 @@ int run_explain(const Options& options) {
   model::Facts facts = load_facts(options);
   rules::RuleSet rules = load_rules(options);
   report::TextOptions text{options.color ? report::Color::yes : report::Color::no, options.verbosity > 0};
+  // Every workload file is read once, whatever the number of sweep cells (a TE log on stdin too).
+  const SourceWorkloads source = read_workloads(options);
+  std::vector<model::Finding> node_findings = verdict_node_findings(rules, facts);
 
   if (!options.sweeps.empty()) {
-    auto sweeps = parse_sweeps(options.sweeps);
+    auto axes = parse_sweeps(options.sweeps);
     std::vector<report::SweepCell> cells;
-    std::vector<std::size_t> index(sweeps.size(), 0);
-    std::size_t total = 1;
-    for (const auto& s : sweeps) total *= s.values.size();
-    if (total > 100000) throw util::Fatal{"--sweep: " + std::to_string(total) + " cells is too many (at most 100000)"};
     // A model with several attention variants gives one matrix per variant.
     std::vector<std::string> names;
     std::map<std::string, std::vector<report::SweepCell>> by_workload;
-    for (std::size_t n = 0; n < total; ++n) {
-      std::vector<std::string> settings, values;
-      for (std::size_t i = 0; i < sweeps.size(); ++i) {
-        settings.push_back(sweeps[i].key + "=" + sweeps[i].values[index[i]]);
-        values.push_back(sweeps[i].values[index[i]]);
-      }
+    bool all_unknown = true;
+    for (const auto& cell_settings : sweep_cells(axes, 100000)) {
       std::vector<std::shared_ptr<const model::ObservedSelection>> observed;
-      auto workloads = load_workloads(options, settings, &observed);
-      for (std::size_t i = 0; i < workloads.size(); ++i) {
-        const model::Workload& w = workloads[i];
-        if (!by_workload.count(w.name)) names.push_back(w.name);
-        model::Facts scratch;
-        report::SweepCell cell{values, rules::explain(rules, facts_for(facts, observed[i].get(), scratch), w)};
-        cells.push_back(cell);
-        by_workload[w.name].push_back(std::move(cell));
-      }
-      for (std::size_t i = sweeps.size(); i-- > 0;) {
-        if (++index[i] < sweeps[i].values.size()) break;
-        index[i] = 0;
+      auto workloads = complete_workloads(source, options, cell_settings.settings, &observed);
+      DiagnosisInputs inputs{FixSearch::no, &node_findings, nullptr};
+      auto explained = diagnose(rules, facts, workloads, observed, inputs);
+      for (auto& e : explained) {
+        all_unknown = all_unknown && e.verdict.verdict == model::Verdict::unknown;
+        if (!by_workload.count(e.workload.name)) names.push_back(e.workload.name);
+        report::SweepCell cell{cell_settings.values, std::move(e)};
+        by_workload[cell.explanation.workload.name].push_back(cell);
+        cells.push_back(std::move(cell));
       }
     }
     if (options.format == Format::json) {
-      write_output(options, report::render_sweep_json(sweeps, cells));
-      return 0;
+      write_output(options, report::render_sweep_json(axes, cells));
+    } else {
+      std::string matrices;
+      for (const auto& name : names) matrices += (matrices.empty() ? "" : "\n") + report::render_sweep_text(axes, by_workload[name], name);
+      write_output(options, matrices);
     }
-    std::string matrices;
-    for (const auto& name : names) matrices += (matrices.empty() ? "" : "\n") + report::render_sweep_text(sweeps, by_workload[name], name);
-    write_output(options, matrices);
-    return 0;
+    // A matrix is an answer even with cells that fail; one where the doctor could tell nothing is not.
+    return !cells.empty() && all_unknown ? 3 : 0;
   }
 
-  std::vector<model::Explanation> explanations;
-  rules::SearchOptions search = fix_search_options();
-  model::Facts scratch;
   std::vector<std::shared_ptr<const model::ObservedSelection>> observed; // what a TE log says of each
-  auto workloads = load_workloads(options, {}, &observed);
-  for (std::size_t i = 0; i < workloads.size(); ++i) {
-    const model::Workload& w = workloads[i];
-    const model::Facts& workload_facts = facts_for(facts, observed[i].get(), scratch); // a TE log's versions
-    explanations.push_back(rules::explain(rules, workload_facts, w));
-    rules::verify_explanation(rules, workload_facts, explanations.back(), search);
-  }
-  // One pin per package within each context of node facts (a TE log's workloads run on the
-  // versions it names).
-  unify_pins_per_context(rules, facts, explanations, observed, nullptr, search);
+  auto workloads = complete_workloads(source, options, {}, &observed);
+  DiagnosisInputs inputs{FixSearch::yes, &node_findings, nullptr};
+  std::vector<model::Explanation> explanations = diagnose(rules, facts, workloads, observed, inputs);
   // Where the rules' knowledge ends for this node: a warning on every workload it concerns.
   model::Knowledge knowledge = rules::knowledge_horizon(rules, facts);
-  if (auto beyond = rules::knowledge_finding(knowledge))
-    for (auto& e : explanations) {
+  auto beyond = rules::knowledge_finding(knowledge);
+  for (auto& e : explanations) {
+    attach_deciding_node_finding(e, node_findings);
+    if (beyond) {
       e.findings.push_back(*beyond);
       e.findings.back().workload = e.workload.name;
     }
-  int code = 0;
-  for (const auto& e : explanations) {
-    if (!e.selected) code = 2;
-    for (const auto& f : e.findings) {
-      if (f.severity == model::Severity::error) code = 2;
-      if (f.severity == model::Severity::warning && code == 0) code = 1;
-    }
   }
+  int code = verdict_exit_code(explanations);
   if (options.fixes_only) {
     write_output(options, options.format == Format::json ? report::render_fix_list_json(explanations)
                                                           : report::render_fix_list_text(explanations));

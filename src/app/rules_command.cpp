@@ -66,6 +66,11 @@ int run_rules_show(const Options& options) {
     out += "title:      " + r.title + "\n";
     out += "area:       " + r.area + "\n";
     if (r.impact != model::Impact::none) out += "impact:     " + std::string(model::describe(r.impact)) + "\n";
+    if (r.verdict != model::VerdictEffect::none)
+      out += "verdict:    " + std::string(model::to_string(r.verdict)) +
+             (r.verdict_backends.empty() ? std::string(" (the workloads it concerns)")
+                                         : " (workloads on " + util::join(r.verdict_backends, ", ") + ")") +
+             "\n";
     for (const auto& [fact, range] : r.applies_to) out += "applies to: " + fact + " " + range + "\n";
     if (!r.backend.empty()) out += "backend:    " + r.backend + " (" + r.effect + ")\n";
     out += "when:       " + std::string(util::trim(r.when)) + "\n";

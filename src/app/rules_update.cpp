@@ -21,12 +21,17 @@
 #include "util/input_guard.hpp"
 #include "util/json_text.hpp"
 #include "util/logging.hpp"
+#include "util/stop_signals.hpp"
+#include "util/strings.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <csignal>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +59,26 @@ void require_private_state_directory(const fs::path& state_dir) {
     auto checked = util::check_private_directory(dir);
     if (!checked && !(dir != state_dir && checked.error().kind == util::ErrorKind::not_found))
       throw util::Fatal{"state directory: " + checked.error().message};
+  }
+}
+
+void remove_abandoned_incoming(const fs::path& bundles) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(bundles, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(".incoming-", 0) != 0) continue;
+    // Its owner holds an flock on it while it writes; a free lock means the owner is gone, unless
+    // the directory is so new that its owner has not taken the lock yet (the pid in the name, in
+    // this PID namespace, or a minute).
+    util::Fd dir(::open(entry.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (dir && ::flock(dir.get(), LOCK_EX | LOCK_NB) != 0) continue;
+    if (!dir && errno != ENOTDIR && errno != ELOOP) continue;
+    auto pid = util::parse_int(std::string_view(name).substr(10, name.find('-', 10) - 10));
+    bool owner_alive = pid && *pid > 0 && (::kill(static_cast<pid_t>(*pid), 0) == 0 || errno == EPERM);
+    auto mtime = fs::last_write_time(entry.path(), ec);
+    bool young = !ec && fs::file_time_type::clock::now() - mtime < std::chrono::minutes(1);
+    if (owner_alive && young) continue;
+    fs::remove_all(entry.path(), ec);
   }
 }
 
@@ -124,6 +149,8 @@ std::vector<std::string> trusted_keys(const Options& options) {
 }
 
 int run_rules_update(const Options& options) {
+  // Refused before anything is downloaded (checked again once rules/bundles exist).
+  if (std::error_code ec; fs::exists(options.state_dir, ec)) require_private_state_directory(options.state_dir);
   auto keys = trusted_keys(options);
   auto body = fetch_url(options.update_url, std::chrono::seconds(120));
   if (!body) throw util::Fatal{body.error().message};
@@ -144,29 +171,49 @@ int run_rules_update(const Options& options) {
   fs::create_directories(bundles, ec);
   if (ec) throw util::Fatal{"cannot create " + bundles.string() + ": " + ec.message()};
   require_private_state_directory(options.state_dir);
-  std::string incoming_template = (bundles / ".incoming-XXXXXX").string();
+  // From here to the activation a stop (systemd's SIGTERM, Ctrl-C) is caught, checked between the
+  // steps, and acted on once the partial directory is gone; its owner's lock tells the next
+  // update whether a leftover is still being written.
+  util::CatchStopSignals stop;
+  remove_abandoned_incoming(bundles);
+  std::string incoming_template = (bundles / (".incoming-" + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (!::mkdtemp(incoming_template.data())) throw util::Fatal{"cannot create a directory in " + bundles.string() + ": " + util::errno_text(errno)};
   fs::path incoming = incoming_template;
-  // mkdtemp makes 0700: every user's `check` reads the installed rules, not only root's.
-  if (::chmod(incoming.c_str(), 0755) != 0) throw util::Fatal{"cannot chmod " + incoming.string() + ": " + util::errno_text(errno)};
   bool kept = false;
   util::Defer cleanup([&] {
     if (!kept) fs::remove_all(incoming, ec);
   });
+  util::Fd owner(::open(incoming.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!owner || ::flock(owner.get(), LOCK_EX | LOCK_NB) != 0)
+    throw util::Fatal{"cannot lock " + incoming.string() + ": " + util::errno_text(errno)};
+  // mkdtemp makes 0700: every user's `check` reads the installed rules, not only root's.
+  if (::chmod(incoming.c_str(), 0755) != 0) throw util::Fatal{"cannot chmod " + incoming.string() + ": " + util::errno_text(errno)};
+  auto stop_if_asked = [&] {
+    if (!stop.caught() || kept) return;
+    fs::remove_all(incoming, ec);
+    kept = true; // nothing left for the cleanup
+    util::log::warning("rules update: stopped by signal " + std::to_string(stop.caught()) + "; removed " + incoming.string() +
+                       ", the active rules are unchanged");
+    stop.end_if_caught();
+  };
   for (const auto& file : bundle->files) {
+    stop_if_asked();
     fs::path target = incoming / file.path;
     fs::create_directories(target.parent_path(), ec);
     auto written = util::write_file_atomic(target, file.content);
     if (!written) throw util::Fatal{written.error().message};
   }
+  stop_if_asked();
   auto problems = rules::lint({incoming});
   if (!problems.empty()) {
     const auto& first = problems.front();
     throw util::Fatal{options.update_url + ": the bundle does not lint: " + first.file + ":" + std::to_string(first.line) + ": " +
                       first.message + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : "")};
   }
+  stop_if_asked();
   auto loaded = rules::RuleSet::load({incoming});
   if (!loaded.rules) throw util::Fatal{options.update_url + ": the bundle does not load"};
+  stop_if_asked();
   const std::string digest = loaded.rules->digest();
 
   auto previous = active_bundle(options);
@@ -189,6 +236,7 @@ int run_rules_update(const Options& options) {
                                  {"rules", loaded.rules->size()}};
   auto written = util::write_file_atomic(incoming / "BUNDLE.json", util::json_text(meta, 2) + "\n");
   if (!written) throw util::Fatal{written.error().message};
+  stop_if_asked();
   fs::remove_all(final_dir, ec); // a leftover of an earlier install of the same digest
   fs::rename(incoming, final_dir, ec);
   if (ec) throw util::Fatal{"cannot move the bundle into " + final_dir.string() + ": " + ec.message()};
@@ -208,13 +256,10 @@ int run_rules_update(const Options& options) {
   for (const auto& entry : fs::directory_iterator(bundles, ec)) {
     auto name = entry.path().filename().string();
     if (name == digest || (previous && name == previous->filename().string())) continue;
-    if (name.rfind(".incoming-", 0) == 0) {
-      // Another update may be under way; one that started an hour ago was killed: its leftover goes.
-      auto mtime = fs::last_write_time(entry.path(), ec);
-      if (ec || fs::file_time_type::clock::now() - mtime < std::chrono::hours(1)) continue;
-    }
+    if (name.rfind(".incoming-", 0) == 0) continue; // remove_abandoned_incoming's
     fs::remove_all(entry.path(), ec);
   }
+  remove_abandoned_incoming(bundles);
   std::printf("rules update: installed bundle %s from %s (%zu rules, serial %llu, signed %s by key %s)%s\n", digest.c_str(),
               options.update_url.c_str(), loaded.rules->size(), static_cast<unsigned long long>(bundle->version.serial),
               utc_date(bundle->version.created).c_str(), bundle->key_id.c_str(),

@@ -18,6 +18,10 @@ std::filesystem::path updated_rules_root(const Options& options);
 // Throws Fatal unless the state directory (and its rules/, rules/bundles/ where present) can be
 // changed only by this user or root (util::check_private_directory).
 void require_private_state_directory(const std::filesystem::path& state_dir);
+// Removes the `.incoming-<pid>-XXXXXX` directories in bundles whose update is over (killed, or an
+// older doctor's): their owner's flock is free and the owner process is gone or the directory
+// is over a minute old.
+void remove_abandoned_incoming(const std::filesystem::path& bundles);
 // The directory of the active updated bundle (current resolved), or nullopt when none is
 // installed or this user cannot read it (see unreadable_bundle).
 std::optional<std::filesystem::path> active_bundle(const Options& options);

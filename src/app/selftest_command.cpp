@@ -4,7 +4,9 @@
 #include "app/command_io.hpp"
 #include "app/rules_loading.hpp"
 #include "app/selftest_command.hpp"
+#include "app/sweep.hpp"
 #include "app/workloads.hpp"
+#include "app/diagnosis.hpp"
 #include "report/render.hpp"
 #include "selftest/selftest.hpp"
 #include "util/json_text.hpp"
@@ -38,37 +40,20 @@ std::string find_python_script() {
   return {};
 }
 
-// --sweep KEY=V1,V2 (repeatable) as the cartesian product of settings.
-std::vector<std::vector<std::string>> sweep_settings(const std::vector<std::string>& specs) {
-  std::vector<std::vector<std::string>> cells = {{}};
-  for (const auto& spec : specs) {
-    auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) throw util::Fatal{"--sweep '" + spec + "': expected KEY=V1,V2,..."};
-    std::vector<std::vector<std::string>> next;
-    for (const auto& cell : cells) {
-      for (auto value : util::split(std::string_view(spec).substr(eq + 1), ',')) {
-        auto extended = cell;
-        extended.push_back(spec.substr(0, eq) + "=" + std::string(util::trim(value)));
-        next.push_back(std::move(extended));
-      }
-    }
-    cells = std::move(next);
-  }
-  if (cells.size() > 1024) throw util::Fatal{"--sweep: " + std::to_string(cells.size()) + " cases is too many (at most 1024)"};
-  return cells;
-}
-
 std::vector<model::Workload> selftest_workloads(const Options& options) {
   bool given = !options.workload_files.empty() || !options.hf_configs.empty() || !options.megatron_args.empty() ||
-               !options.workload_sets.empty();
+               !options.te_logs.empty() || !options.workload_sets.empty();
   // Without a workload: a small training-like shape (bf16, bshd, causal, GQA off).
   const std::vector<std::string> k_default = {"qkv_format=bshd", "batch_size=2", "max_seqlen_q=512", "head_dim_qk=128",
                                               "attn_mask_type=causal"};
+  // Each file is read once (a TE log on standard input can only be); each sweep cell completes
+  // the same workloads with its settings. A cell starts children: at most 1024 of them.
+  const SourceWorkloads source = read_workloads(options);
   std::vector<model::Workload> out;
-  for (const auto& cell : sweep_settings(options.sweeps)) {
+  for (const auto& cell : sweep_cells(parse_sweeps(options.sweeps), 1024)) {
     std::vector<std::string> settings = given ? std::vector<std::string>{} : k_default;
-    settings.insert(settings.end(), cell.begin(), cell.end());
-    for (auto& w : load_workloads(options, settings)) out.push_back(std::move(w));
+    settings.insert(settings.end(), cell.settings.begin(), cell.settings.end());
+    for (auto& w : complete_workloads(source, options, settings)) out.push_back(std::move(w));
   }
   return out;
 }
@@ -156,6 +141,13 @@ int run_selftest(const Options& options) {
     for (const auto& [name, value] : f.evidence) about_selftest = about_selftest || name.starts_with("selftest.");
     if (about_selftest) selftest_findings.push_back(std::move(f));
   }
+  // Each workload's verdict with the self-test's checks at its shape as evidence; the node
+  // findings that concern a backend (two cuDNN copies) take part as in explain.
+  std::vector<model::Finding> node_findings = verdict_node_findings(rules, facts);
+  model::SelftestSummary summary = selftest::summarize(results);
+  DiagnosisInputs inputs{FixSearch::yes, &node_findings, &summary};
+  std::vector<model::Explanation> explanations = diagnose(rules, facts, workloads, {}, inputs);
+
   model::Report report;
   report.findings = selftest_findings;
   report.summarize();
@@ -166,24 +158,9 @@ int run_selftest(const Options& options) {
   // Nothing ran on a GPU (none, or no driver) and nothing failed: the GPU's health is unknown.
   if (code == 0 && selftest::gpu_checks_ran(results) == 0) code = 3;
   if (options.format == Format::json) {
-    selftest::Json doc = selftest::to_json(results);
-    selftest::Json list = selftest::Json::array();
-    for (const auto& f : selftest_findings) {
-      selftest::Json fixes = selftest::Json::array();
-      for (const auto& fix : f.fixes) fixes.push_back({{"kind", fix.kind}, {"command", fix.command}, {"description", fix.description}});
-      list.push_back({{"id", f.id}, {"severity", model::to_string(f.severity)}, {"title", f.title}, {"message", f.message},
-                      {"fixes", fixes}, {"references", f.references}});
-    }
-    doc["findings"] = list;
-    selftest::Json facts_out = selftest::Json::object();
-    for (const auto& [name, value] : facts.entries()) {
-      if (name.starts_with("selftest.")) facts_out[name] = value.to_string();
-    }
-    doc["facts"] = facts_out;
-    doc = selftest::Json{{"schema_version", 1}, {"selftest", doc}};
-    write_output(options, util::json_text(doc, 2) + "\n");
+    write_output(options, report::render_selftest_json(summary, explanations, selftest_findings, facts));
   } else {
-    write_output(options, report::render_selftest_text(util::json_text(selftest::to_json(results)), selftest_findings,
+    write_output(options, report::render_selftest_text(summary, explanations, selftest_findings,
                                                        {options.color ? report::Color::yes : report::Color::no, options.verbosity > 0}));
   }
   return code;

@@ -18,6 +18,7 @@
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
 #include "util/logging.hpp"
+#include "util/path_trust.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -40,6 +41,8 @@ service::Config load_service_config(const Options& options, service::ConfigRequi
 
 void apply_config(Options& options, const service::Config& config) {
   if (options.rules_dirs.empty()) options.rules_dirs = config.rules_dirs;
+  // The config's facts first: a --set of the same fact on the command line wins.
+  options.sets.insert(options.sets.begin(), config.sets.begin(), config.sets.end());
   if (config.workloads_dir) {
     auto files = service::list_workload_files(*config.workloads_dir);
     if (!files) throw util::Fatal{"workloads_dir: " + files.error().message};
@@ -56,18 +59,18 @@ void apply_config_workloads(Options& options) {
 
 namespace {
 
-void write_or_fatal(const fs::path& path, std::string_view content, util::Sync sync = util::Sync::yes) {
+// Writes one of run's outputs. One that cannot be written (a FIFO nobody reads, a link another
+// user planted, a full disk) is a warning naming the file, and the other outputs are still
+// written: a broken textfile must not cost the node its report or its NFD labels.
+void write_or_warn(const fs::path& path, std::string_view content, util::Sync sync = util::Sync::yes) {
+  // Missing directories are made only below a path the output policy would follow: mkdir
+  // follows links, and must not create one where another user's link points.
   std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
+  fs::path existing = path.parent_path();
+  while (!existing.empty() && existing != existing.parent_path() && !fs::exists(existing, ec)) existing = existing.parent_path();
+  if (util::walk_path(existing.empty() ? fs::path(".") : existing, util::Walk::output)) fs::create_directories(path.parent_path(), ec);
   auto written = util::write_file_atomic(path, content, 0644, sync);
-  if (!written) throw util::Fatal{written.error().message};
-}
-
-int exit_code_of_status(const std::string& status) {
-  if (status == "OK") return 0;
-  if (status == "WARNING") return 1;
-  if (status == "CRITICAL") return 2;
-  return 3;
+  if (!written) util::log::warning("run: " + written.error().message + " (the other outputs are written)");
 }
 
 service::FingerprintInputs fingerprint_inputs(const Options& options, const service::Config& config,
@@ -152,7 +155,7 @@ int run_run(const Options& given) {
       } else {
         // No fsync: a lost timestamp is rewritten by the next run, and the sync would be most of
         // this path's wall time on a busy disk.
-        write_or_fatal(*config.outputs.prometheus, service::refresh_metric(*text, report::k_last_run_metric, now), util::Sync::no);
+        write_or_warn(*config.outputs.prometheus, service::refresh_metric(*text, report::k_last_run_metric, now), util::Sync::no);
       }
     }
   }
@@ -165,34 +168,43 @@ int run_run(const Options& given) {
     char line[512];
     std::snprintf(line, sizeof line, "nvte-doctor run: %s (unchanged: %s; %.1f ms)\n", last_status->c_str(), decision.reason.c_str(), ms);
     std::fputs(line, stdout);
-    return exit_code_of_status(*last_status);
+    return model::exit_code_of_status(*last_status);
   }
 
   util::log::info("run: full check: " + decision.reason);
   bool node_changed = !state || state->fingerprint != fingerprint.digest;
   if (selftest_due(config.selftest_policy, node_changed)) {
-    util::log::info("run: self-test policy " + std::string(service::to_string(config.selftest_policy)) +
-                    ": this build has no self-test command; the report carries no self-test results");
+    // The self-test runs in children with their own timeouts; its checks at each workload's
+    // shape are the evidence of that workload's verdict ("ran here").
+    util::log::info("run: self-test policy " + std::string(service::to_string(config.selftest_policy)) + ": running the self-test");
+    options.selftest = true;
+    if (!options.selftest_timeout) options.selftest_timeout = static_cast<double>(config.selftest_timeout.count());
   }
   model::Report report = build_report(options);
   report.fingerprint = fingerprint.digest;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string json = report::render_check_json(report);
-  write_or_fatal(config.outputs.report, json);
-  if (config.outputs.prometheus) write_or_fatal(*config.outputs.prometheus, report::render_prometheus(report, {now, seconds}));
+  write_or_warn(config.outputs.report, json);
+  if (config.outputs.prometheus) write_or_warn(*config.outputs.prometheus, report::render_prometheus(report, {now, seconds}));
   if (config.outputs.nfd) {
     // Labels expire when the doctor stops refreshing them (two max_age periods).
-    write_or_fatal(*config.outputs.nfd, report::render_nfd(report, rfc3339(static_cast<std::int64_t>(now + 2.0 * static_cast<double>(config.max_age.count())))));
+    write_or_warn(*config.outputs.nfd,
+                  report::render_nfd(report, rfc3339(static_cast<std::int64_t>(now + 2.0 * static_cast<double>(config.max_age.count())))));
   }
   auto saved_fingerprint = service::compute_fingerprint(fingerprint_inputs(options, config, json));
   auto saved = service::save_state(config.state_dir / "state.json", {saved_fingerprint.digest, now, saved_fingerprint.inputs});
-  if (!saved) throw util::Fatal{saved.error().message};
+  if (!saved) util::log::warning("run: " + saved.error().message + " (the next run is a full check)");
   if (config.push) report_push(service::push_report(*config.push, json));
 
-  std::printf("nvte-doctor run: %s (%d error(s), %d warning(s); full check: %s; %.2f s)\n", report.summary.status.c_str(),
-              report.summary.errors, report.summary.warnings, decision.reason.c_str(), seconds);
+  const auto& w = report.summary.workloads;
+  std::printf("nvte-doctor run: %s (%d error(s), %d warning(s); workloads: %d run, %d at risk, %d fail, %d no backend, %d unknown; "
+              "full check: %s; %.2f s)\n",
+              report.summary.status.c_str(), report.summary.errors, report.summary.warnings, w.runs, w.at_risk, w.fails, w.no_backend,
+              w.unknown, decision.reason.c_str(), seconds);
   std::fflush(stdout);
-  return report.summary.exit_code();
+  // The timer's unit answers for the node: its status is the node's own (a workload's verdict is
+  // in the report and the outputs, never a failed unit).
+  return model::exit_code_of_status(report.summary.status);
 }
 
 namespace {
@@ -250,6 +262,12 @@ int run_fleet(const Options& options) {
   auto summary = service::summarize_fleet(options.fleet_inputs, std::chrono::duration_cast<std::chrono::seconds>(*max_age),
                                           service::unix_now());
   if (summary.nodes.empty() && !summary.unreadable.empty()) throw util::Fatal{"no readable report: " + summary.unreadable.front()};
+  if (summary.nodes.empty()) {
+    // "Nodes: 0" with exit 0 would tell a monitor that an empty or mistyped directory is a healthy fleet.
+    std::string where;
+    for (const auto& input : options.fleet_inputs) where += (where.empty() ? "" : ", ") + input.string();
+    throw util::Fatal{"no report found in " + where + " (fleet reads report files and the *.json files of directories)"};
+  }
   report::FleetTextOptions text{options.fleet_hosts, options.fleet_all};
   write_output(options, options.format == Format::json ? report::render_fleet_json(summary) : report::render_fleet_text(summary, text));
   return summary.exit_code();

@@ -12,9 +12,9 @@
 
 namespace app {
 
-std::vector<model::Workload> load_workloads(const Options& options, const std::vector<std::string>& extra_settings,
-                                            std::vector<std::shared_ptr<const model::ObservedSelection>>* observed) {
-  std::vector<model::Workload> workloads;
+SourceWorkloads read_workloads(const Options& options) {
+  SourceWorkloads source;
+  auto& workloads = source.raw;
   for (const auto& file : options.workload_files) {
     auto loaded = workload::load_workload_file(file);
     if (!loaded) throw util::Fatal{loaded.error().message};
@@ -38,40 +38,56 @@ std::vector<model::Workload> load_workloads(const Options& options, const std::v
     for (auto& w : *imported) workloads.push_back(std::move(w));
   }
   // The TE logs' workloads come last: before them, none has a log.
-  std::size_t before_logs = workloads.size();
-  std::vector<std::shared_ptr<const model::ObservedSelection>> logged;
+  source.observed.assign(workloads.size(), nullptr);
   for (const auto& file : options.te_logs) {
     auto imported = workload::load_te_log(file);
     if (!imported) throw util::Fatal{imported.error().message};
     for (auto& w : imported->workloads) {
       workloads.push_back(std::move(w.workload));
-      logged.push_back(std::move(w.observed));
+      source.observed.push_back(std::move(w.observed));
     }
   }
-  if (workloads.empty() && (!options.workload_sets.empty() || !extra_settings.empty())) {
+  if (workloads.empty()) {
     model::Workload w;
     w.name = "command-line";
     workloads.push_back(std::move(w));
+    source.observed.push_back(nullptr);
+    source.command_line_only = true;
   }
-  for (auto& w : workloads) {
+  return source;
+}
+
+std::vector<model::Workload> complete_workloads(const SourceWorkloads& source, const Options& options,
+                                                const std::vector<std::string>& extra_settings,
+                                                std::vector<std::shared_ptr<const model::ObservedSelection>>* observed) {
+  std::vector<model::Workload> workloads;
+  if (observed) observed->clear();
+  // Without a file, the settings alone form a workload; without settings either, there is none.
+  if (source.command_line_only && options.workload_sets.empty() && extra_settings.empty()) return workloads;
+  // The importer could not tell whether batches are packed; a layout given here answers that.
+  auto sets_layout = [](const std::vector<std::string>& settings) {
+    return std::any_of(settings.begin(), settings.end(),
+                       [](const std::string& s) { return s.starts_with("qkv_format=") || s.starts_with("qkv_layout="); });
+  };
+  const bool layout_given = sets_layout(options.workload_sets) || sets_layout(extra_settings);
+  for (std::size_t i = 0; i < source.raw.size(); ++i) {
+    model::Workload w = source.raw[i];
     auto applied = workload::apply_workload_settings(w, options.workload_sets);
     if (!applied) throw util::Fatal{w.name + ": " + applied.error().message};
     auto extra = workload::apply_workload_settings(w, extra_settings);
     if (!extra) throw util::Fatal{w.name + ": " + extra.error().message};
-    // The importer could not tell whether batches are packed; a layout given here answers that.
-    auto sets_layout = [](const std::vector<std::string>& settings) {
-      return std::any_of(settings.begin(), settings.end(), [](const std::string& s) { return s.starts_with("qkv_format=") || s.starts_with("qkv_layout="); });
-    };
-    if (sets_layout(options.workload_sets) || sets_layout(extra_settings))
-      std::erase_if(w.notes, [](const std::string& note) { return note.starts_with("packing unknown"); });
+    if (layout_given) std::erase_if(w.notes, [](const std::string& note) { return note.starts_with("packing unknown"); });
     auto finished = workload::finish_workload(w);
     if (!finished) throw util::Fatal{finished.error().message};
-  }
-  if (observed) {
-    observed->assign(workloads.size(), nullptr);
-    std::copy(logged.begin(), logged.end(), observed->begin() + static_cast<std::ptrdiff_t>(before_logs));
+    workloads.push_back(std::move(w));
+    if (observed) observed->push_back(source.observed[i]);
   }
   return workloads;
+}
+
+std::vector<model::Workload> load_workloads(const Options& options, const std::vector<std::string>& extra_settings,
+                                            std::vector<std::shared_ptr<const model::ObservedSelection>>* observed) {
+  return complete_workloads(read_workloads(options), options, extra_settings, observed);
 }
 
 const model::Facts& facts_for(const model::Facts& node, const model::ObservedSelection* observed, model::Facts& scratch) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model/finding.hpp"
+#include "model/verdict.hpp"
 #include "model/workload.hpp"
 
 #include <map>
@@ -38,6 +39,9 @@ struct Explanation {
   std::optional<std::string> selected;                         // FlashAttention, FusedAttention, UnfusedDotProductAttention; nullopt = none
   std::map<std::string, BackendVerdict, std::less<>> backends; // flash_attention, fused_attention, unfused_attention
   std::vector<Finding> findings;                               // warnings beyond TE's own checks, for this workload
+  // Whether the job runs: TE's selection with everything known to make it fail folded in
+  // (rules::decide_verdict). Every renderer and carrier reads this, never `selected` alone.
+  WorkloadVerdict verdict;
 };
 
 } // namespace model

@@ -181,6 +181,8 @@ const FactSpec k_catalog[] = {
     {"flash_attn_3.version", T::version, "flash-attn-3 (FlashAttention 3) version; flashattn-hopper before its rename"},
     {"flash_attn_4.version", T::version, "flash-attn-4 (FlashAttention 4, CuTe DSL) version"},
     {"megatron_core.version", T::version, "megatron-core version"},
+    {"cudnn_frontend.version", T::version,
+     "nvidia-cudnn-frontend version (the cuDNN frontend headers and bindings TE >= 2.18 requires; absent when not installed)"},
     {"package.*.version", T::version, "version of an installed Python distribution (normalized name)"},
     {"env.*", T::string, "an environment variable"},
     {"system.hostname", T::string, "host name"},
@@ -206,8 +208,8 @@ const FactSpec k_catalog[] = {
     {"selftest.*.ok", T::boolean, "the check ran and passed (absent when it was skipped)"},
     {"selftest.*.error", T::string, "the vendor's own error text (cuDNN, NVRTC, NCCL, CUDA) of the first failed case"},
     {"selftest.*.stage", T::string,
-     "where the first failed case stopped: load, init, graph, plan, compile, load_module, launch, execute, numerics, allreduce, call, "
-     "disagree, child"},
+     "where the first failed case stopped: load, init, graph, support, plan, compile, load_module, launch, execute, numerics, allreduce, "
+     "call, disagree, child"},
     {"selftest.*.failed_case", T::string, "the shape of the first failed case"},
     {"selftest.*.phase", T::string,
      "the phase a check's child was in when it crashed or timed out: load, init, graph, plan, execute, reference, compare, compile, "
@@ -226,6 +228,8 @@ const FactSpec k_catalog[] = {
     {"selftest.*.backend", T::string, "the FusedAttention sub-backend TE's nvte_get_fused_attn_backend chose (none when none)"},
     {"selftest.*.predicted", T::string, "the sub-backend explain predicted for the same workload"},
     {"selftest.*.te_present", T::boolean, "the Python tier could import transformer_engine"},
+    {"selftest.*.agrees", T::boolean,
+     "cuDNN's support answer (cudnn_support) agrees with the self-test's plan build from heuristics mode A in every case"},
     {"probe.*.status", T::string, "a probe's outcome: ok, not_installed, symbol_missing, error, timeout, crashed, skipped"},
     {"probe.*.missing_symbols", T::string, "entry points the probe's vendor library lacks, comma-separated"},
     {"probe.*.reason", T::string, "why a probe did not succeed"},

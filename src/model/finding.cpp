@@ -42,4 +42,28 @@ std::string_view describe(Impact impact) {
   return "";
 }
 
+std::string_view to_string(VerdictEffect effect) {
+  switch (effect) {
+  case VerdictEffect::none: return "";
+  case VerdictEffect::at_risk: return "at_risk";
+  case VerdictEffect::unknown: return "unknown";
+  case VerdictEffect::fails: return "fails";
+  }
+  return "";
+}
+
+std::optional<VerdictEffect> parse_verdict_effect(std::string_view text) {
+  for (VerdictEffect e : {VerdictEffect::at_risk, VerdictEffect::unknown, VerdictEffect::fails})
+    if (text == to_string(e)) return e;
+  return std::nullopt;
+}
+
+bool is_counterfactual(const Fix& fix) { return fix.verified && (fix.kind == "hardware" || fix.kind == "model"); }
+
+const Fix* best_fix(const std::vector<Fix>& fixes) {
+  for (const auto& fix : fixes)
+    if (fix.verified && !is_counterfactual(fix)) return &fix;
+  return nullptr;
+}
+
 } // namespace model

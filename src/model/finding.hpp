@@ -25,6 +25,12 @@ std::optional<Impact> parse_impact(std::string_view text);
 // For people: "runs but computes wrong results", "fails at run time" ("" for none).
 std::string_view describe(Impact impact);
 
+// What a finding means for the verdict of the workloads it concerns (a rule's `verdict:`; for a
+// workload rule, severity error defaults to fails and a warning with an impact to at_risk).
+enum class VerdictEffect { none, at_risk, unknown, fails };
+std::string_view to_string(VerdictEffect effect); // "", "at_risk", "unknown", "fails"
+std::optional<VerdictEffect> parse_verdict_effect(std::string_view text);
+
 // What the fix search proved a fix does: the backend the workload then gets, or the finding
 // that clears (node findings).
 struct FixOutcome {
@@ -49,6 +55,11 @@ struct Fix {
   bool refuted = false;
 };
 
+// A hardware or model-shape change the model verified: "would also run", never a fix slot.
+bool is_counterfactual(const Fix& fix);
+// The first verified fix a user can make on this node (fixes are ranked best first), or nullptr.
+const Fix* best_fix(const std::vector<Fix>& fixes);
+
 struct Finding {
   std::string id;
   Severity severity = Severity::info;
@@ -61,6 +72,11 @@ struct Finding {
   std::vector<std::string> tags;
   std::string area;     // grouping for the text report: gpu, driver, cuda, cudnn, nccl, python, attention, ...
   std::string workload; // the workload it is about, empty for node findings
+  // What it does to the verdict of the workloads it concerns (model/verdict.hpp): a workload
+  // finding concerns its workload, a node finding every workload whose selected backend is in
+  // verdict_backends (every workload when that is empty).
+  VerdictEffect verdict = VerdictEffect::none;
+  std::vector<std::string> verdict_backends; // FlashAttention, FusedAttention, UnfusedDotProductAttention
 };
 
 } // namespace model

@@ -12,9 +12,16 @@ int status_rank(const std::string& status) {
 }
 
 int FleetSummary::exit_code() const {
-  int worst = unreadable.empty() ? 0 : 3;
+  // Nothing evaluated is never OK; one unreadable file among readable reports is listed and
+  // counts as a WARNING, it does not hide the fleet behind UNKNOWN.
+  if (nodes.empty()) return 3;
+  int worst = unreadable.empty() ? 0 : 1;
   for (const auto& n : nodes) worst = std::max(worst, n.stale ? 1 : status_rank(n.status));
   return worst;
+}
+
+bool fleet_label_runs(std::string_view label) {
+  return !label.empty() && label != "none" && label != "unknown" && label != "runs" && !label.starts_with("fails");
 }
 
 } // namespace model

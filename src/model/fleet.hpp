@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace model {
@@ -40,8 +41,14 @@ struct FleetConfiguration {
 
 struct FleetWorkload {
   std::string name;
-  std::map<std::string, std::vector<std::string>> by_backend; // backend (or "none") -> nodes
+  // What each node promises for the workload -> nodes: its backend when it runs there
+  // ("FusedAttention"), "FusedAttention (at risk)", "fails (FusedAttention)", "none" (no
+  // backend), "unknown" (service::FleetReader builds them from each report's verdicts).
+  std::map<std::string, std::vector<std::string>> by_backend;
 };
+
+// Whether a FleetWorkload::by_backend key means the workload runs on those nodes (runs or at risk).
+bool fleet_label_runs(std::string_view label);
 
 struct FleetSummary {
   std::vector<FleetNode> nodes;                   // by host
@@ -50,7 +57,7 @@ struct FleetSummary {
   std::vector<FleetWorkload> workloads;           // by name
   std::vector<std::string> unreadable;            // "file: reason"
   double max_age_seconds = 0;                     // what made a node stale
-  // The worst fresh status; a stale node counts as WARNING; an unreadable file makes it 3.
+  // The worst fresh status; a stale node or an unreadable file counts as WARNING; no node is 3.
   int exit_code() const;
 };
 

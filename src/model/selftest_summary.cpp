@@ -23,6 +23,8 @@ nlohmann::ordered_json to_json(const SelftestSummary& summary) {
       }
       entry["phases"] = std::move(phases);
     }
+    if (c.workload >= 0) entry["workload"] = c.workload;
+    if (!c.backend.empty()) entry["backend"] = c.backend;
     if (!c.result.is_null()) entry["result"] = c.result;
     checks.push_back(std::move(entry));
     (c.status == "ok" ? ok : c.status == "skipped" ? skipped : failed)++;

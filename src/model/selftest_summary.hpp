@@ -32,6 +32,12 @@ struct SelftestCheck {
   std::string phase;
   std::vector<SelftestPhase> phases;
   nlohmann::ordered_json result; // the child's result object; null when it gave none
+  // Which workload the check ran for (its index in the command's workloads; -1: a check of the
+  // node, such as the driver's), and the TE backend it exercised at that workload's shape
+  // ("FusedAttention" for cuDNN's SDPA graphs; empty when none). A failed check of the backend
+  // TE selects for that workload makes the workload's verdict `fails` (rules::decide_verdict).
+  int workload = -1;
+  std::string backend;
 };
 
 struct SelftestSummary {

@@ -7,7 +7,7 @@
 //   te.core_library.path, te.torch_extension.{path,present,reason}: TE's own search for its files
 //   {te,torch,flash_attn,flash_attn_3,flash_attn_4}.requirements.*: the Requires-Dist closure
 //     (requirements.hpp) — what --no-deps and --target skip
-//   flash_attn.version, flash_attn_3.version, megatron_core.version
+//   flash_attn.version, flash_attn_3.version, megatron_core.version, cudnn_frontend.version
 #include "probe/dist_info.hpp"
 #include "probe/interpreters.hpp"
 #include "probe/node_path.hpp"
@@ -183,6 +183,7 @@ void record_packages(const Host& host, const Packages& packages, model::Facts& f
   if (fa3) set_version(facts, "flash_attn_3.version", fa3->version, problems);
   if (const Distribution* d = packages.find("flash_attn_4")) set_version(facts, "flash_attn_4.version", d->version, problems);
   if (const Distribution* d = packages.find("megatron_core")) set_version(facts, "megatron_core.version", d->version, problems);
+  if (const Distribution* d = packages.find("nvidia_cudnn_frontend")) set_version(facts, "cudnn_frontend.version", d->version, problems);
 }
 
 // TE's files as its import finds them: the core library and, where PyTorch is there or the

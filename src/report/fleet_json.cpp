@@ -70,7 +70,7 @@ std::string render_fleet_json(const model::FleetSummary& s) {
     for (const auto& [backend, hosts] : w.by_backend) {
       by_backend[backend] = hosts;
       backends.push_back(Json{{"backend", backend}, {"count", hosts.size()}, {"hostlist", util::compress_hostlist(hosts)}});
-      if (backend != "none") runs_on.insert(runs_on.end(), hosts.begin(), hosts.end());
+      if (model::fleet_label_runs(backend)) runs_on.insert(runs_on.end(), hosts.begin(), hosts.end());
     }
     std::sort(runs_on.begin(), runs_on.end());
     workloads.push_back(Json{{"name", w.name}, {"runs_on", runs_on}, {"backends", backends}, {"by_backend", by_backend}});

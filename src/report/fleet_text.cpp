@@ -106,11 +106,12 @@ std::string workloads_text(const model::FleetSummary& s, const FleetTextOptions&
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& w = s.workloads[i];
     out += "  " + safe(w.name) + "\n";
-    // The backends by node count; "no backend" first of all: the nodes where the job fails.
+    // The backends by node count; the nodes where the job does not run (no backend, fails,
+    // unknown) first of all.
     std::vector<std::pair<std::string, const std::vector<std::string>*>> backends;
     for (const auto& [backend, nodes] : w.by_backend) backends.emplace_back(backend, &nodes);
     std::stable_sort(backends.begin(), backends.end(), [](const auto& a, const auto& b) {
-      if ((a.first == "none") != (b.first == "none")) return a.first == "none";
+      if (model::fleet_label_runs(a.first) != model::fleet_label_runs(b.first)) return !model::fleet_label_runs(a.first);
       return a.second->size() > b.second->size();
     });
     std::size_t width = 0;

@@ -68,6 +68,24 @@ Json finding_to_json(const model::Finding& finding) {
   return out;
 }
 
+namespace {
+
+// The verdict's members of a workload object (ARCHITECTURE.md, "Verdicts").
+void add_verdict(Json& out, const model::WorkloadVerdict& v) {
+  auto text = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
+  out["verdict"] = std::string(model::to_string(v.verdict));
+  out["runnable"] = model::runnable(v.verdict);
+  out["backend"] = v.backend ? Json(*v.backend) : Json(nullptr);
+  out["backend_sub"] = v.sub_backend ? Json(*v.sub_backend) : Json(nullptr);
+  out["evidence"] = Json{{"kind", std::string(model::to_string(v.evidence))}, {"text", v.evidence_text}};
+  out["because"] = text(v.because);
+  out["verdict_finding"] = text(v.finding);
+  out["fix"] = v.fix ? fix_to_json(*v.fix) : Json(nullptr);
+  out["how_to_know"] = text(v.how_to_know);
+}
+
+} // namespace
+
 Json explanation_to_json(const model::Explanation& e) {
   Json workload = Json::object();
   for (const auto& [key, value] : e.workload.values) {
@@ -85,16 +103,18 @@ Json explanation_to_json(const model::Explanation& e) {
   }
   Json findings = Json::array();
   for (const auto& f : e.findings) findings.push_back(finding_to_json(f));
-  return Json{{"schema_version", 1},
-              {"name", e.workload.name},
-              {"te_version", e.te_version},
-              {"te_version_assumed", e.te_version_assumed},
-              {"selected", e.selected ? Json(*e.selected) : Json(nullptr)},
-              {"backends", backends},
-              {"findings", findings},
-              {"workload", workload},
-              {"assumed", e.workload.assumed},
-              {"notes", e.workload.notes}};
+  Json out{{"schema_version", 1}, {"name", e.workload.name}};
+  add_verdict(out, e.verdict);
+  Json rest{{"te_version", e.te_version},
+            {"te_version_assumed", e.te_version_assumed},
+            {"selected", e.selected ? Json(*e.selected) : Json(nullptr)},
+            {"backends", backends},
+            {"findings", findings},
+            {"workload", workload},
+            {"assumed", e.workload.assumed},
+            {"notes", e.workload.notes}};
+  for (auto& [key, value] : rest.items()) out[key] = std::move(value);
+  return out;
 }
 
 Json knowledge_to_json(const model::Knowledge& k) {

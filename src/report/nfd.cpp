@@ -94,7 +94,10 @@ std::string render_nfd(const model::Report& report, const std::string& expires_a
     // "nvte-doctor.workload.<name>".
     std::string name = sanitize_to(e.workload.name, k_max_label - k_prefix.size() - std::string_view("workload.").size());
     if (name.empty()) name = util::hex64(util::fnv1a64(e.workload.name)).substr(0, 8);
-    line(out, "workload." + name, e.selected ? *e.selected : std::string("none"));
+    // The backend is a promise only when the verdict is one (runs, at_risk): a job scheduled by
+    // this label must run. fails, no_backend and unknown are "none".
+    line(out, "workload." + name, model::runnable(e.verdict.verdict) && e.verdict.backend ? *e.verdict.backend : std::string("none"));
+    line(out, "verdict." + name, std::string(model::to_string(e.verdict.verdict))); // "verdict." is shorter than "workload."
   }
   return out;
 }

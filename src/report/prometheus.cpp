@@ -122,10 +122,13 @@ std::string render_prometheus(const model::Report& report, const RunTiming& timi
             {"gpu", fact(f, "gpu[0].name")}},
            1);
 
-  Family status("nvte_doctor_status", "gauge", "Overall result: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.");
+  Family status("nvte_doctor_status", "gauge",
+                "The node's own health from its findings (workload verdicts are nvte_doctor_workload_verdict): 0 OK, 1 WARNING, "
+                "2 CRITICAL, 3 UNKNOWN.");
   status.add({}, status_value(report.summary.status));
 
-  Family counts("nvte_doctor_findings_by_severity", "gauge", "Number of findings by severity.");
+  Family counts("nvte_doctor_findings_by_severity", "gauge",
+                "Number of the node's own findings by severity (workload findings not counted).");
   counts.add({{"severity", "error"}}, report.summary.errors);
   counts.add({{"severity", "warning"}}, report.summary.warnings);
   counts.add({{"severity", "info"}}, report.summary.infos);
@@ -156,7 +159,11 @@ std::string render_prometheus(const model::Report& report, const RunTiming& timi
                    "1 when TE's attention backend can run the workload on this node, else 0.");
   Family selected("nvte_doctor_attention_backend_selected", "gauge",
                   "1 for the attention backend TE would select for the workload, 0 for the others.");
-  Family runnable("nvte_doctor_workload_runnable", "gauge", "1 when the workload has an attention backend on this node, else 0.");
+  Family runnable("nvte_doctor_workload_runnable", "gauge",
+                  "1 when the workload's attention runs on this node (verdict runs or at_risk), else 0 (fails, no_backend, unknown).");
+  Family verdicts("nvte_doctor_workload_verdict", "gauge",
+                  "One series per workload with its verdict (runs, at_risk, fails, no_backend, unknown), the backend it runs on "
+                  "(empty when none) and the evidence (predicted, observed, ran); the value is always 1.");
   static const std::pair<const char*, const char*> k_backends[] = {
       {"flash_attention", "FlashAttention"}, {"fused_attention", "FusedAttention"}, {"unfused_attention", "UnfusedDotProductAttention"}};
   for (const auto& e : report.workloads) {
@@ -166,7 +173,12 @@ std::string render_prometheus(const model::Report& report, const RunTiming& timi
       available.add({{"workload", e.workload.name}, {"backend", name}}, is_available ? 1 : 0);
       selected.add({{"workload", e.workload.name}, {"backend", name}}, e.selected && *e.selected == name ? 1 : 0);
     }
-    runnable.add({{"workload", e.workload.name}}, e.selected ? 1 : 0);
+    runnable.add({{"workload", e.workload.name}}, model::runnable(e.verdict.verdict) ? 1 : 0);
+    verdicts.add({{"workload", e.workload.name},
+                  {"verdict", std::string(model::to_string(e.verdict.verdict))},
+                  {"backend", e.verdict.backend.value_or("")},
+                  {"evidence", std::string(model::to_string(e.verdict.evidence))}},
+                 1);
   }
 
   Family selftest_passed("nvte_doctor_selftest_passed", "gauge", "1 when the self-test check passed, else 0.");
@@ -180,7 +192,7 @@ std::string render_prometheus(const model::Report& report, const RunTiming& timi
   duration.add({}, timing.duration_seconds);
 
   std::string out;
-  for (const Family* family : {&info, &status, &counts, &findings, &impact, &extrapolated, &available, &selected, &runnable,
+  for (const Family* family : {&info, &status, &counts, &findings, &impact, &extrapolated, &available, &selected, &runnable, &verdicts,
                                &selftest_passed, &selftest_seconds, &last_run, &duration}) {
     family->write(out);
   }

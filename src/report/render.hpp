@@ -35,6 +35,9 @@ std::string render_probe_text(const model::Facts& facts, const TextOptions& opti
 // its finding, knowledge-extrapolated, is not repeated below).
 std::string render_explain_text(const model::Explanation& explanation, const TextOptions& options,
                                 const model::Knowledge* knowledge = nullptr);
+// The first line of a workload's answer: "name → verdict[ on backend][: why][ · fix: ...]" (the
+// one best fix unless it runs; for unknown, how to know). Check's text and explain's share it.
+std::string render_verdict_line(const model::Explanation& explanation, const TextOptions& options);
 // `explain --format json`: {"schema_version": 1, "workloads": [...]}, one explanation per
 // workload (packaging/schema/explain.schema.json), however many workloads there are.
 // te_logs (empty, or one per explanation, null where none): what TE's own log said of each
@@ -67,9 +70,16 @@ std::string render_sweep_json(const std::vector<SweepAxis>& axes, const std::vec
 std::string render_fix_list_text(const std::vector<model::Explanation>& explanations);
 std::string render_fix_list_json(const std::vector<model::Explanation>& explanations);
 
-// `selftest` as text, from the self-test's result object (selftest::to_json, as a report carries
-// it) and the findings about it; ends with how many of the GPU checks ran.
-std::string render_selftest_text(const std::string& selftest_json, const std::vector<model::Finding>& findings, const TextOptions& options);
+// `selftest` as text: each workload's verdict line, then every check of the self-test (as a
+// report carries it) and the findings about it; ends with how many of the GPU checks ran.
+std::string render_selftest_text(const model::SelftestSummary& selftest, const std::vector<model::Explanation>& workloads,
+                                 const std::vector<model::Finding>& findings, const TextOptions& options);
+
+// `selftest --format json`: {"schema_version": 1, "selftest": {checks, summary, findings, facts,
+// workloads}}: the checks as a report carries them, the findings about the self-test, the
+// selftest.* facts and each workload's explanation with its verdict.
+std::string render_selftest_json(const model::SelftestSummary& selftest, const std::vector<model::Explanation>& workloads,
+                                 const std::vector<model::Finding>& findings, const model::Facts& facts);
 
 // What the report itself does not know: when this run happened and how long it took.
 struct RunTiming {

@@ -56,14 +56,6 @@ std::string render_fix(const model::Fix& fix, const Style& style, std::size_t in
   return out;
 }
 
-bool is_counterfactual(const model::Fix& fix) { return fix.verified && (fix.kind == "hardware" || fix.kind == "model"); }
-
-const model::Fix* best_fix(const std::vector<model::Fix>& fixes) {
-  for (const auto& fix : fixes)
-    if (fix.verified && !is_counterfactual(fix)) return &fix;
-  return nullptr;
-}
-
 namespace {
 
 // The settings a fix changes that its command does not make (a Megatron-LM argument, a TE call

@@ -42,10 +42,8 @@ std::string render_fix(const model::Fix& fix, const Style& style, std::size_t in
 // verified fix printed under an earlier finding is one "(as above)" line.
 std::string render_fixes(const std::vector<model::Fix>& fixes, const Style& style, std::size_t indent, bool verbose,
                          std::set<std::string>* shown = nullptr);
-// A hardware or model-shape change the model verified: "would also run", never a fix slot.
-bool is_counterfactual(const model::Fix& fix);
-// The first verified fix a user can make on this node, or nullptr.
-const model::Fix* best_fix(const std::vector<model::Fix>& fixes);
+using model::best_fix;
+using model::is_counterfactual;
 // "<command> (verified → FusedAttention (F16_arbitrary_seqlen))": a fix on one line; a setting it
 // changes beside the command follows it ("... and --attention-backend auto").
 std::string fix_headline(const model::Fix& fix);

@@ -9,13 +9,30 @@
 namespace report {
 
 std::string render_termination_message(const model::Report& report, std::size_t max_bytes) {
-  std::string head = "nvte-doctor " + report.summary.status;
+  // The preflight's verdict for the job: the node's status and its workloads' together.
+  std::string head = "nvte-doctor " + report.summary.overall_status();
   if (auto image = report.facts.get_string("preflight.image"))
     head +=
         ": image " + util::one_line(*image) + " on node " + util::one_line(report.facts.get_string("preflight.node").value_or(report.host));
   else head += " on " + util::one_line(report.host);
   std::string out = head.substr(0, max_bytes > 1 ? max_bytes - 1 : 0) + "\n";
   std::size_t left_out = 0;
+  // Each workload's verdict line first: it is what the job's owner asks.
+  for (const auto& e : report.workloads) {
+    const auto& v = e.verdict;
+    std::string line = "workload " + util::one_line(e.workload.name) + ": " + std::string(model::describe(v.verdict)) +
+                       (v.backend && model::runnable(v.verdict) ? " on " + *v.backend : "") +
+                       (v.because.empty() ? "" : ": " + util::one_line(v.because)) +
+                       (v.fix && v.verdict != model::Verdict::runs
+                            ? "; fix: " + util::one_line(v.fix->command.empty() ? v.fix->description : v.fix->command)
+                            : "") +
+                       "\n";
+    if (out.size() + line.size() + 40 > max_bytes) {
+      ++left_out;
+      continue;
+    }
+    out += line;
+  }
   // Errors first, then warnings: the reason the job did not start comes before the advice.
   for (auto severity : {model::Severity::error, model::Severity::warning}) {
     for (const auto& f : report.findings) {

@@ -117,7 +117,8 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
     auto v = facts.get_string("te.version");
     if (!v) {
       auto assumed = facts.get_string("doctor.assumed_te_version");
-      return "not installed" + (assumed ? "; explain assumes TE " + *assumed + ", the newest published release" : std::string());
+      return "not installed" +
+             (assumed ? "; workload verdicts need a TE release (--set te.version=X; " + *assumed + " is the newest)" : std::string());
     }
     std::string line = *v + (facts.has("te.distribution") ? " (" + fact(facts, "te.distribution") + ")" : "");
     // What keeps it from importing is part of its line (the mark comes from the findings).
@@ -179,6 +180,9 @@ std::string render_check_text(const model::Report& report, const TextOptions& op
            "\n";
   }
   out += "\n";
+  // The answer first: one line per workload, its verdict and the one command to type.
+  for (const auto& e : report.workloads) out += render_verdict_line(e, options);
+  if (!report.workloads.empty()) out += "\n";
 
   std::map<std::string, model::Severity, std::less<>> worst;
   std::map<std::string, const model::Finding*, std::less<>> first_worst; // its title stands in for a summary
@@ -208,17 +212,6 @@ std::string render_check_text(const model::Report& report, const TextOptions& op
     label.resize(12, ' ');
     out += mark + " " + label + util::one_line(summary) + "\n";
   }
-  for (const auto& e : report.workloads) {
-    std::string label = "Workload";
-    label.resize(12, ' ');
-    std::string selected = e.selected ? *e.selected : std::string("no backend available");
-    auto fused = e.backends.find("fused_attention");
-    if (e.selected && *e.selected == "FusedAttention" && fused != e.backends.end() && fused->second.sub_backend)
-      selected += " (" + *fused->second.sub_backend + ")";
-    out += (e.selected ? style.mark_ok() : style.mark(model::Severity::error)) + " " + label + util::one_line(e.workload.name) + ": " +
-           selected + ", TE " + e.te_version + (e.te_version_assumed ? " (assumed)" : "") + "\n";
-  }
-
   if (!report.findings.empty()) {
     out += "\n" + style.bold("Findings") + "\n";
     for (model::Severity severity : {model::Severity::error, model::Severity::warning, model::Severity::info}) {
@@ -238,9 +231,20 @@ std::string render_check_text(const model::Report& report, const TextOptions& op
     return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
   };
   std::string status = report.summary.status;
-  std::string colored = status == "OK" ? style.green(status) : status == "WARNING" ? style.yellow(status) : style.red(status);
-  out += "\n" + plural(report.summary.errors, "error") + ", " + plural(report.summary.warnings, "warning") + ", " +
-         plural(report.summary.infos, "note") + ": " + style.bold(colored) + "\n";
+  auto colored = [&](const std::string& text, const std::string& level) {
+    return level == "OK" ? style.green(text) : level == "WARNING" ? style.yellow(text) : style.red(text);
+  };
+  out += "\nnode: " + plural(report.summary.errors, "error") + ", " + plural(report.summary.warnings, "warning") + ", " +
+         plural(report.summary.infos, "note") + ": " + style.bold(colored(status, status)) + "\n";
+  if (!report.workloads.empty()) {
+    const auto& w = report.summary.workloads;
+    std::vector<std::string> parts;
+    for (auto [n, what] :
+         {std::pair{w.runs, "run"}, {w.at_risk, "at risk"}, {w.fails, "fail"}, {w.no_backend, "no backend"}, {w.unknown, "unknown"}})
+      if (n) parts.push_back(std::to_string(n) + " " + what);
+    out += "workloads: " + util::join(parts, ", ") + ": " +
+           style.bold(colored(report.summary.workload_status, report.summary.workload_status)) + "\n";
+  }
   // Every value came from the node, a rules file or a workload: no terminal control gets through.
   return util::terminal_safe(out, options.color == Color::yes ? util::Sgr::keep : util::Sgr::show);
 }

@@ -44,14 +44,6 @@ std::string workload_line(const model::Workload& w) {
 
 namespace {
 
-std::string selected_label(const model::Explanation& e) {
-  if (!e.selected) return "no backend";
-  std::string label = *e.selected;
-  auto fused = e.backends.find("fused_attention");
-  if (label == "FusedAttention" && fused != e.backends.end() && fused->second.sub_backend) label += " (" + *fused->second.sub_backend + ")";
-  return label;
-}
-
 // The finding whose fixes answer "what do I type": the worst, first of its severity.
 // skip_knowledge: the knowledge finding has its own line under the verdict.
 const model::Finding* worst_finding(const model::Explanation& e, bool skip_knowledge) {
@@ -78,18 +70,34 @@ std::string render_knowledge_line(const model::Knowledge& knowledge, const TextO
          style.dim("[" + std::string(model::k_knowledge_finding_id) + "]") + "\n";
 }
 
+std::string render_verdict_line(const model::Explanation& e, const TextOptions& options) {
+  Style style(options.color);
+  const model::WorkloadVerdict& v = e.verdict;
+  std::string backend = v.backend ? *v.backend + (v.sub_backend ? " (" + *v.sub_backend + ")" : "") : std::string();
+  std::string verdict(model::describe(v.verdict));
+  std::string head;
+  switch (v.verdict) {
+  case model::Verdict::runs: head = style.green(verdict + " on " + backend); break;
+  case model::Verdict::at_risk: head = style.yellow(verdict + ", on " + backend) + ": " + util::one_line(v.because); break;
+  case model::Verdict::fails:
+    head = style.red(verdict) + ": " + util::one_line(v.because) + (backend.empty() ? "" : " (TE selects " + backend + ")");
+    break;
+  case model::Verdict::no_backend: head = style.red(verdict); break;
+  case model::Verdict::unknown: head = style.yellow(verdict) + ": " + util::one_line(v.because); break;
+  }
+  std::string tail;
+  if (v.verdict == model::Verdict::unknown && !v.how_to_know.empty()) tail = " · " + v.how_to_know;
+  else if (v.verdict != model::Verdict::runs && v.fix) tail = " · fix: " + style.bold(fix_headline(*v.fix));
+  return style.bold(util::one_line(e.workload.name)) + " → " + head + tail + "\n";
+}
+
 std::string render_explain_text(const model::Explanation& e, const TextOptions& options, const model::Knowledge* knowledge) {
   Style style(options.color);
   std::string out;
-  // The verdict first: name → backend, and the one best verified fix.
+  // The verdict first: name → verdict (and backend), and the one best fix.
   const model::Finding* worst = worst_finding(e, knowledge && !knowledge->extrapolated.empty());
-  const model::Fix* best = worst ? best_fix(worst->fixes) : nullptr;
-  std::string headline = e.selected ? style.green(selected_label(e)) : style.red(selected_label(e));
-  out += style.bold(util::one_line(e.workload.name)) + " → " + headline + (best ? " · fix: " + style.bold(fix_headline(*best)) : std::string()) + "\n";
-  out += "  " + workload_line(e.workload) + " · TE " + e.te_version +
-         (e.te_version_assumed ? style.yellow(" (assumed: TE is not installed; the newest published release; --set te.version=X to choose)")
-                               : "") +
-         "\n";
+  out += render_verdict_line(e, options);
+  out += "  " + workload_line(e.workload) + " · " + style.dim(e.verdict.evidence_text) + "\n";
   const bool knowledge_said = knowledge && !knowledge->extrapolated.empty();
   if (knowledge_said) out += render_knowledge_line(*knowledge, options);
   if (!e.workload.assumed.empty()) {
@@ -115,7 +123,7 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
     out += style.dim("  note: " + wrap_text(first + (more ? " (+" + std::to_string(more) + " more notes; -v shows them)" : ""), 8)) + "\n";
   }
 
-  bool healthy = e.selected && !worst;
+  bool healthy = e.verdict.verdict == model::Verdict::runs && !worst;
   if (options.verbose || !healthy) {
     out += "\n";
     for (const auto& backend : k_backends) {

@@ -1,6 +1,6 @@
 // `selftest` as text (render.hpp): one line per check with its status, time and measurements,
 // what went wrong, then how many GPU checks ran and the findings about the self-test. Rendered
-// from the self-test's result object, the same one a report carries.
+// from the typed summary a report carries; each check's own result object stays free-form JSON.
 #include "report/render.hpp"
 
 #include "util/strings.hpp"
@@ -66,25 +66,37 @@ std::string render_python_tier(const Json& r, bool verbose) {
 
 } // namespace
 
-std::string render_selftest_text(const std::string& selftest_json, const std::vector<model::Finding>& findings, const TextOptions& options) {
+std::string render_selftest_text(const model::SelftestSummary& selftest, const std::vector<model::Explanation>& workloads,
+                                 const std::vector<model::Finding>& findings, const TextOptions& options) {
   const bool verbose = options.verbose;
-  Json doc = Json::parse(selftest_json, nullptr, false);
-  if (!doc.is_object() || !doc.contains("checks") || !doc["checks"].is_array()) return "Self-test: no result\n";
-  std::string out = "Self-test\n";
-  const Json summary = doc.contains("summary") && doc["summary"].is_object() ? doc["summary"] : Json::object();
-  const int gpu_checks = summary.value("gpu_checks", 0), gpu_ran = summary.value("gpu_checks_ran", 0);
-  for (const auto& o : doc["checks"]) {
-    const std::string check = o.value("check", ""), label = o.value("label", ""), status = o.value("status", ""), error = o.value("error", "");
+  std::string out;
+  // The answer first: each workload's verdict, with what the self-test showed for it.
+  for (const auto& e : workloads) out += render_verdict_line(e, options);
+  if (!workloads.empty()) out += "\n";
+  out += "Self-test\n";
+  int gpu_checks = 0, gpu_ran = 0;
+  for (const auto& o : selftest.checks) {
+    // GPU checks: all but NVRTC's compile and the Python tier; "ran" when not skipped.
+    if (o.check != "nvrtc" && o.check != "python") {
+      ++gpu_checks;
+      gpu_ran += o.status != "skipped";
+    }
+    const std::string& check = o.check;
+    const std::string& label = o.label;
+    const std::string& status = o.status;
+    const std::string& error = o.error;
     char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%6.2f s", o.value("seconds", 0.0));
+    std::snprintf(seconds, sizeof seconds, "%6.2f s", o.seconds);
     std::string mark = status == "ok" ? "ok     " : status == "skipped" ? "skipped" : status == "failed" ? "FAILED " : "ERROR  ";
     out += "  " + mark + " " + seconds + "  " + check + (label.empty() ? "" : " [" + label + "]");
-    const Json r = o.contains("result") && o["result"].is_object() ? o["result"] : Json::object();
-    if (r.contains("max_abs_err")) out += "  max_abs_err=" + std::to_string(r["max_abs_err"].get<double>());
-    if (r.contains("execute_ms")) out += "  " + std::to_string(r["execute_ms"].get<double>()) + " ms";
-    if (r.contains("tflops")) out += " (" + std::to_string(r["tflops"].get<double>()) + " TFLOP/s)";
-    if (r.contains("bus_bandwidth_gbps") && r.contains("gpus") && r["gpus"].get<int>() > 1) out += "  busbw=" + std::to_string(r["bus_bandwidth_gbps"].get<double>()) + " GB/s";
-    if (r.contains("backend")) out += "  TE chose " + r["backend"].get<std::string>();
+    const Json r = o.result.is_object() ? o.result : Json::object();
+    if (r.contains("max_abs_err") && r["max_abs_err"].is_number()) out += "  max_abs_err=" + std::to_string(r["max_abs_err"].get<double>());
+    if (r.contains("execute_ms") && r["execute_ms"].is_number()) out += "  " + std::to_string(r["execute_ms"].get<double>()) + " ms";
+    if (r.contains("tflops") && r["tflops"].is_number()) out += " (" + std::to_string(r["tflops"].get<double>()) + " TFLOP/s)";
+    if (r.contains("bus_bandwidth_gbps") && r["bus_bandwidth_gbps"].is_number() && r.contains("gpus") && r["gpus"].is_number_integer() &&
+        r["gpus"].get<int>() > 1)
+      out += "  busbw=" + std::to_string(r["bus_bandwidth_gbps"].get<double>()) + " GB/s";
+    if (r.contains("backend") && r["backend"].is_string()) out += "  TE chose " + r["backend"].get<std::string>();
     out += "\n";
     if (!error.empty() && (status != "skipped" || verbose)) {
       for (auto line : util::split(error, '\n')) out += "           " + std::string(line) + "\n";
@@ -105,14 +117,13 @@ std::string render_selftest_text(const std::string& selftest_json, const std::ve
                     r["reference_seconds"].get<double>());
       out += line;
     }
-    if (verbose && o.contains("phases") && o["phases"].is_array() && !o["phases"].empty()) {
+    if (verbose && !o.phases.empty()) {
       // The child's own account of where its time went (phases overlap: threads).
       std::string phases;
-      for (const auto& p : o["phases"]) {
-        std::string name = p.value("phase", "") + (p.contains("what") ? " " + p.value("what", "") : "");
+      for (const auto& p : o.phases) {
+        std::string name = p.phase + (p.what.empty() ? "" : " " + p.what);
         char span[160];
-        std::snprintf(span, sizeof span, "%s%s %.3f%s", phases.empty() ? "" : ", ", name.c_str(), p.value("seconds", 0.0),
-                      p.value("open", false) ? " (open)" : "");
+        std::snprintf(span, sizeof span, "%s%s %.3f%s", phases.empty() ? "" : ", ", name.c_str(), p.seconds, p.open ? " (open)" : "");
         phases += span;
       }
       for (auto line : wrap_words(phases, 96)) out += "           " + line + "\n";

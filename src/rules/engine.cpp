@@ -258,6 +258,8 @@ model::Finding make_finding(const RuleSet::Impl& impl, const Rule& rule, Frame& 
   f.id = rule.summary.id;
   f.severity = rule.summary.severity;
   f.impact = rule.summary.impact;
+  f.verdict = rule.summary.verdict;
+  f.verdict_backends = rule.summary.verdict_backends;
   f.title = rule.summary.title;
   f.area = rule.summary.area;
   f.references = rule.summary.references;
@@ -271,6 +273,61 @@ model::Finding make_finding(const RuleSet::Impl& impl, const Rule& rule, Frame& 
   return f;
 }
 
+// "0-7", "0, 2, 5": GPU indices as a short list.
+std::string index_list(const std::vector<std::size_t>& indices) {
+  std::string out;
+  for (std::size_t i = 0; i < indices.size();) {
+    std::size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(indices[i]) + (j > i ? "-" + std::to_string(indices[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+// One finding per rule for GPUs that are alike: a per-GPU rule firing on eight identical A100s
+// says it once and names the GPUs. Alike is the same evidence once the element's index is taken
+// out of the fact names ("gpu[3].sm" = 80 is "gpu.sm" = 80), so different GPUs stay apart.
+// Other collections (library copies) are different things each and keep a finding per element.
+void add_findings(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, const std::vector<Element>& elements,
+                  std::vector<model::Finding>& out) {
+  const bool per_gpu =
+      rule.when.collection >= 0 && elements.size() > 1 && impl.slots.collections()[static_cast<std::size_t>(rule.when.collection)] == "gpu";
+  if (!per_gpu) {
+    for (auto element : elements) out.push_back(make_finding(impl, rule, frame, element));
+    return;
+  }
+  struct Group {
+    std::vector<std::pair<std::string, std::string>> key;
+    std::size_t finding;
+    std::vector<std::size_t> indices;
+  };
+  std::vector<Group> groups;
+  for (auto element : elements) {
+    model::Finding f = make_finding(impl, rule, frame, element);
+    std::vector<std::pair<std::string, std::string>> key;
+    const std::string indexed = "gpu[" + std::to_string(element.index) + "]";
+    for (const auto& [name, value] : f.evidence)
+      key.emplace_back(name.starts_with(indexed) ? "gpu" + name.substr(indexed.size()) : name, value);
+    auto same = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.key == key; });
+    if (same != groups.end()) {
+      same->indices.push_back(element.index);
+      continue;
+    }
+    groups.push_back({std::move(key), out.size(), {element.index}});
+    out.push_back(std::move(f));
+  }
+  for (const auto& g : groups) {
+    if (g.indices.size() < 2) continue;
+    model::Finding& f = out[g.finding];
+    std::string list = index_list(g.indices);
+    f.message += "\n(This holds for GPUs " + list + ", " + std::to_string(g.indices.size()) + " of " +
+                 std::to_string(frame.count(rule.when.collection)) + ".)";
+    f.evidence.emplace_back("gpu.indices", list);
+  }
+}
+
 std::vector<model::Finding> node_findings(const RuleSet::Impl& impl, const model::Facts& facts, const Rule* only) {
   View view(facts, nullptr, nullptr, impl.default_te_version);
   Frame frame(view, impl);
@@ -280,7 +337,7 @@ std::vector<model::Finding> node_findings(const RuleSet::Impl& impl, const model
     if (rule.kind != RuleKind::node || (only && &rule != only)) continue;
     if (!applies(impl, rule, frame)) continue;
     firing_elements(rule, frame, elements);
-    for (auto element : elements) findings.push_back(make_finding(impl, rule, frame, element));
+    add_findings(impl, rule, frame, elements, findings);
   }
   return findings;
 }
@@ -452,10 +509,9 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     if (rule.kind != RuleKind::workload || (only && &rule != only)) continue;
     if (!applies(impl, rule, frame)) continue;
     firing_elements(rule, frame, elements);
-    for (auto element : elements) {
-      ex.findings.push_back(make_finding(impl, rule, frame, element));
-      ex.findings.back().workload = workload.name;
-    }
+    std::size_t before = ex.findings.size();
+    add_findings(impl, rule, frame, elements, ex.findings);
+    for (std::size_t i = before; i < ex.findings.size(); ++i) ex.findings[i].workload = workload.name;
   }
   return ex;
 }

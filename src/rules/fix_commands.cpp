@@ -26,6 +26,14 @@ std::string fact_label(std::string_view fact) {
   if (fact == "flash_attn.version") return "flash-attn";
   if (fact == "flash_attn_3.version") return "flash-attn 3";
   if (fact == "flash_attn_4.version") return "flash-attn 4";
+  if (fact == "cudnn_frontend.version") return "cudnn-frontend";
+  if (fact == "cublaslt.version") return "cuBLAS";
+  // package.<normalized>.version: the distribution's name
+  if (fact.starts_with("package.") && fact.ends_with(".version")) {
+    std::string name(fact.substr(8, fact.size() - 16));
+    std::replace(name.begin(), name.end(), '_', '-');
+    return name;
+  }
   return std::string(fact);
 }
 
@@ -115,6 +123,13 @@ NodeAbi node_abi(const model::Facts& facts) {
   if (node.cuda_major <= 0) node.cuda_major = 12; // as pip_install(): the wheels most installs use
   node.python = facts.get_version("python.version");
   node.torch = facts.get_version("torch.version");
+  node.glibc = facts.get_version("system.glibc_version");
+  for (std::size_t i = 0, n = facts.count("gpu"); i < n; ++i)
+    node.max_sm = std::max<long>(node.max_sm, facts.get_int("gpu[" + std::to_string(i) + "].sm").value_or(0));
+  // CUDA calls reach the forward-compatibility libcuda where one is in use, else the driver's.
+  node.driver = facts.get_bool("cuda.compat.in_use") == true && facts.get_version("cuda.compat.libcuda_version")
+                    ? facts.get_version("cuda.compat.libcuda_version")
+                    : facts.get_version("driver.version");
   return node;
 }
 
@@ -146,9 +161,64 @@ void relink_native(const Package& package, model::Facts& facts) {
   }
 }
 
+// The packages whose Requires-Dist closure the python probe records (<owner>.requirements.*).
+constexpr std::string_view k_requirement_owners[] = {"te", "torch", "flash_attn", "flash_attn_3", "flash_attn_4"};
+
+// The owner whose requirements a package's install brings along (pip installs them).
+std::string_view requirement_owner(const Package& package) {
+  if (package.fact == "te.version") return "te";
+  if (package.fact == "flash_attn.version") return "flash_attn";
+  if (package.fact == "flash_attn_3.version") return "flash_attn_3";
+  if (package.fact == "flash_attn_4.version") return "flash_attn_4";
+  return {};
+}
+
+// Rewrites <owner>.requirements.missing[] keeping the entries keep() accepts.
+template <typename Keep>
+void filter_missing(model::Facts& facts, std::string_view owner, Keep keep) {
+  const std::string base = std::string(owner) + ".requirements.missing";
+  const std::size_t n = facts.count(base);
+  if (n == 0) return;
+  static constexpr std::string_view k_fields[] = {"requirement", "name", "required_by", "extra", "found_version"};
+  std::vector<std::vector<std::pair<std::string_view, model::Value>>> kept;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string entry = base + "[" + std::to_string(i) + "]";
+    if (!keep(facts.get_string(entry + ".name").value_or(""), facts.get_string(entry + ".requirement").value_or(""))) continue;
+    auto& fields = kept.emplace_back();
+    for (auto field : k_fields)
+      if (const model::Value* v = facts.get(entry + "." + std::string(field))) fields.emplace_back(field, *v);
+  }
+  if (kept.size() == n) return;
+  facts.erase_prefix(base);
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    for (auto& [field, value] : kept[i]) facts.set(base + "[" + std::to_string(i) + "]." + std::string(field), std::move(value));
+  facts.set(base + "_count", model::Value(static_cast<long>(kept.size())));
+}
+
+// A distribution now installed at version: the recorded unmet requirements it meets go.
+void meet_requirements(model::Facts& facts, std::string_view distribution, const model::Version& version) {
+  std::string wanted = normalize_distribution(distribution);
+  for (auto owner : k_requirement_owners) {
+    filter_missing(facts, owner, [&](const std::string& name, const std::string& requirement) {
+      if (normalize_distribution(name) != wanted) return true;
+      auto parsed = parse_requirement(requirement);
+      return parsed && parsed->range && !parsed->range->contains(version);
+    });
+  }
+}
+
+// The fact a distribution's version is recorded under: the catalog package's, else package.<name>.
+std::string version_fact(const Catalog* catalog, std::string_view normalized) {
+  if (catalog)
+    if (const Package* p = catalog->find(normalized)) return p->fact;
+  std::string name(normalized);
+  std::replace(name.begin(), name.end(), '-', '_');
+  return "package." + name + ".version";
+}
+
 } // namespace
 
-bool apply_change(const Change& c, model::Facts& facts, model::Workload& workload, std::string& why_not) {
+bool apply_change(const Change& c, model::Facts& facts, model::Workload& workload, std::string& why_not, const Catalog* catalog) {
   switch (c.kind) {
   case ChangeKind::env:
     if (c.value) facts.set("env." + c.name, model::Value(*c.value));
@@ -188,6 +258,28 @@ bool apply_change(const Change& c, model::Facts& facts, model::Workload& workloa
       }
     }
     relink_native(*c.package, facts);
+    // pip installs what the release requires (a --no-build-isolation build: first, as its own
+    // command) and what its own METADATA requires: those unmet requirements are met afterwards.
+    if (auto owner = requirement_owner(*c.package); !owner.empty())
+      filter_missing(facts, owner, [](const std::string&, const std::string&) { return false; });
+    meet_requirements(facts, c.package->name, v);
+    NodeAbi node = node_abi(facts);
+    for (const auto& requirement : c.release->requirements) {
+      std::string fact = version_fact(catalog, requirement.name);
+      auto installed = facts.get_version(fact);
+      if (installed && (!requirement.range || requirement.range->contains(*installed))) continue;
+      const Package* package = nullptr;
+      const PackageRelease* pick = catalog ? resolve(*catalog, requirement, node, &package) : nullptr;
+      if (!pick) {
+        if (package) {
+          why_not = c.package->name + " " + v.to_string() + " needs " + requirement.text + ", which has no release for this node";
+          return false;
+        }
+        continue; // a package the catalog does not describe: the model cannot say which pip takes
+      }
+      facts.set(fact, pick->version);
+      meet_requirements(facts, requirement.name, pick->version);
+    }
     facts.derive();
     return true;
   }
@@ -225,6 +317,9 @@ std::vector<std::string> moved_fact_prefixes(const Change& c) {
     // A TE, flash-attn or cuBLAS install relinks the native probe's facts (relink_native).
     if (c.name == "te.version" || c.name.starts_with("flash_attn") || (c.package && c.package->name.starts_with("nvidia-cublas")))
       prefixes.emplace_back("native.");
+    // The unmet requirements it meets, and the packages its `requires` brings (apply_change).
+    for (auto owner : k_requirement_owners) prefixes.emplace_back(std::string(owner) + ".requirements.");
+    if (c.release && !c.release->requirements.empty()) prefixes.insert(prefixes.end(), {"package.", "cudnn_frontend."});
     return prefixes;
   }
   }
@@ -304,6 +399,15 @@ model::Fix render_changes(const std::vector<Change>& changes, const model::Facts
       install = true;
       std::string requirement = c.package->requirement;
       if (auto at = requirement.find("{version}"); at != std::string::npos) requirement.replace(at, 9, c.release->version.to_string());
+      // A build without isolation needs what the release requires installed first (TE >= 2.18
+      // builds against the nvidia-cudnn-frontend headers): its own pip command, before.
+      bool no_isolation =
+          std::find(c.package->pip_flags.begin(), c.package->pip_flags.end(), "--no-build-isolation") != c.package->pip_flags.end();
+      if (no_isolation && !c.release->requirements.empty()) {
+        std::string first = python_command(scope) + " -m pip install";
+        for (const auto& r : c.release->requirements) first += " " + util::shell_quote(r.text);
+        commands.push_back(first);
+      }
       std::string command = python_command(scope) + " -m pip install";
       for (const auto& flag : c.package->pip_flags) command += " " + util::shell_quote(flag);
       commands.push_back(command + " " + util::shell_quote(requirement));
@@ -388,7 +492,8 @@ Interpreted interpret_command(const std::string& command, const Catalog& catalog
         for (const auto& r : package->releases)
           if (r.version == *v) chosen = &r;
         if (!chosen) return fail(package->name + " " + v->to_string() + " is not a release the catalog lists as published");
-        if (!installs_on(*chosen, node)) return fail(package->name + " " + v->to_string() + " is not built for this node's CUDA major, Python or torch");
+        if (auto why = misfit(catalog, *chosen, node); !why.empty())
+          return fail(package->name + " " + v->to_string() + " cannot be used on this node: " + why);
       } else {
         std::optional<model::VersionRange> range;
         if (!spec.empty()) {
@@ -396,9 +501,15 @@ Interpreted interpret_command(const std::string& command, const Catalog& catalog
           if (!parsed) return fail("cannot read the version range in " + word);
           range = std::move(*parsed);
         }
-        for (const auto& r : package->releases)
-          if ((!range || range->contains(r.version)) && installs_on(r, node) && !r.version.is_prerelease()) chosen = &r;
-        if (!chosen) return fail("no release of " + package->name + " in the catalog matches " + word + " on this node");
+        std::string why_none;
+        for (const auto& r : package->releases) {
+          if ((range && !range->contains(r.version)) || r.version.is_prerelease()) continue;
+          if (auto why = misfit(catalog, r, node); !why.empty()) why_none = r.version.to_string() + ": " + why;
+          else chosen = &r;
+        }
+        if (!chosen)
+          return fail("no release of " + package->name + " in the catalog matches " + word + " on this node" +
+                      (why_none.empty() ? "" : " (" + why_none + ")"));
         out.resolved_version = true;
       }
       Change c{ChangeKind::package, package->fact, chosen->version.to_string(), package, chosen};
@@ -429,8 +540,9 @@ int change_class(std::string_view name, std::string_view value) {
   if (name == "workload.cp_comm_type" || name == "workload.attn_input_format" || name == "workload.qkv_interleaved" ||
       name == "workload.attention_backend" || name == "workload.fp8_dpa" || name == "workload.fp8_mha")
     return 1;
-  if (name == "cudnn.version" || name == "nccl.version") return 2;
-  if (name.starts_with("flash_attn")) return 3;
+  if (name == "cudnn.version" || name == "nccl.version" || name == "cublaslt.version") return 2;
+  if (name.starts_with("flash_attn") || name == "cudnn_frontend.version" || (name.starts_with("package.") && name.ends_with(".version")))
+    return 3;
   if (name == "te.version") return 4;
   // Packing sequences into one (thd) changes the batches the model sees (and, with documents that
   // shared a row, what attends to what): a counterfactual. Unpacking keeps each sequence's math.

@@ -31,8 +31,12 @@ struct Change {
 // The node's CUDA major (torch's, else the runtime's, else the driver's), Python and torch.
 NodeAbi node_abi(const model::Facts& facts);
 
-// Applies a change; false with why_not when it cannot apply (a bad workload value).
-bool apply_change(const Change& change, model::Facts& facts, model::Workload& workload, std::string& why_not);
+// Applies a change; false with why_not when it cannot apply (a bad workload value, a release
+// whose `requires` has no release for this node). A package install also sets what its
+// `requires` makes pip install (resolved in catalog, when given) and drops the recorded unmet
+// requirements it meets (<owner>.requirements.missing[]).
+bool apply_change(const Change& change, model::Facts& facts, model::Workload& workload, std::string& why_not,
+                  const Catalog* catalog = nullptr);
 
 // The prefixes of every fact a change can move, through apply_change() and the relinking of the
 // library copies that follows it in the search: kept beside apply_change so the two agree.

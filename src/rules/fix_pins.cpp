@@ -45,7 +45,7 @@ std::optional<std::vector<Change>> changes_of(const model::Fix& fix, const RuleS
       const Package* package = nullptr;
       for (const Package* p : rules.catalog().for_fact(name))
         for (const auto& r : p->releases)
-          if (version && r.version == *version && installs_on(r, node) && !release) {
+          if (version && r.version == *version && misfit(rules.catalog(), r, node).empty() && !release) {
             release = &r;
             package = p;
           }
@@ -65,7 +65,7 @@ std::optional<std::vector<Change>> repinned(std::vector<Change> changes, const R
     const Package* package = nullptr;
     for (const Package* p : rules.catalog().for_fact(fact))
       for (const auto& r : p->releases)
-        if (r.version == version && installs_on(r, node) && !release) {
+        if (r.version == version && misfit(rules.catalog(), r, node).empty() && !release) {
           release = &r;
           package = p;
         }

@@ -392,8 +392,10 @@ std::vector<std::vector<Candidate>> candidates(const Session& s, bool step_aroun
   // Packages from the catalog, each family ordered by distance from what is installed.
   for (const auto& package : s.rules().catalog().packages) {
     std::vector<const PackageRelease*> fitting;
+    // Only releases the node can install and load (CUDA major, Python, torch, glibc, driver, and
+    // a release for this node of everything the release requires).
     for (const auto& r : package.releases)
-      if (installs_on(r, s.node())) fitting.push_back(&r);
+      if (misfit(s.rules().catalog(), r, s.node()).empty()) fitting.push_back(&r);
     if (fitting.empty()) continue;
     auto current = facts.get_version(package.fact);
     std::vector<Candidate> ups, downs;

@@ -92,7 +92,7 @@ public:
     Applied a{m_facts, m_workload ? *m_workload : model::Workload{}, {}, {}, true};
     std::set<std::string> libraries;
     for (const auto& c : changes) {
-      if (!apply_change(c, a.facts, a.workload, a.why_not)) {
+      if (!apply_change(c, a.facts, a.workload, a.why_not, &m_rules.catalog())) {
         a.ok = false;
         return a;
       }

@@ -26,8 +26,9 @@ namespace {
 
 using Node = YamlNode;
 
-constexpr std::string_view k_rule_keys[] = {"id",     "title",    "severity", "impact", "area",       "applies_to", "when", "backend",
-                                            "effect", "while_in", "message",  "fixes",  "references", "tags",       "tests"};
+constexpr std::string_view k_rule_keys[] = {"id",      "title",      "severity",   "impact",  "verdict", "verdict_backends",
+                                            "area",    "applies_to", "when",       "backend", "effect",  "while_in",
+                                            "message", "fixes",      "references", "tags",    "tests"};
 constexpr std::string_view k_fix_kinds[] = {"pip", "env", "config", "hardware", "upgrade", "debug", "model"};
 constexpr std::string_view k_backends[] = {"flash_attention", "fused_attention", "unfused_attention"};
 constexpr std::string_view k_sub_backends[] = {"F16_max512_seqlen", "F16_arbitrary_seqlen", "FP8"};
@@ -339,6 +340,7 @@ private:
       rule.kind = RuleKind::workload;
     }
     rule.summary.kind = rule.kind == RuleKind::backend ? "backend" : rule.kind == RuleKind::workload ? "workload" : "node";
+    load_verdict(fields, rule);
 
     if (auto it = fields.find("tests"); it != fields.end()) load_tests(it->second, rule);
     if (m_tests == TestCases::compile) {
@@ -348,6 +350,34 @@ private:
     }
 
     if (m_diagnostics.size() == before) m_impl.rules.push_back(std::move(rule));
+  }
+
+  // `verdict:` what the finding means for the verdict of the workloads it concerns, and
+  // `verdict_backends:` (node rules) which selected backends it concerns. A workload rule without
+  // `verdict:` takes its default from severity and impact (model/verdict.hpp); a backend filter
+  // has none (it changes the selection itself).
+  void load_verdict(std::map<std::string, Node>& fields, Rule& rule) {
+    auto& summary = rule.summary;
+    if (rule.kind == RuleKind::workload) {
+      if (summary.severity == model::Severity::error) summary.verdict = model::VerdictEffect::fails;
+      else if (summary.severity == model::Severity::warning && summary.impact != model::Impact::none)
+        summary.verdict = model::VerdictEffect::at_risk;
+    }
+    if (auto it = fields.find("verdict"); it != fields.end()) {
+      if (auto s = scalar(it->second, "verdict")) {
+        if (*s == "none") summary.verdict = model::VerdictEffect::none;
+        else if (auto effect = model::parse_verdict_effect(*s)) summary.verdict = *effect;
+        else error(it->second, "unknown verdict '" + *s + "'", "fails, at_risk, unknown or none");
+        if (rule.kind == RuleKind::backend) error(it->second, "'verdict' does not apply to a backend filter (it changes the selection)");
+      }
+    }
+    if (auto it = fields.find("verdict_backends"); it != fields.end()) {
+      summary.verdict_backends = string_list(it->second, "verdict_backends");
+      for (const auto& b : summary.verdict_backends)
+        if (!one_of(b, k_selection_backends))
+          error(it->second, "unknown backend '" + b + "' in verdict_backends", list_of(k_selection_backends));
+      if (summary.verdict == model::VerdictEffect::none) error(it->second, "'verdict_backends' needs 'verdict:'");
+    }
   }
 
   void load_applies_to(const Node& node, Rule& rule) {
@@ -596,14 +626,64 @@ private:
     return out;
   }
 
+  std::optional<model::Version> version_field(const Node& node, std::string_view key) {
+    auto s = scalar(node, key);
+    if (!s) return std::nullopt;
+    auto v = model::Version::parse(*s);
+    if (!v) {
+      error(node, std::string(key) + ": " + v.error().message);
+      return std::nullopt;
+    }
+    return std::move(*v);
+  }
+
+  // `driver: 525.60.13` (every CUDA major) or `driver: {"12": 525.60.13, "12/sm100": 570.26}`:
+  // per CUDA major, optionally only on GPUs of at least that SM.
+  std::vector<DriverFloor> driver_field(const Node& node) {
+    std::vector<DriverFloor> out;
+    if (!node.IsMap()) {
+      if (auto v = version_field(node, "driver")) out.push_back({0, 0, *v});
+      return out;
+    }
+    for (const auto& entry : node) {
+      std::string key = entry.first.Scalar();
+      std::string major_text = key, sm_text;
+      if (auto slash = key.find("/sm"); slash != std::string::npos) {
+        major_text = key.substr(0, slash);
+        sm_text = key.substr(slash + 3);
+      }
+      auto major = util::parse_int(major_text);
+      auto sm = sm_text.empty() ? std::optional<long long>(0) : util::parse_int(sm_text);
+      if (!major || *major <= 0 || !sm || *sm < 0) {
+        error(entry.first, "driver floors are keyed by CUDA major, optionally /smNNN", "driver: {\"12\": 525.60.13, \"12/sm100\": 570.26}");
+        continue;
+      }
+      if (auto v = version_field(entry.second, "driver")) out.push_back({static_cast<long>(*major), static_cast<long>(*sm), *v});
+    }
+    return out;
+  }
+
+  std::vector<PackageRequirement> requirements_field(const Node& node) {
+    std::vector<PackageRequirement> out;
+    for (const auto& text : string_list(node, "requires")) {
+      if (auto r = parse_requirement(text)) out.push_back(std::move(*r));
+      else error(node, "requires: cannot read '" + text + "' as a requirement", "name and version range: nvidia-cudnn-frontend>=1.25.0");
+    }
+    return out;
+  }
+
   // A release's fields; `defaults` is the package level (every release field may be given there).
   bool release_field(const std::string& key, const Node& value, PackageRelease& r) {
     if (key == "cuda") r.cuda_majors = majors_field(value, key);
+    else if (key == "glibc") r.glibc = version_field(value, key);
+    else if (key == "driver") r.driver = driver_field(value);
+    else if (key == "requires") r.requirements = requirements_field(value);
     else if (key == "python") r.python = range_field(value, key);
     else if (key == "torch") r.torch = range_field(value, key);
     else if (key == "prebuilt") {
       if (auto b = bool_field(value, key)) r.prebuilt = *b;
     } else if (key == "prebuilt_torch") r.prebuilt_torch = range_field(value, key);
+    else if (key == "prebuilt_python") r.prebuilt_python = range_field(value, key);
     else if (key == "build") {
       if (auto s = scalar(value, key)) r.build_note = *s;
     } else if (key == "source") {
@@ -652,7 +732,7 @@ private:
         } else if (!release_field(key, entry.second, defaults)) {
           error(entry.first, "unknown package key '" + key + "'",
                 "name, fact, library, requirement, pip_flags, on_index, note, releases, and release defaults: "
-                "cuda, python, torch, prebuilt, prebuilt_torch, build, source");
+                "cuda, python, torch, glibc, driver, requires, prebuilt, prebuilt_torch, prebuilt_python, build, source");
         }
       }
       if (package.name.empty()) error(item, "package without 'name'");
@@ -689,7 +769,7 @@ private:
               if (key == "version") version_text = scalar(entry.second, key);
               else if (!release_field(key, entry.second, release))
                 error(entry.first, "unknown release key '" + key + "'",
-                      "version, cuda, python, torch, prebuilt, prebuilt_torch, build, source");
+                      "version, cuda, python, torch, glibc, driver, requires, prebuilt, prebuilt_torch, build, source");
             }
           } else {
             error(r, "a release is a version or a mapping {version, source, ...}");

@@ -42,6 +42,11 @@ struct RuleSummary {
   std::string title;
   model::Severity severity = model::Severity::info;
   model::Impact impact = model::Impact::none; // wrong_results, runtime_failure: what the kernel does
+  // What the finding does to the verdict of the workloads it concerns (`verdict:`, or the default
+  // of a workload rule: error -> fails, a warning with an impact -> at_risk), and for a node rule
+  // which selected backends it concerns (`verdict_backends:`; empty = every workload).
+  model::VerdictEffect verdict = model::VerdictEffect::none;
+  std::vector<std::string> verdict_backends;
   std::string area;
   std::string file;
   int line = 0;

@@ -2,7 +2,10 @@
 // forward (and backward) graphs at the workload's shape (sdpa_graph.hpp), build their execution
 // plans, execute them on GPU 0 and compare the whole output and all gradients with an fp32
 // reference computed on the GPU from the same inputs (reference.hpp). Stages in a failed result:
-// load, init, graph, plan, execute, numerics. Phases (phases.hpp) as it goes.
+// load, init, graph, plan, execute, numerics. Phases (phases.hpp) as it goes. Before each plan is
+// built, cuDNN's own support answer for the graph (SdpaGraph::check_support: what TE 2.20 asks
+// cuDNN instead of its version tables) goes into the result as "support"; plan.cpp reports it as
+// the cudnn_support check, held against the plan build.
 //
 // What runs at once, because a cold start is what a Slurm prolog pays: cuInit and the primary
 // context on one thread while cuDNN and NVRTC load on another; the reference kernels compile
@@ -85,6 +88,13 @@ private:
   gpuapi::CudnnDescriptor m_pack = nullptr;
 };
 
+Json support_json(const util::Result<SupportAnswer>& answer) {
+  if (!answer) return Json{{"error", answer.error().message}};
+  Json out{{"supported", answer->supported}, {"configs", answer->configs}};
+  if (!answer->reason.empty()) out["reason"] = answer->reason;
+  return out;
+}
+
 Json engine_json(const SdpaGraph& graph) {
   Json candidates = Json::array();
   for (const auto& e : graph.candidates()) candidates.push_back(Json{{"index", e.index}, {"runtime_compiled", e.runtime_compiled}});
@@ -95,6 +105,7 @@ Json engine_json(const SdpaGraph& graph) {
 // The backward's plan, built on its own thread with its own handle while the forward runs.
 struct BackwardPlan {
   std::unique_ptr<Handle> handle;
+  Json support; // cuDNN's support answer for the backward graph, asked before the plan
   util::Result<std::int64_t> workspace = util::make_error(util::ErrorKind::invalid, "not built");
   double seconds = 0;
 };
@@ -333,6 +344,7 @@ std::future<BackwardPlan> SdpaCheck::plan_backward(SdpaGraph& bwd) {
       return plan;
     }
     auto planning = m_progress.phase(phase::plan, "backward");
+    plan.support = support_json(bwd.check_support(plan.handle->get()));
     auto start = std::chrono::steady_clock::now();
     plan.workspace = bwd.build_plan(plan.handle->get());
     plan.seconds = since(start);
@@ -357,6 +369,7 @@ std::optional<Json> SdpaCheck::forward(SdpaGraph& fwd, Handle& handle) {
   std::int64_t fwd_workspace = 0;
   {
     auto planning = m_progress.phase(phase::plan, "forward");
+    m_info["support"] = support_json(fwd.check_support(handle.get()));
     auto start = std::chrono::steady_clock::now();
     auto built = fwd.build_plan(handle.get());
     m_info["plan_seconds"] = since(start);
@@ -486,6 +499,7 @@ Json SdpaCheck::backward(SdpaGraph& bwd, const SdpaGradLayout& grads, BackwardPl
   const auto& cu = m_session->api();
   std::string error;
   m_info["operations"] = bwd.operation_count();
+  if (!plan.support.is_null()) m_info["support"] = plan.support;
   m_info["plan_seconds"] = plan.seconds;
   m_info["engine_configs_tried"] = bwd.engine_configs_tried();
   if (!plan.workspace) return failed(plan.workspace.error().message, "plan");

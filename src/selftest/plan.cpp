@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <future>
 #include <map>
+#include <optional>
 
 namespace selftest {
 
@@ -76,7 +77,70 @@ CheckOutcome skipped_outcome(std::string check, std::string label, std::string w
   return o;
 }
 
+// One pass's support answer (forward or backward) from the cudnn_sdpa child's result, held
+// against its plan build. The child asks cuDNN before it builds the plan; a graph whose
+// operations cuDNN refuses is a refusal too. Null when the child ended before asking.
+Json support_of(const Json& result, const std::string& error) {
+  if (!result.is_object()) return nullptr;
+  Json pass;
+  if (result.contains("support") && result["support"].is_object() && result["support"].contains("supported")) {
+    pass = result["support"];
+  } else if (result.value("stage", "") == "graph") {
+    pass = Json{{"supported", false}, {"configs", 0}, {"reason", error}};
+  } else {
+    return nullptr;
+  }
+  // The plan TE would build: heuristics mode A's (the self-test also tries the other modes).
+  if (result.contains("engine") && result["engine"].is_object()) {
+    std::string mode = result["engine"].value("heuristics", "");
+    pass["plan"] = mode == "heuristics A" ? "built" : "built from " + mode;
+    pass["agrees"] = pass["supported"].get<bool>() == (mode == "heuristics A");
+  } else if (result.value("stage", "") == "plan" || result.value("stage", "") == "graph") {
+    pass["plan"] = "failed";
+    pass["agrees"] = !pass["supported"].get<bool>();
+  }
+  return pass;
+}
+
 } // namespace
+
+CheckOutcome support_outcome(const std::vector<CheckOutcome>& passes, const std::string& label) {
+  CheckOutcome o;
+  o.check = "cudnn_support";
+  o.label = label;
+  if (passes.empty() || passes.front().status == "skipped") {
+    o.status = "skipped";
+    o.error = passes.empty() ? "no cuDNN check ran" : passes.front().error;
+    return o;
+  }
+  o.started = passes.front().started;
+  Json result{{"status", "ok"}};
+  bool answered = false, agrees = true;
+  for (const auto& pass : passes) {
+    const char* name = pass.check == "cudnn_sdpa_bwd" ? "backward" : "forward";
+    Json answer = support_of(pass.result, pass.error);
+    if (answer.is_null()) continue;
+    answered = true;
+    if (answer.contains("agrees")) agrees = agrees && answer["agrees"].get<bool>();
+    if (!answer["supported"].get<bool>() && o.status.empty()) {
+      o.status = "failed";
+      o.error = std::string("cuDNN does not support the ") + name + " graph: " + answer.value("reason", "no reason given");
+      result["stage"] = "support";
+    }
+    result[name] = std::move(answer);
+  }
+  if (!answered) {
+    o.status = "skipped";
+    o.error = "the cuDNN child ended before cuDNN was asked: " + passes.front().error;
+    return o;
+  }
+  if (o.status.empty()) o.status = "ok";
+  result["status"] = o.status;
+  if (!o.error.empty()) result["error"] = o.error;
+  result["agrees"] = agrees;
+  o.result = std::move(result);
+  return o;
+}
 
 std::span<const CheckEntry> builtin_checks() { return k_checks; }
 
@@ -263,6 +327,7 @@ Results run_all(const Plan& input) {
     auto args = sdpa_args(w);
     if (!args) {
       kernel_checks.push_back(skipped_outcome("cudnn_sdpa", w.name, args.error().message));
+      kernel_checks.back().workload = static_cast<int>(i);
       continue;
     }
     std::string label = w.name;
@@ -275,7 +340,18 @@ Results run_all(const Plan& input) {
     // GPU 0's architecture, so that the child can compile its reference kernels before CUDA is up.
     if (auto sm = facts.get_int("gpu[0].sm"); sm && *sm > 0) cudnn_args["sm"] = *sm;
     if (auto nvrtc = fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}); !nvrtc.empty()) cudnn_args["nvrtc_path"] = nvrtc;
-    for (auto& outcome : run_forward_and_backward(cudnn_runner, cudnn_args, label)) kernel_checks.push_back(std::move(outcome));
+    // The backward is FusedAttention's only for training: an inference job never runs it.
+    const model::Value* training = w.get("is_training");
+    const bool trains = !training || !training->is(model::ValueType::boolean) || training->as_bool();
+    auto passes = run_forward_and_backward(cudnn_runner, cudnn_args, label);
+    CheckOutcome support = support_outcome(passes, label);
+    support.workload = static_cast<int>(i);
+    for (auto& outcome : passes) {
+      outcome.workload = static_cast<int>(i);
+      if (outcome.check == "cudnn_sdpa" || trains) outcome.backend = "FusedAttention";
+      kernel_checks.push_back(std::move(outcome));
+    }
+    kernel_checks.push_back(std::move(support));
     if (te_library.empty()) continue;
     Json te_args = *args;
     te_args["library"] = te_library;
@@ -295,6 +371,7 @@ Results run_all(const Plan& input) {
         te.result["stage"] = "disagree";
       }
     }
+    te.workload = static_cast<int>(i);
     kernel_checks.push_back(std::move(te));
   }
   auto& basics = collect(); // driver, NVRTC, NCCL
@@ -356,6 +433,12 @@ void add_facts(const Results& results, model::Facts& facts) {
     if (r.contains("backend") && r["backend"].is_string()) facts.set(prefix + "backend", r["backend"].get<std::string>());
     if (r.contains("predicted") && r["predicted"].is_string()) facts.set(prefix + "predicted", r["predicted"].get<std::string>());
     if (r.contains("te_present") && r["te_present"].is_boolean()) facts.set(prefix + "te_present", r["te_present"].get<bool>());
+    // cudnn_support: whether cuDNN's answer agreed with the plan build in every case that has both.
+    std::optional<bool> agrees;
+    for (const auto* o : outcomes)
+      if (o->result.is_object() && o->result.contains("agrees") && o->result["agrees"].is_boolean())
+        agrees = agrees.value_or(true) && o->result["agrees"].get<bool>();
+    if (agrees) facts.set(prefix + "agrees", *agrees);
   }
 }
 
@@ -375,7 +458,8 @@ int gpu_checks_ran(const Results& results) {
 model::SelftestSummary summarize(const Results& results) {
   model::SelftestSummary summary;
   for (const auto& o : results.outcomes) {
-    model::SelftestCheck check{o.check, o.label, o.status, o.error, o.seconds, o.started, o.timed_out, o.phase, {}, o.result};
+    model::SelftestCheck check{o.check,     o.label, o.status, o.error,  o.seconds,  o.started,
+                               o.timed_out, o.phase, {},       o.result, o.workload, o.backend};
     for (const auto& p : o.phases) check.phases.push_back({p.phase, p.what, p.start, p.seconds, p.open});
     summary.checks.push_back(std::move(check));
   }

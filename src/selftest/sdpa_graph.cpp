@@ -228,11 +228,11 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   NVTE_TRY_VOID(check_api());
   const int io = s.bf16 ? c::k_data_bfloat16 : c::k_data_half;
   const int f32 = c::k_data_float;
-  const std::int64_t B = s.batch, H = s.heads, Sq = s.seq_q, Skv = s.seq_kv, D = s.dim_qk, Dv = s.dim_v;
-  const std::array<std::int64_t, 4> score_dims{B, H, Sq, Skv}, score_strides{H * Sq * Skv, Sq * Skv, Skv, 1};
+  const std::int64_t batch = s.batch, heads = s.heads, sq = s.seq_q, skv = s.seq_kv, dim_qk = s.dim_qk, dim_v = s.dim_v;
+  const std::array<std::int64_t, 4> score_dims{batch, heads, sq, skv}, score_strides{heads * sq * skv, sq * skv, skv, 1};
   // The transposed view of a [b, h, s_q, s_kv] score tensor: [b, h, s_kv, s_q].
-  const std::array<std::int64_t, 4> t_dims{B, H, Skv, Sq}, t_strides{H * Sq * Skv, Sq * Skv, 1, Skv};
-  const std::array<std::int64_t, 4> row_dims{B, H, Sq, 1}, row_strides{H * Sq, Sq, 1, 1};
+  const std::array<std::int64_t, 4> t_dims{batch, heads, skv, sq}, t_strides{heads * sq * skv, sq * skv, 1, skv};
+  const std::array<std::int64_t, 4> row_dims{batch, heads, sq, 1}, row_strides{heads * sq, sq, 1, 1};
   const std::array<std::int64_t, 4> one{1, 1, 1, 1};
   auto virtual_tensor = [&](int dtype, const std::array<std::int64_t, 4>& dims, const std::array<std::int64_t, 4>& strides) {
     return tensor(m_next_virtual++, dtype, dims, strides, true);
@@ -252,7 +252,7 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   auto dv = NVTE_TRY(tensor(k_uid_dv, io, gl.dv.dims, gl.dv.strides, false));
 
   // softmax_sum = rowsum(dO * O), in a float workspace tensor.
-  auto product = NVTE_TRY(virtual_tensor(f32, {B, H, Sq, Dv}, {H * Sq * Dv, Sq * Dv, Dv, 1}));
+  auto product = NVTE_TRY(virtual_tensor(f32, {batch, heads, sq, dim_v}, {heads * sq * dim_v, sq * dim_v, dim_v, 1}));
   NVTE_TRY(pointwise(c::k_pw_mul, f32, d_o, o, product));
   auto row_sum = NVTE_TRY(virtual_tensor(f32, row_dims, row_strides));
   NVTE_TRY_VOID(reduction(c::k_reduce_add, product, row_sum));
@@ -271,10 +271,10 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   // dV = P^T dO (per query head, then summed over each GQA group).
   auto pt = NVTE_TRY(virtual_tensor(io, t_dims, t_strides));
   NVTE_TRY_VOID(reshape(p, pt));
-  if (H == s.kv_heads) {
+  if (heads == s.kv_heads) {
     NVTE_TRY_VOID(matmul(pt, d_o, dv));
   } else {
-    auto dv_full = NVTE_TRY(virtual_tensor(io, {B, H, Skv, Dv}, {H * Skv * Dv, Skv * Dv, Dv, 1}));
+    auto dv_full = NVTE_TRY(virtual_tensor(io, {batch, heads, skv, dim_v}, {heads * skv * dim_v, skv * dim_v, dim_v, 1}));
     NVTE_TRY_VOID(matmul(pt, d_o, dv_full));
     NVTE_TRY_VOID(reduction(c::k_reduce_add, dv_full, dv));
   }
@@ -290,17 +290,17 @@ util::Result<void> SdpaGraph::build_backward_operations(const SdpaShape& s, cons
   // dK = dS^T Q.
   auto dst = NVTE_TRY(virtual_tensor(io, t_dims, t_strides));
   NVTE_TRY_VOID(reshape(ds, dst));
-  if (H == s.kv_heads) {
+  if (heads == s.kv_heads) {
     NVTE_TRY_VOID(matmul(dst, q, dk));
   } else {
-    auto dk_full = NVTE_TRY(virtual_tensor(io, {B, H, Skv, D}, {H * Skv * D, Skv * D, D, 1}));
+    auto dk_full = NVTE_TRY(virtual_tensor(io, {batch, heads, skv, dim_qk}, {heads * skv * dim_qk, skv * dim_qk, dim_qk, 1}));
     NVTE_TRY_VOID(matmul(dst, q, dk_full));
     NVTE_TRY_VOID(reduction(c::k_reduce_add, dk_full, dk));
   }
   // dQ = dS K (K read back through its transposed view), into a float accumulator.
   auto k = NVTE_TRY(virtual_tensor(f32, l.k.dims, l.k.strides));
   NVTE_TRY_VOID(reshape(kt, k));
-  auto dq_accum = NVTE_TRY(tensor(k_uid_dq_accum, f32, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, false));
+  auto dq_accum = NVTE_TRY(tensor(k_uid_dq_accum, f32, {batch, heads, sq, dim_qk}, {heads * sq * dim_qk, sq * dim_qk, dim_qk, 1}, false));
   NVTE_TRY_VOID(matmul(ds, k, dq_accum));
   NVTE_TRY(pointwise(c::k_pw_identity, f32, dq_accum, nullptr, dq));
   return {};
@@ -310,9 +310,9 @@ util::Result<void> SdpaGraph::build_operations(const SdpaShape& s, const SdpaLay
   NVTE_TRY_VOID(check_api());
   const int io = s.bf16 ? c::k_data_bfloat16 : c::k_data_half;
   const int f32 = c::k_data_float;
-  const std::int64_t B = s.batch, H = s.heads, Sq = s.seq_q, Skv = s.seq_kv;
-  const std::array<std::int64_t, 4> score_dims{B, H, Sq, Skv}, score_strides{H * Sq * Skv, Sq * Skv, Skv, 1};
-  const std::array<std::int64_t, 4> row_dims{B, H, Sq, 1}, row_strides{H * Sq, Sq, 1, 1};
+  const std::int64_t batch = s.batch, heads = s.heads, sq = s.seq_q, skv = s.seq_kv;
+  const std::array<std::int64_t, 4> score_dims{batch, heads, sq, skv}, score_strides{heads * sq * skv, sq * skv, skv, 1};
+  const std::array<std::int64_t, 4> row_dims{batch, heads, sq, 1}, row_strides{heads * sq, sq, 1, 1};
   const std::array<std::int64_t, 4> one{1, 1, 1, 1};
   auto virtual_tensor = [&](int dtype, const std::array<std::int64_t, 4>& dims, const std::array<std::int64_t, 4>& strides) {
     return tensor(m_next_virtual++, dtype, dims, strides, true);
@@ -364,55 +364,89 @@ EngineInfo SdpaGraph::engine_of(CudnnDescriptor config) {
   return info;
 }
 
-util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
-  m_graph = NVTE_TRY(create(c::k_operationgraph_descriptor));
-  NVTE_TRY_VOID(set(m_graph, c::k_attr_operationgraph_handle, c::k_type_handle, 1, &handle));
-  NVTE_TRY_VOID(set(m_graph, c::k_attr_operationgraph_ops, c::k_type_backend_descriptor,
-                    static_cast<std::int64_t>(m_operations.size()), m_operations.data()));
-  NVTE_TRY_VOID(finalize(m_graph, "operation graph"));
+util::Result<void> SdpaGraph::build_graph(gpuapi::CudnnHandle handle) {
+  if (m_graph) return {};
+  CudnnDescriptor graph = NVTE_TRY(create(c::k_operationgraph_descriptor));
+  NVTE_TRY_VOID(set(graph, c::k_attr_operationgraph_handle, c::k_type_handle, 1, &handle));
+  NVTE_TRY_VOID(set(graph, c::k_attr_operationgraph_ops, c::k_type_backend_descriptor, static_cast<std::int64_t>(m_operations.size()),
+                    m_operations.data()));
+  NVTE_TRY_VOID(finalize(graph, "operation graph"));
+  m_graph = graph;
+  return {};
+}
 
+util::Result<SdpaGraph::ModeConfigs> SdpaGraph::heuristics(int mode) {
+  if (auto it = m_heuristics.find(mode); it != m_heuristics.end()) return it->second;
+  ModeConfigs out;
+  CudnnDescriptor heuristics = NVTE_TRY(create(c::k_engineheur_descriptor));
+  NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_operation_graph, c::k_type_backend_descriptor, 1, &m_graph));
+  NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_mode, c::k_type_heur_mode, 1, &mode));
+  if (auto done = finalize(heuristics, "engine heuristics"); !done) {
+    out.error = done.error().message;
+    return m_heuristics[mode] = out;
+  }
+  out.asked = true;
+  auto count_rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor, 0,
+                                                         &out.count, nullptr);
+  if (count_rc != 0 || out.count <= 0) {
+    out.error = "the heuristics returned no engine configuration" + (count_rc != 0 ? ": " + m_cudnn.describe(count_rc) : std::string());
+    // cuDNN's reason (which part of the graph its engines do not take) is in its last-error text.
+    if (auto reason = cudnn_reasons(m_cudnn.last_error()); count_rc == 0 && !reason.empty()) out.error = "cuDNN: " + reason;
+    return m_heuristics[mode] = out;
+  }
+  std::vector<CudnnDescriptor> configs;
+  for (std::int64_t i = 0; i < out.count; ++i) configs.push_back(NVTE_TRY(create(c::k_enginecfg_descriptor)));
+  std::int64_t returned = 0;
+  if (auto rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor, out.count,
+                                                       &returned, configs.data());
+      rc != 0) {
+    out.error = "reading the heuristics' results: " + m_cudnn.describe(rc);
+    return m_heuristics[mode] = out;
+  }
+  // The heuristics drop configurations that fail cuDNN's support checks without an error status;
+  // cuDNN's reason (e.g. which part of the graph its attention engines do not recognise) is
+  // only in its last-error text.
+  if (returned < out.count)
+    if (auto reason = cudnn_reasons(m_cudnn.last_error()); !reason.empty()) out.error = "cuDNN: " + reason;
+  out.returned = std::max<std::int64_t>(returned, 0);
+  configs.resize(static_cast<std::size_t>(out.returned));
+  out.configs = std::move(configs);
+  return m_heuristics[mode] = out;
+}
+
+util::Result<SupportAnswer> SdpaGraph::check_support(gpuapi::CudnnHandle handle) {
+  SupportAnswer answer;
+  if (auto built = build_graph(handle); !built) {
+    answer.reason = built.error().message;
+    const std::string why = cudnn_reasons(m_cudnn.last_error());
+    if (!why.empty() && why != util::trim(m_cudnn.last_error())) answer.reason += ": " + why;
+    return answer;
+  }
+  ModeConfigs mode_a = NVTE_TRY(heuristics(c::k_heur_mode_a));
+  answer.configs = mode_a.returned;
+  answer.supported = mode_a.returned > 0;
+  if (!answer.supported) answer.reason = mode_a.error.empty() ? "the heuristics returned no engine configuration" : mode_a.error;
+  return answer;
+}
+
+util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
+  NVTE_TRY_VOID(build_graph(handle));
   std::string last_error;
   std::string trail; // what each heuristics mode answered, for the error text
   for (int mode : {c::k_heur_mode_a, c::k_heur_mode_instant, c::k_heur_mode_fallback}) {
     std::string mode_name = mode == c::k_heur_mode_a ? "heuristics A" : mode == c::k_heur_mode_instant ? "heuristics instant" : "fallback";
-    CudnnDescriptor heuristics = NVTE_TRY(create(c::k_engineheur_descriptor));
-    NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_operation_graph, c::k_type_backend_descriptor, 1, &m_graph));
-    NVTE_TRY_VOID(set(heuristics, c::k_attr_engineheur_mode, c::k_type_heur_mode, 1, &mode));
-    if (auto done = finalize(heuristics, "engine heuristics"); !done) {
-      last_error = done.error().message;
-      continue;
-    }
-    std::int64_t count = 0;
-    auto count_rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor, 0, &count, nullptr);
-    trail += (trail.empty() ? "" : "; ") + mode_name + ": " + std::to_string(count) + " configurations";
-    if (auto rc = count_rc; rc != 0 || count <= 0) {
-      last_error = "the heuristics returned no engine configuration" + (rc != 0 ? ": " + m_cudnn.describe(rc) : std::string());
-      continue;
-    }
-    std::vector<CudnnDescriptor> configs;
-    for (std::int64_t i = 0; i < count; ++i) configs.push_back(NVTE_TRY(create(c::k_enginecfg_descriptor)));
-    std::int64_t returned = 0;
-    if (auto rc = m_cudnn.api().cudnnBackendGetAttribute(heuristics, c::k_attr_engineheur_results, c::k_type_backend_descriptor,
-                                                         count, &returned, configs.data());
-        rc != 0) {
-      last_error = "reading the heuristics' results: " + m_cudnn.describe(rc);
-      continue;
-    }
-    trail += ", " + std::to_string(returned) + " returned";
-    // The heuristics drop configurations that fail cuDNN's support checks without an error status;
-    // cuDNN's reason (e.g. which part of the graph its attention engines do not recognise) is
-    // only in its last-error text.
-    if (returned < count) {
-      if (auto reason = cudnn_reasons(m_cudnn.last_error()); !reason.empty()) last_error = "cuDNN: " + reason;
-    }
-    configs.resize(static_cast<std::size_t>(std::max<std::int64_t>(returned, 0)));
+    ModeConfigs answer = NVTE_TRY(heuristics(mode));
+    if (answer.asked) trail += (trail.empty() ? "" : "; ") + mode_name + ": " + std::to_string(answer.count) + " configurations";
+    if (!answer.error.empty()) last_error = answer.error;
+    if (answer.configs.empty()) continue;
+    trail += ", " + std::to_string(answer.returned) + " returned";
     std::vector<EngineInfo> engines;
-    for (auto config : configs) engines.push_back(engine_of(config));
-    for (std::size_t i = 0; i < configs.size(); ++i) {
+    for (auto config : answer.configs) engines.push_back(engine_of(config));
+    for (std::size_t i = 0; i < answer.configs.size(); ++i) {
       ++m_configs_tried;
       CudnnDescriptor plan = NVTE_TRY(create(c::k_execution_plan_descriptor));
       NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_handle, c::k_type_handle, 1, &handle));
-      NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_engine_config, c::k_type_backend_descriptor, 1, &configs[i]));
+      NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_engine_config, c::k_type_backend_descriptor, 1, &answer.configs[i]));
       if (auto done = finalize(plan, "execution plan"); !done) {
         last_error = done.error().message;
         continue;

@@ -13,6 +13,7 @@
 #include "gpuapi/cudnn.hpp"
 #include "selftest/sdpa.hpp"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,17 @@ struct EngineInfo {
   bool runtime_compiled = false;
 };
 
+// What cuDNN answers when asked whether it supports a graph, without building a plan: the
+// operation graph finalizes and heuristics mode A (the mode TE's cudnn-frontend asks) returns at
+// least one engine configuration, which is what cudnn-frontend's check_support answers with
+// cuDNN 9.2 and later (it also bars configurations over its shared-memory and workspace limits,
+// which TE leaves unlimited). TE 2.20 decides FusedAttention with it (TE PR #2964). No kernel
+// runs and nothing is compiled.
+struct SupportAnswer {
+  bool supported = false;
+  std::int64_t configs = 0; // engine configurations heuristics mode A returned
+  std::string reason;       // cuDNN's reason when not supported
+};
 
 // Where the backward graph's gradients go: dO, dQ, dK, dV as separate tensors in the format of
 // O (bshd or sbhd), whatever the input layout.
@@ -70,6 +82,9 @@ public:
   // cuDNN recognises the fused attention engines' graphs by their shape, operation by operation
   // (in this order, with these data types), and rejects an equivalent graph that differs.
   util::Result<void> build_backward_operations(const SdpaShape& shape, const SdpaLayout& layout, const SdpaGradLayout& grads);
+  // cuDNN's support answer for the graph (needs a handle, so a GPU; no plan is built). Fails only
+  // when a descriptor cannot be made; a refusal is an answer with its reason.
+  util::Result<SupportAnswer> check_support(gpuapi::CudnnHandle handle);
   // The operation graph (needs a handle, so a GPU), the heuristics' engine configs, and the
   // first execution plan that finalizes, in cuDNN's order (what TE's cudnn-frontend takes, so
   // that the kernel checked is the one a job runs; on the H100 heuristics mode A lists only
@@ -86,6 +101,16 @@ public:
   void bind_scalars(const MaskScalars& values, std::vector<std::int64_t>& uids, std::vector<void*>& pointers) const;
 
 private:
+  // One heuristics mode's answer, asked once per graph (check_support and build_plan share it).
+  struct ModeConfigs {
+    bool asked = false;        // the heuristics descriptor finalized
+    std::int64_t count = 0;    // configurations the heuristics listed
+    std::int64_t returned = 0; // of them, those that passed cuDNN's support checks
+    std::vector<gpuapi::CudnnDescriptor> configs;
+    std::string error; // why none (or fewer) came back
+  };
+  util::Result<void> build_graph(gpuapi::CudnnHandle handle);
+  util::Result<ModeConfigs> heuristics(int mode);
   util::Result<gpuapi::CudnnDescriptor> create(int type);
   util::Result<void> set(gpuapi::CudnnDescriptor d, int attribute, int type, std::int64_t count, const void* value);
   util::Result<void> finalize(gpuapi::CudnnDescriptor d, const char* what);
@@ -116,6 +141,7 @@ private:
   EngineInfo m_engine;
   std::vector<EngineInfo> m_candidates;
   std::string m_mode;
+  std::map<int, ModeConfigs> m_heuristics;
 };
 
 } // namespace selftest

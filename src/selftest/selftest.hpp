@@ -59,8 +59,9 @@ struct RunnerOptions {
   std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now(); // CheckOutcome::started counts from here
 };
 
-// One check's outcome as the parent saw it.
-struct CheckOutcome {
+// One check's outcome as the parent saw it. (Its implicit move is noexcept by its members, which
+// clang-tidy cannot see through nlohmann::json's; it stays an aggregate.)
+struct CheckOutcome { // NOLINT(bugprone-exception-escape)
   std::string check;  // "cudnn_sdpa"
   std::string label;  // what it ran on: "bf16 bshd_bshd_bshd b2 h16/4 s512 d128 causal"
   std::string status; // ok, failed, skipped, error (crash, timeout, bad output)
@@ -73,6 +74,8 @@ struct CheckOutcome {
   std::string phase;
   bool timed_out = false;
   std::vector<PhaseSpan> phases; // every phase the child reported, with its time
+  int workload = -1;             // the plan's workload it ran for; -1 for checks of the node
+  std::string backend;           // the TE backend it exercised ("FusedAttention" for cuDNN's SDPA), else empty
 };
 
 // Runs check in a child (protocol above). Never fails: what went wrong is in the outcome. The
@@ -87,6 +90,14 @@ CheckOutcome run_check(const RunnerOptions& options, std::string_view check, con
 // child that failed, crashed or hung before its forward was done gives the forward's outcome
 // alone, as a forward failure does.
 std::vector<CheckOutcome> run_forward_and_backward(const RunnerOptions& runner, const Json& args, const std::string& label);
+
+// cuDNN's own support answer for the workload's graphs (check cudnn_support), from the outcomes
+// run_forward_and_backward returned: the child asks cuDNN whether it supports each graph before
+// it builds the plan (SdpaGraph::check_support, what TE 2.20 asks instead of its version tables).
+// ok when cuDNN supports every graph the child reached, failed (stage "support", cuDNN's reason)
+// when it refuses one, skipped when the child never asked; its result says, per pass, whether the
+// answer agrees with the plan build from the heuristics mode TE uses ("agrees").
+CheckOutcome support_outcome(const std::vector<CheckOutcome>& passes, const std::string& label);
 
 // The driver, NVRTC and NCCL checks in one child (check cuda, one CUDA context): their three
 // outcomes, each from its streamed part; those the child did not reach before it crashed or hung

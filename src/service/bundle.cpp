@@ -5,6 +5,7 @@
 
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
+#include "util/path_trust.hpp"
 #include "util/yaml_load.hpp"
 #include "util/strings.hpp"
 
@@ -246,6 +247,7 @@ util::Result<std::optional<long>> load_bundle_max_age_days(const std::filesystem
 util::Result<std::vector<std::string>> load_trusted_keys(const std::filesystem::path& config) {
   std::error_code ec;
   if (!std::filesystem::exists(config, ec)) return std::vector<std::string>{};
+  NVTE_TRY_VOID(util::check_trusted_path(config, "config file")); // its keys decide which bundles are trusted
   std::string text = NVTE_TRY(util::read_file(config, 1u << 20));
   YAML::Node root = NVTE_TRY(util::load_yaml(text, config.string())); // depth, aliases, one document
   std::vector<std::string> keys;

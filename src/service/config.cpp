@@ -7,6 +7,7 @@
 #include "util/edit_distance.hpp"
 #include "util/file.hpp"
 #include "util/input_guard.hpp"
+#include "util/path_trust.hpp"
 #include "util/yaml_load.hpp"
 #include "util/strings.hpp"
 
@@ -253,23 +254,50 @@ util::Result<Config> parse_document(const YAML::Node& root, const Parser& p) {
        }},
   };
   std::map<std::string, Parser::Setter, std::less<>> top = {
-      {"workloads_dir", [&](const YAML::Node& n) -> util::Result<void> { c.workloads_dir = NVTE_TRY(p.path(n, "workloads_dir")); return {}; }},
-      {"rules", [&](const YAML::Node& n) -> util::Result<void> {
+      {"workloads_dir",
+       [&](const YAML::Node& n) -> util::Result<void> {
+         c.workloads_dir = NVTE_TRY(p.path(n, "workloads_dir"));
+         return {};
+       }},
+      {"rules",
+       [&](const YAML::Node& n) -> util::Result<void> {
          if (n.IsScalar()) c.rules_dirs.push_back(NVTE_TRY(p.path(n, "rules")));
          else if (n.IsSequence()) {
            for (const auto& item : n) c.rules_dirs.push_back(NVTE_TRY(p.path(item, "rules")));
          } else return p.error(n, "rules must be a directory or a list of directories");
          return {};
        }},
-      {"state_dir", [&](const YAML::Node& n) -> util::Result<void> { c.state_dir = NVTE_TRY(p.path(n, "state_dir")); return {}; }},
-      {"interval", [&](const YAML::Node& n) -> util::Result<void> {
+      {"state_dir",
+       [&](const YAML::Node& n) -> util::Result<void> {
+         c.state_dir = NVTE_TRY(p.path(n, "state_dir"));
+         return {};
+       }},
+      // Facts the node's probe cannot see, as --set gives them: the TE release the jobs bring in
+      // their images (te.version=2.18.0) makes the workloads' verdicts promises instead of unknown.
+      {"set",
+       [&](const YAML::Node& n) -> util::Result<void> {
+         if (!n.IsSequence()) return p.error(n, "set must be a list of KEY=VALUE (as --set takes them)");
+         for (const auto& item : n) {
+           if (!item.IsScalar() || item.Scalar().find('=') == std::string::npos || item.Scalar().front() == '=')
+             return p.error(item, "set: expected KEY=VALUE, such as te.version=2.18.0");
+           c.sets.push_back(item.Scalar());
+         }
+         return {};
+       }},
+      {"interval",
+       [&](const YAML::Node& n) -> util::Result<void> {
          c.interval = seconds_of(NVTE_TRY(p.duration(n, "interval")));
          if (c.interval.count() < 1) return p.error(n, "interval must be at least 1s");
          return {};
        }},
-      {"max_age", [&](const YAML::Node& n) -> util::Result<void> { c.max_age = seconds_of(NVTE_TRY(p.duration(n, "max_age"))); return {}; }},
+      {"max_age",
+       [&](const YAML::Node& n) -> util::Result<void> {
+         c.max_age = seconds_of(NVTE_TRY(p.duration(n, "max_age")));
+         return {};
+       }},
       {"outputs", [&](const YAML::Node& n) { return p.section(n, "outputs", outputs); }},
-      {"push", [&](const YAML::Node& n) -> util::Result<void> {
+      {"push",
+       [&](const YAML::Node& n) -> util::Result<void> {
          has_push = true;
          NVTE_TRY_VOID(p.section(n, "push", push_keys));
          if (push.url.empty()) return p.error(n, "push needs a url");
@@ -301,6 +329,28 @@ util::Result<Config> parse_config(std::string_view text, const fs::path& origin)
   }
 }
 
+namespace {
+
+// A directory the config names, and what is in it (at most a few levels down, as the rules and
+// workload readers go), must be the user's or root's and not writable by group or others. A
+// missing directory is left to its reader's error.
+util::Result<void> check_trusted_tree(const fs::path& dir, std::string_view what) {
+  constexpr int k_max_depth = 8;
+  constexpr std::size_t k_max_entries = 10000;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return {};
+  NVTE_TRY_VOID(util::check_trusted_path(dir, what));
+  std::size_t seen = 0;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end && seen < k_max_entries; it.increment(ec), ++seen) {
+    if (it.depth() >= k_max_depth) it.disable_recursion_pending();
+    NVTE_TRY_VOID(util::check_trusted_path(it->path(), std::string(what) + " entry"));
+  }
+  return {};
+}
+
+} // namespace
+
 util::Result<Config> load_config(const fs::path& path, ConfigRequired required) {
   std::error_code ec;
   if (required == ConfigRequired::no && !fs::exists(path, ec)) {
@@ -308,8 +358,14 @@ util::Result<Config> load_config(const fs::path& path, ConfigRequired required) 
     defaults.outputs.report = defaults.state_dir / "report.json";
     return defaults;
   }
+  // The file decides which paths a root run writes, where the push token comes from and which
+  // rules and workloads are trusted: one another user can change is refused (docs/service.md).
+  NVTE_TRY_VOID(util::check_trusted_path(path, "config file"));
   std::string text = NVTE_TRY(util::read_file(path, 1u << 20));
-  return parse_config(text, path);
+  Config config = NVTE_TRY(parse_config(text, path));
+  if (config.workloads_dir) NVTE_TRY_VOID(check_trusted_tree(*config.workloads_dir, "workloads_dir"));
+  for (const auto& dir : config.rules_dirs) NVTE_TRY_VOID(check_trusted_tree(dir, "rules directory"));
+  return config;
 }
 
 } // namespace service

@@ -47,6 +47,7 @@ struct Config {
   std::filesystem::path source;                     // the file read; empty = built-in defaults
   std::optional<std::filesystem::path> workloads_dir; // *.yaml/*.yml/*.json workloads, */config.json
   std::vector<std::filesystem::path> rules_dirs;    // empty = the installed rules
+  std::vector<std::string> sets;                    // set: KEY=VALUE facts, applied before --set
   std::filesystem::path state_dir = "/var/lib/nvte-doctor";
   std::chrono::seconds interval{900};               // daemon: time between runs
   std::chrono::seconds max_age{86400};              // run: full check at least this often

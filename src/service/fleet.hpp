@@ -38,7 +38,10 @@ public:
     model::FleetNode node;
     double generated = 0;
     std::vector<model::FleetFinding> findings;                  // without nodes
-    std::vector<std::pair<std::string, std::string>> workloads; // name, backend ("none": no backend)
+    // name, and what the node promises for it: its backend when the verdict runs ("FusedAttention"),
+    // "FusedAttention (at risk)", "fails (FusedAttention)", "none" (no backend), "unknown". A report
+    // from before verdicts (no "verdict" member) gives its selected backend or "none".
+    std::vector<std::pair<std::string, std::string>> workloads;
     model::StackVersions versions;
   };
 

@@ -81,7 +81,10 @@ private:
     } else if (!array && depth == 2 && m_stack[1].array) {
       // A new entry of findings[] or workloads[].
       if (key_at(0) == "findings") m_out.findings.emplace_back();
-      else if (key_at(0) == "workloads") m_out.workloads.emplace_back(std::string(), "none");
+      else if (key_at(0) == "workloads") {
+        m_out.workloads.emplace_back(std::string(), "none");
+        m_workload = {};
+      }
     } else if (!array && depth == 1 && key_at(0) == "summary") {
       m_summary = true;
     }
@@ -90,6 +93,10 @@ private:
   }
 
   bool close() {
+    // The end of a workloads[] entry: its verdict and backend (or, before verdicts, its
+    // selected backend) make the node's answer for it.
+    if (m_stack.size() == 3 && m_stack[1].array && key_at(0) == "workloads" && !m_out.workloads.empty())
+      m_out.workloads.back().second = m_workload.label();
     m_stack.pop_back();
     return true;
   }
@@ -114,9 +121,10 @@ private:
       else if (k == "severity") f.severity = text;
       else if (k == "title") f.title = text;
     } else if (depth == 3 && m_stack[1].array && key_at(0) == "workloads" && !m_out.workloads.empty()) {
-      auto& [name, backend] = m_out.workloads.back();
-      if (k == "name" && s) name = *s;
-      else if (k == "selected") backend = s ? *s : "none";
+      if (k == "name" && s) m_out.workloads.back().first = *s;
+      else if (k == "selected") m_workload.selected = s ? *s : "";
+      else if (k == "verdict" && s) m_workload.verdict = *s;
+      else if (k == "backend") m_workload.backend = s ? *s : "";
     } else if (depth == 3 && key_at(0) == "facts" && s) {
       for (const auto& fact : k_stack_facts) {
         if (key_at(1) != fact.component || k != fact.field) continue;
@@ -129,7 +137,21 @@ private:
     return true;
   }
 
+  // The members of the workloads[] entry being read.
+  struct WorkloadFields {
+    std::string selected, verdict, backend;
+    std::string label() const {
+      if (verdict.empty()) return selected.empty() ? "none" : selected;
+      if (verdict == "runs") return backend.empty() ? "runs" : backend;
+      if (verdict == "at_risk") return (backend.empty() ? "runs" : backend) + " (at risk)";
+      if (verdict == "fails") return backend.empty() ? "fails" : "fails (" + backend + ")";
+      if (verdict == "no_backend") return "none";
+      return verdict; // unknown, or a verdict of a newer doctor
+    }
+  };
+
   FleetReader::Loaded& m_out;
+  WorkloadFields m_workload;
   std::vector<Frame> m_stack;
   std::string m_error;
   bool m_host = false, m_summary = false, m_root_object = false, m_cuda_runtime = false;

@@ -13,7 +13,8 @@
 // e.g. a copy), setup (list of argument lists run with the binary first, any exit code), report_files
 // (report JSON files validated against the shipped schema). A stdout that is a report JSON (it
 // has "tool" and "summary") is always validated against the schema; one of explain (it has
-// only "schema_version" and "workloads") against explain.schema.json; fleet's (it has
+// "schema_version" and "workloads", and no "tool") against explain.schema.json; selftest's (it has
+// "schema_version" and "selftest") against selftest.schema.json; fleet's (it has
 // "configurations" and "exit_code") against fleet.schema.json.
 #include "support/report_schema.hpp"
 #include "util/file.hpp"
@@ -190,10 +191,12 @@ TEST_P(CliCase, Runs) {
   }
   if (json doc = json::parse(r.out, nullptr, false); doc.is_object() && doc.contains("tool") && doc.contains("summary")) {
     EXPECT_VALID_REPORT_JSON(r.out);
-  } else if (doc.is_object() && doc.size() == 2 && doc.contains("schema_version") && doc.contains("workloads")) {
-    EXPECT_VALID_JSON_FOR(r.out, "explain.schema.json");
   } else if (doc.is_object() && doc.contains("configurations") && doc.contains("exit_code")) {
     EXPECT_VALID_JSON_FOR(r.out, "fleet.schema.json");
+  } else if (doc.is_object() && doc.contains("schema_version") && doc.contains("workloads")) {
+    EXPECT_VALID_JSON_FOR(r.out, "explain.schema.json");
+  } else if (doc.is_object() && doc.contains("schema_version") && doc.contains("selftest")) {
+    EXPECT_VALID_JSON_FOR(r.out, "selftest.schema.json");
   }
   for (const auto& f : c.node["report_files"]) {
     auto text = util::read_file(expand(f.as<std::string>()));

@@ -30,6 +30,7 @@ const std::set<std::string> k_metrics = {"nvte_doctor_info",
                                          "nvte_doctor_attention_backend_available",
                                          "nvte_doctor_attention_backend_selected",
                                          "nvte_doctor_workload_runnable",
+                                         "nvte_doctor_workload_verdict",
                                          "nvte_doctor_selftest_passed",
                                          "nvte_doctor_selftest_duration_seconds",
                                          "nvte_doctor_last_run_timestamp_seconds",
@@ -119,11 +120,13 @@ TEST(PackagingIntegrations, DaemonSetMountsTheHostReadOnlyAndWritesNfdFeatures) 
   EXPECT_EQ(command[1], "daemon");
   EXPECT_NE(std::find(command.begin(), command.end(), "/host"), command.end());
 
-  bool all_gpus = false;
+  // Without --deep the doctor under --root /host needs no GPU device (audit 2026-12-01 item 9).
+  bool no_gpus = false;
   for (const auto& env : container["env"]) {
-    all_gpus |= env["name"].as<std::string>() == "NVIDIA_VISIBLE_DEVICES" && env["value"].as<std::string>() == "all";
+    no_gpus |= env["name"].as<std::string>() == "NVIDIA_VISIBLE_DEVICES" && env["value"].as<std::string>() == "void";
   }
-  EXPECT_TRUE(all_gpus) << "GPU device access comes from NVIDIA_VISIBLE_DEVICES=all with the nvidia runtime";
+  EXPECT_EQ(std::find(command.begin(), command.end(), "--deep"), command.end());
+  EXPECT_TRUE(no_gpus) << "no GPU is mapped into a pod that starts no CUDA: NVIDIA_VISIBLE_DEVICES=void";
   EXPECT_FALSE(container["resources"]["limits"]["nvidia.com/gpu"]) << "the doctor must not take a GPU from the scheduler";
 
   // The ConfigMap's config.yaml is YAML and writes the NFD file into the mounted directory.
@@ -143,14 +146,22 @@ TEST(PackagingIntegrations, NodeProblemDetectorPluginConfig) {
   auto plugin = nlohmann::json::parse(text, nullptr, false);
   ASSERT_FALSE(plugin.is_discarded()) << "the embedded NPD config is not JSON";
   EXPECT_EQ(plugin["plugin"], "custom");
-  ASSERT_EQ(plugin["rules"].size(), 1u);
-  const auto& rule = plugin["rules"][0];
-  EXPECT_EQ(rule["path"], "/usr/libexec/nvte-doctor/npd-check");
-  EXPECT_TRUE(std::filesystem::exists(k_integrations / "kubernetes" / "npd-check"));
-  EXPECT_EQ(rule["type"], "permanent");
-  EXPECT_EQ(rule["condition"], plugin["conditions"][0]["type"]);
+  // Two scopes, two conditions: the node's health and its workloads' verdicts (--workloads).
+  ASSERT_EQ(plugin["rules"].size(), 2u);
+  ASSERT_EQ(plugin["conditions"].size(), 2u);
   auto seconds = [](const std::string& d) { return std::stoi(d.substr(0, d.size() - 1)) * (d.back() == 'm' ? 60 : 1); };
-  EXPECT_LE(seconds(rule["timeout"]), seconds(plugin["pluginConfig"]["timeout"]));
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& rule = plugin["rules"][i];
+    EXPECT_EQ(rule["path"], "/usr/libexec/nvte-doctor/npd-check");
+    EXPECT_EQ(rule["type"], "permanent");
+    EXPECT_EQ(rule["condition"], plugin["conditions"][i]["type"]);
+    EXPECT_LE(seconds(rule["timeout"]), seconds(plugin["pluginConfig"]["timeout"]));
+  }
+  EXPECT_TRUE(std::filesystem::exists(k_integrations / "kubernetes" / "npd-check"));
+  EXPECT_EQ(plugin["conditions"][0]["type"], "TransformerEngineProblem");
+  EXPECT_EQ(plugin["conditions"][1]["type"], "TransformerEngineWorkloadProblem");
+  const auto& args = plugin["rules"][1]["args"];
+  EXPECT_NE(std::find(args.begin(), args.end(), "--workloads"), args.end()) << args.dump();
 }
 
 TEST(PackagingIntegrations, PrometheusRulesUseTheDoctorsMetrics) {

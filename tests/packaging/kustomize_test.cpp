@@ -273,4 +273,101 @@ TEST_F(Kustomize, PreflightJobRunsTheBundleFirstInTheJobsImage) {
   EXPECT_TRUE(job["resources"]["limits"]["nvidia.com/gpu"]) << "the GPU the job gets is the one checked";
 }
 
+// Audit 2026-12-01 item 9: the pods get no more than the doctor needs. In every rendered pod: the
+// runtime's seccomp profile and no service-account token. The doctor's containers (the DaemonSet's
+// and the preflight's init copy) run as a fixed non-root uid with a read-only root filesystem, no
+// privilege escalation and every capability dropped; an init step that hands the output
+// directories to that uid keeps CAP_CHOWN alone. Host mounts are read-only except the doctor's two
+// output directories; NVIDIA_VISIBLE_DEVICES=void unless the command asks for --deep. The
+// preflight Job has no hostPath unless it reads the node's report (--node-facts), and then only
+// that file, read-only.
+bool is_true(const YAML::Node& n) { return n && n.as<bool>(); }
+
+void expect_locked_down(const YAML::Node& c, const std::string& where) {
+  auto sc = c["securityContext"];
+  EXPECT_TRUE(is_true(sc["readOnlyRootFilesystem"])) << where;
+  EXPECT_TRUE(sc["allowPrivilegeEscalation"] && !sc["allowPrivilegeEscalation"].as<bool>()) << where;
+  ASSERT_TRUE(sc["capabilities"]["drop"] && sc["capabilities"]["drop"].size() == 1) << where;
+  EXPECT_EQ(sc["capabilities"]["drop"][0].as<std::string>(), "ALL") << where;
+}
+
+TEST_F(Kustomize, PodsGetNoMoreThanTheDoctorNeeds) {
+  for (const auto& dir : kustomizations()) {
+    SCOPED_TRACE(dir);
+    auto objects = rendered(dir);
+    std::vector<YAML::Node> pods;
+    for (const char* kind : {"DaemonSet", "Job"})
+      for (const auto& o : of_kind(objects, kind)) pods.push_back(o);
+    for (const auto& o : pods) {
+      const std::string where = dir + " " + o["kind"].as<std::string>();
+      auto pod = o["spec"]["template"]["spec"];
+      EXPECT_EQ(pod["securityContext"]["seccompProfile"]["type"].as<std::string>(""), "RuntimeDefault") << where;
+      ASSERT_TRUE(pod["automountServiceAccountToken"]) << where << ": the token is mounted";
+      EXPECT_FALSE(pod["automountServiceAccountToken"].as<bool>()) << where;
+      std::map<std::string, YAML::Node> host_paths;
+      for (const auto& v : pod["volumes"])
+        if (v["hostPath"]) host_paths[v["name"].as<std::string>()] = v["hostPath"];
+      if (o["kind"].as<std::string>() == "DaemonSet") {
+        EXPECT_TRUE(is_true(pod["securityContext"]["runAsNonRoot"])) << where;
+        const auto uid = pod["securityContext"]["runAsUser"].as<int>(0);
+        EXPECT_GT(uid, 0) << where << ": a fixed non-root uid";
+        bool chowner = false;
+        for (const auto& init : pod["initContainers"]) {
+          expect_locked_down(init, where + " init " + init["name"].as<std::string>());
+          auto add = init["securityContext"]["capabilities"]["add"];
+          ASSERT_TRUE(add && add.size() == 1) << where;
+          EXPECT_EQ(add[0].as<std::string>(), "CHOWN") << where;
+          std::string command;
+          for (const auto& w : init["command"]) command += w.as<std::string>() + " ";
+          chowner |= command.find(std::to_string(uid) + ":" + std::to_string(uid) + " /var/lib/nvte-doctor") != std::string::npos &&
+                     command.find(std::to_string(uid) + ":" + std::to_string(uid) + " /etc/kubernetes/node-feature-discovery/features.d") !=
+                         std::string::npos;
+        }
+        EXPECT_TRUE(chowner) << where << ": an init step hands both output directories to uid " << uid;
+        for (const auto& c : pod["containers"]) {
+          const std::string cwhere = where + " container " + c["name"].as<std::string>();
+          expect_locked_down(c, cwhere);
+          auto uid_of = [&](const YAML::Node& n) { return n["securityContext"]["runAsUser"].as<int>(uid); };
+          EXPECT_GT(uid_of(c), 0) << cwhere;
+          for (const auto& m : c["volumeMounts"]) {
+            auto name = m["name"].as<std::string>();
+            if (!host_paths.count(name)) continue;
+            auto path = host_paths[name]["path"].as<std::string>();
+            bool output = path == "/var/lib/nvte-doctor" || path == "/etc/kubernetes/node-feature-discovery/features.d";
+            if (!output || c["name"].as<std::string>() != "nvte-doctor")
+              EXPECT_TRUE(is_true(m["readOnly"])) << cwhere << ": " << path << " must be mounted read-only";
+          }
+          if (c["name"].as<std::string>() != "nvte-doctor") continue;
+          std::string command;
+          for (const auto& w : c["command"]) command += w.as<std::string>() + " ";
+          std::string devices;
+          for (const auto& e : c["env"])
+            if (e["name"].as<std::string>() == "NVIDIA_VISIBLE_DEVICES") devices = e["value"].as<std::string>();
+          if (command.find("--deep") == std::string::npos) EXPECT_EQ(devices, "void") << cwhere << ": no GPU without --deep";
+        }
+      } else {
+        for (const auto& init : pod["initContainers"]) {
+          expect_locked_down(init, where + " init");
+          EXPECT_TRUE(is_true(init["securityContext"]["runAsNonRoot"])) << where;
+          EXPECT_GT(init["securityContext"]["runAsUser"].as<int>(0), 0) << where;
+        }
+        std::string command;
+        for (const auto& c : pod["containers"])
+          for (const auto& w : c["command"]) command += w.as<std::string>() + " ";
+        if (command.find("--node-facts") == std::string::npos) {
+          EXPECT_TRUE(host_paths.empty()) << where << ": a hostPath without --node-facts";
+        } else {
+          for (const auto& [name, hp] : host_paths) {
+            EXPECT_EQ(hp["type"].as<std::string>(""), "File") << where << ": " << name;
+            EXPECT_EQ(hp["path"].as<std::string>(""), "/var/lib/nvte-doctor/report.json") << where;
+          }
+          for (const auto& c : pod["containers"])
+            for (const auto& m : c["volumeMounts"])
+              if (host_paths.count(m["name"].as<std::string>())) EXPECT_TRUE(is_true(m["readOnly"])) << where << ": the report, read-only";
+        }
+      }
+    }
+  }
+}
+
 } // namespace

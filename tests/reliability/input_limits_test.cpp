@@ -81,7 +81,7 @@ TEST_F(InputLimits, DeepFleetReportOfTheAuditCostsOnlyItsFile) {
   write("fleet/a.json", bad);
   write("fleet/b.json", good);
   auto run = reliability::run_doctor({"fleet", (m_dir / "fleet").string()});
-  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_EQ(run.exit_code, 1) << run.err; // listed unreadable: a WARNING, not the whole fleet UNKNOWN (issue 37)
   std::string line =
       "a.json:" + std::to_string(1 + std::count(bad.begin(), bad.begin() + static_cast<std::ptrdiff_t>(bad.find("[[[")), '\n')) +
       ": nested deeper than 64 levels (limit 64)";

@@ -5,11 +5,18 @@
 // lint. After each failure the previously active set must still be active and working.
 #include "doctor_runner.hpp"
 #include "service/bundle.hpp"
+#include "util/fd.hpp"
 #include "util/file.hpp"
 
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <ctime>
@@ -261,7 +268,7 @@ TEST_F(RulesUpdate, StaleBundleIsAFinding) {
   ASSERT_TRUE(secret.ok());
   auto files = service::read_rules_tree(source_rules());
   ASSERT_TRUE(files.ok());
-  const auto signed_at = std::time(nullptr) - 200 * 86400;
+  const auto signed_at = std::time(nullptr) - 200L * 86400;
   auto stale = service::pack_bundle(*files, *secret, {7, signed_at});
   ASSERT_TRUE(stale.ok());
   LoopbackServer server({{"/stale.bundle", {200, *stale, 0}}});
@@ -280,6 +287,98 @@ TEST_F(RulesUpdate, StaleBundleIsAFinding) {
   ASSERT_TRUE(util::write_file_atomic(m_dir / "long.yaml", "rules_update:\n  max_age_days: 365\n").ok());
   auto longer = run_doctor({"check", "--state-dir", m_state.string(), "--facts", facts, "--config", (m_dir / "long.yaml").string()});
   EXPECT_EQ(longer.out.find("rules-bundle-stale"), std::string::npos) << longer.out;
+}
+
+// The doctor in the background with stdout and stderr discarded, for a signal at a chosen moment.
+pid_t spawn_doctor(const std::vector<std::string>& args) {
+  std::vector<std::string> strings = {NVTE_BINARY};
+  strings.insert(strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  argv.reserve(strings.size() + 1);
+  for (auto& a : strings) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const auto environment = reliability::doctor_environment();
+  std::vector<std::string> env_strings;
+  env_strings.reserve(environment.size());
+  for (const auto& [name, value] : environment) env_strings.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+std::vector<std::string> incoming_in(const fs::path& bundles) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(bundles, ec))
+    if (entry.path().filename().string().starts_with(".incoming-")) names.push_back(entry.path().filename().string());
+  return names;
+}
+
+// Audit 2026-12-01 item 11: SIGTERM, SIGINT or SIGHUP between mkdtemp and the rename (a unit's
+// stop, Ctrl-C) left `.incoming-XXXXXX`, a full copy of the rules, in rules/bundles. The signal
+// is sent as soon as the directory appears, i.e. while the bundle is being unpacked and linted.
+TEST_F(RulesUpdate, AStopDuringTheUnpackLeavesNoIncomingDirectory) {
+  LoopbackServer server({{"/good.bundle", {200, m_good, 0}}});
+  int interrupted = 0;
+  for (int signal : {SIGTERM, SIGINT, SIGHUP, SIGTERM, SIGINT, SIGHUP}) {
+    SCOPED_TRACE(strsignal(signal));
+    fs::remove_all(m_state);
+    pid_t pid = spawn_doctor(
+        {"rules", "update", server.url("/good.bundle"), "--public-key", (m_dir / "signer.pub").string(), "--state-dir", m_state.string()});
+    ASSERT_GT(pid, 0);
+    bool seen = false;
+    int status = 0;
+    for (auto start = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - start < std::chrono::seconds(30);) {
+      if (!incoming_in(m_state / "rules" / "bundles").empty()) {
+        seen = true;
+        ::kill(pid, signal);
+        break;
+      }
+      if (::waitpid(pid, &status, WNOHANG) == pid) break; // finished before it could be stopped
+    }
+    if (seen) {
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    }
+    if (!seen || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) continue; // too quick to interrupt this time
+    ++interrupted;
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == signal) << "status " << status << ": it ends as the signal would end it";
+    EXPECT_EQ(incoming_in(m_state / "rules" / "bundles"), std::vector<std::string>{}) << "the partial bundle is left behind";
+    EXPECT_EQ(active(), "") << "nothing was activated";
+  }
+  EXPECT_GE(interrupted, 3) << "the update was never caught in the middle: the test does not test";
+}
+
+// Item 11, second half: a leftover was removed only an hour after it was made. Now the next update
+// removes one whose owner is gone at any age, and leaves the one a live update holds.
+TEST_F(RulesUpdate, TheNextUpdateRemovesLeftoversWhoseOwnerIsGone) {
+  const fs::path bundles = m_state / "rules" / "bundles";
+  pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ASSERT_GT(gone, 0);
+  ::waitpid(gone, nullptr, 0);
+  const std::string dead = ".incoming-" + std::to_string(gone) + "-AAAAAA";
+  const std::string old_style = ".incoming-BBBBBB";
+  const std::string live = ".incoming-" + std::to_string(::getpid()) + "-CCCCCC";
+  for (const auto& name : {dead, old_style, live}) {
+    fs::create_directories(bundles / name / "attention");
+    ASSERT_TRUE(util::write_file_atomic(bundles / name / "attention" / "x.yaml", "rules: []\n").ok());
+  }
+  util::Fd held(::open((bundles / live).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(held);
+  ASSERT_EQ(::flock(held.get(), LOCK_EX | LOCK_NB), 0); // as an update in progress holds its own
+  LoopbackServer server({{"/good.bundle", {200, m_good, 0}}});
+  auto run = update(server.url("/good.bundle"));
+  ASSERT_EQ(run.exit_code, 0) << reliability::context(run);
+  EXPECT_EQ(incoming_in(bundles), std::vector<std::string>{live});
 }
 
 TEST(Bundle, RoundTripAndRejections) {

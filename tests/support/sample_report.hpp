@@ -1,5 +1,6 @@
 // Test helper: a hand-built model::Report on the h100-node facts snapshot, with two workloads
-// (one runs on FusedAttention, one has no backend) and findings whose text needs escaping.
+// (one runs on FusedAttention, one has no backend: their verdicts) and findings whose text needs
+// escaping; the node's own status is WARNING (a warning finding), the workloads' CRITICAL.
 #pragma once
 
 #include "model/report.hpp"
@@ -38,6 +39,10 @@ inline model::Report sample_report() {
   ok.backends["flash_attention"] = {false, std::nullopt, {{"flash-attn-missing", "flash-attn is not installed", {}}}};
   ok.backends["fused_attention"] = {true, std::string("F16_arbitrary_seqlen"), {}};
   ok.backends["unfused_attention"] = {true, std::nullopt, {}};
+  ok.verdict.verdict = model::Verdict::runs;
+  ok.verdict.backend = "FusedAttention";
+  ok.verdict.sub_backend = "F16_arbitrary_seqlen";
+  ok.verdict.evidence_text = "predicted from TE 2.3.0's selection code";
 
   model::Explanation none;
   none.workload.name = "deepseek-ai/DeepSeek-V3 \"mla\"";
@@ -47,6 +52,10 @@ inline model::Report sample_report() {
   none.backends["flash_attention"] = {false, std::nullopt, {{"env-flash-off", "NVTE_FLASH_ATTN=0", {model::Fix{"env", "unset NVTE_FLASH_ATTN", "re-enable", {{"env.NVTE_FLASH_ATTN", "(unset)"}}, model::FixOutcome{"FlashAttention", "", "attention-no-backend"}, {}, false}}}}};
   none.backends["fused_attention"] = {false, std::nullopt, {{"sm80-head-dim", "head_dim_qk 192 > 128 on sm80", {}}}};
   none.backends["unfused_attention"] = {false, std::nullopt, {{"env-unfused-off", "NVTE_UNFUSED_ATTN=0", {}}}};
+  none.verdict.verdict = model::Verdict::no_backend;
+  none.verdict.because = "TE selects no attention backend for this workload";
+  none.verdict.finding = "workload-no-attention-backend";
+  none.verdict.evidence_text = "predicted from TE 2.3.0's selection code";
 
   model::Finding cudnn;
   cudnn.id = "cudnn-copies-disagree";

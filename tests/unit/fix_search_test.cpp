@@ -716,3 +716,178 @@ TEST(FixSearch, ExplainAndCheckPinTheSameRelease) {
 }
 
 } // namespace
+
+// ---- The node can load what it is told to install (issue 38, item 2) ---------------------------
+
+const rules::PackageRelease* release_of(std::string_view package, std::string_view version) {
+  const rules::Package* p = shipped().catalog().find(package);
+  if (!p) return nullptr;
+  auto v = model::Version::parse(version);
+  for (const auto& r : p->releases)
+    if (v && r.version == *v) return &r;
+  return nullptr;
+}
+
+rules::NodeAbi node_abi(long cuda, std::string_view python, std::string_view glibc, std::string_view driver, long sm) {
+  rules::NodeAbi node;
+  node.cuda_major = cuda;
+  node.python = *model::Version::parse(python);
+  node.torch = *model::Version::parse("2.9.0");
+  node.glibc = *model::Version::parse(glibc);
+  node.driver = *model::Version::parse(driver);
+  node.max_sm = sm;
+  return node;
+}
+
+TEST(FixSearchNodeFit, EachReleaseSaysWhatItNeedsOfTheNode) {
+  const auto* te = release_of("transformer-engine", "2.18.0");
+  const auto* cudnn = release_of("nvidia-cudnn-cu12", "9.11.0.98");
+  const auto* cudnn13 = release_of("nvidia-cudnn-cu13", "9.28.1.4");
+  const auto* frontend = release_of("nvidia-cudnn-frontend", "1.32.0");
+  const auto* fa4 = release_of("flash-attn-4", "4.0.0b24");
+  const auto* fa2 = release_of("flash-attn", "2.8.3");
+  ASSERT_TRUE(te && cudnn && cudnn13 && frontend && fa4 && fa2);
+  const auto& catalog = shipped().catalog();
+
+  // TE's wheels are manylinux_2_28.
+  EXPECT_NE(rules::misfit(*te, node_abi(12, "3.12", "2.27", "570.172.08", 90)).find("glibc 2.28"), std::string::npos);
+  EXPECT_EQ(rules::misfit(*te, node_abi(12, "3.12", "2.35", "570.172.08", 90)), "");
+  // cuDNN's CUDA 12 wheel: 525.60.13, and 570.26 for its Blackwell kernels; CUDA 13: 580.65.06.
+  EXPECT_EQ(rules::misfit(*cudnn, node_abi(12, "3.12", "2.35", "550.54.15", 90)), "");
+  EXPECT_NE(rules::misfit(*cudnn, node_abi(12, "3.12", "2.35", "550.54.15", 100)).find("570.26"), std::string::npos);
+  EXPECT_NE(rules::misfit(*cudnn, node_abi(12, "3.12", "2.35", "520.61.05", 80)).find("525.60.13"), std::string::npos);
+  EXPECT_NE(rules::misfit(*cudnn13, node_abi(13, "3.12", "2.35", "570.172.08", 90)).find("580.65.06"), std::string::npos);
+  // The frontend's wheels are per CPython from 3.10.
+  EXPECT_NE(rules::misfit(*frontend, node_abi(12, "3.9", "2.35", "570.172.08", 90)).find("Python 3.9"), std::string::npos);
+  // flash-attn 2.8.3's prebuilt wheel was built on ubuntu-22.04; with no prebuilt wheel for the
+  // node's torch, pip compiles it and the node's glibc is what it links against.
+  rules::NodeAbi old_glibc = node_abi(12, "3.12", "2.31", "570.172.08", 90);
+  old_glibc.torch = *model::Version::parse("2.8.0");
+  EXPECT_NE(rules::misfit(*fa2, old_glibc).find("glibc 2.35"), std::string::npos);
+  old_glibc.torch = *model::Version::parse("2.10.0");
+  EXPECT_EQ(rules::misfit(*fa2, old_glibc), "");
+  // What a release requires must have a release for the node: flash-attn-4 beta24 pins the CUTLASS
+  // DSL 4.6.0.dev0, whose wheels are manylinux_2_28.
+  EXPECT_EQ(rules::misfit(*fa4, node_abi(12, "3.12", "2.27", "570.172.08", 100)), "");
+  EXPECT_NE(rules::misfit(catalog, *fa4, node_abi(12, "3.12", "2.27", "570.172.08", 100)).find("nvidia-cutlass-dsl==4.6.0.dev0"),
+            std::string::npos);
+  EXPECT_EQ(rules::misfit(catalog, *fa4, node_abi(12, "3.12", "2.28", "570.172.08", 100)), "");
+}
+
+TEST(FixSearchNodeFit, NoCudnnWheelIsProposedToABlackwellNodeWhoseDriverCannotLoadIt) {
+  // The #2285 case of BlackwellMlaThdGetsCudnn911First, on a 550 driver: cuDNN's CUDA 12 wheel
+  // needs 570.26 for its Blackwell kernels, so no cuDNN release is a fix, and a TE release
+  // (manylinux_2_28) is none on glibc 2.27 either.
+  model::Workload w = workload_of({{"qkv_format", "thd"},
+                                   {"attn_mask_type", "padding_causal"},
+                                   {"num_heads", "128"},
+                                   {"head_dim_qk", "192"},
+                                   {"head_dim_v", "128"},
+                                   {"max_seqlen_q", "8192"}});
+  for (std::string driver : {"570.172.08", "550.54.15"}) {
+    model::Facts facts = facts_of({"te.version=2.8.0", "gpu.compute_capability=10.0", "cudnn.version=9.10.1", "torch.cuda_version=12.8",
+                                   "driver.version=" + driver, "system.glibc_version=2.27"});
+    model::Explanation e = rules::explain(shipped(), facts, w);
+    rules::verify_explanation(shipped(), facts, e, options());
+    const auto* f = finding(e, "attention-no-backend");
+    ASSERT_NE(f, nullptr);
+    bool cudnn_fix = false;
+    for (const auto& fix : f->fixes) {
+      if (!fix.verified) continue;
+      EXPECT_EQ(change(fix, "te.version"), "") << "a TE wheel needs glibc 2.28: " << fix.command;
+      cudnn_fix = cudnn_fix || !change(fix, "cudnn.version").empty();
+    }
+    EXPECT_EQ(cudnn_fix, driver == "570.172.08") << driver;
+  }
+}
+
+TEST(FixSearchNodeFit, ARuleWrittenInstallTheNodeCannotLoadIsUnverifiedWithTheReason) {
+  model::Finding f;
+  f.id = "cudnn-below-te-minimum";
+  f.severity = model::Severity::warning;
+  f.fixes = {model::Fix{"pip", "python3 -m pip install nvidia-cudnn-cu12==9.27.0.42", "a current cuDNN", {}, std::nullopt, {}, false}};
+  model::Facts facts = facts_of(
+      {"te.version=2.3.0", "cudnn.version=9.1.0", "gpu.compute_capability=9.0", "torch.cuda_version=12.4", "system.glibc_version=2.17"});
+  auto fixes = rules::search_fixes(shipped(), facts, nullptr, f, options());
+  ASSERT_FALSE(fixes.empty());
+  bool said = false, manylinux2014 = false;
+  for (const auto& fix : fixes) {
+    // Only the manylinux2014 wheels (9.1, 9.3) load on glibc 2.17.
+    if (fix.verified && !change(fix, "cudnn.version").empty()) {
+      EXPECT_EQ(change(fix, "cudnn.version"), "9.3.0.75") << fix.command;
+      manylinux2014 = true;
+    }
+    if (fix.command.find("9.27.0.42") != std::string::npos) {
+      EXPECT_FALSE(fix.verified);
+      said = fix.unverified_reason.find("glibc 2.27") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(said);
+  EXPECT_TRUE(manylinux2014);
+}
+
+TEST(FixSearchNodeFit, TheFrontendFixOfTe218VerifiesAndRanksBeforeATeDowngrade) {
+  model::Facts facts = facts_of({"te.version=2.18.0", "te.cuda_major=12", "te.distribution=transformer-engine-cu12", "torch.version=2.9.0",
+                                 "torch.cuda_version=12.8", "python.version=3.12.3", "gpu.compute_capability=9.0", "cudnn.version=9.19.0",
+                                 "system.glibc_version=2.35", "driver.version=570.172.08", "te.requirements.missing_count=1",
+                                 "te.requirements.missing[0].requirement=nvidia-cudnn-frontend>=1.25.0",
+                                 "te.requirements.missing[0].name=nvidia_cudnn_frontend",
+                                 "te.requirements.missing[0].required_by=transformer_engine_torch"});
+  auto findings = rules::evaluate_node(shipped(), facts);
+  EXPECT_TRUE(std::none_of(findings.begin(), findings.end(), [](const auto& x) { return x.id == "te-requirement-missing"; }));
+  rules::verify_node_findings(shipped(), facts, findings, options());
+  const model::Finding* f = nullptr;
+  for (const auto& x : findings)
+    if (x.id == "te-cudnn-frontend-missing") f = &x;
+  ASSERT_NE(f, nullptr);
+  auto fixes = verified(*f);
+  ASSERT_FALSE(fixes.empty());
+  // The rule's own fix, its range resolved to the catalog's newest release for this node.
+  EXPECT_EQ(fixes[0]->command, "python3 -m pip install nvidia-cudnn-frontend==1.32.0");
+  EXPECT_EQ(change(*fixes[0], "cudnn_frontend.version"), "1.32.0");
+  EXPECT_NE(fixes[0]->description.find("frontend wheel TE requires"), std::string::npos) << fixes[0]->description;
+  EXPECT_EQ(change(*fixes[0], "te.version"), "");
+}
+
+TEST(FixSearchNodeFit, InstallingAReleaseInstallsWhatItRequires) {
+  const auto& catalog = shipped().catalog();
+  const rules::Package* fa4 = catalog.find("flash-attn-4");
+  const rules::Package* te = catalog.find("transformer-engine");
+  ASSERT_TRUE(fa4 && te);
+  model::Workload w;
+  std::string why;
+  // flash-attn-4 beta24 brings the CUTLASS DSL it pins, replacing a newer one (pip does).
+  model::Facts facts = facts_of({"python.version=3.12.3", "package.nvidia_cutlass_dsl.version=4.6.2"});
+  rules::detail::Change b24{rules::detail::ChangeKind::package, "flash_attn_4.version", "4.0.0b24", fa4,
+                            release_of("flash-attn-4", "4.0.0b24")};
+  ASSERT_TRUE(rules::detail::apply_change(b24, facts, w, why, &catalog)) << why;
+  EXPECT_EQ(facts.get_string("package.nvidia_cutlass_dsl.version"), "4.6.0.dev0");
+  // beta27 asks for >=4.6.2: an installed 4.6.2 stays.
+  model::Facts newer = facts_of({"python.version=3.12.3", "package.nvidia_cutlass_dsl.version=4.6.2"});
+  rules::detail::Change b27{rules::detail::ChangeKind::package, "flash_attn_4.version", "4.0.0b27", fa4,
+                            release_of("flash-attn-4", "4.0.0b27")};
+  ASSERT_TRUE(rules::detail::apply_change(b27, newer, w, why, &catalog)) << why;
+  EXPECT_EQ(newer.get_string("package.nvidia_cutlass_dsl.version"), "4.6.2");
+  // TE 2.18 installs the frontend first, in a command of its own, and meets the requirement.
+  model::Facts te_facts = facts_of({"python.version=3.12.3", "te.version=2.17.1", "te.requirements.missing_count=1",
+                                    "te.requirements.missing[0].requirement=onnxscript", "te.requirements.missing[0].name=onnxscript"});
+  rules::detail::Change te218{rules::detail::ChangeKind::package, "te.version", "2.18.0", te, release_of("transformer-engine", "2.18.0")};
+  ASSERT_TRUE(rules::detail::apply_change(te218, te_facts, w, why, &catalog)) << why;
+  EXPECT_EQ(te_facts.get_string("cudnn_frontend.version"), "1.32.0");
+  EXPECT_EQ(te_facts.get_int("te.requirements.missing_count"), 0);
+  model::Fix fix = rules::detail::render_changes({te218}, te_facts);
+  EXPECT_EQ(fix.command, "python3 -m pip install 'nvidia-cudnn-frontend>=1.25.0' && python3 -m pip install --no-build-isolation "
+                         "'transformer_engine[pytorch]==2.18.0'");
+}
+
+TEST(FixSearchNodeFit, LibraryAndPackageFactsAreChangesTheUserCanMake) {
+  // A cuBLAS wheel is a library wheel, the CUTLASS DSL and the frontend Python packages: none
+  // of them a counterfactual ("would also run"), which the fall-through class 7 (a GPU) was.
+  EXPECT_EQ(rules::detail::change_class("cublaslt.version"), 2);
+  EXPECT_EQ(rules::detail::change_class("package.nvidia_cutlass_dsl.version"), 3);
+  EXPECT_EQ(rules::detail::change_class("cudnn_frontend.version"), 3);
+  EXPECT_EQ(rules::detail::change_class("gpu.sm"), 7);
+  model::Fix cublas{
+      "pip", "python3 -m pip install nvidia-cublas-cu12==12.9.2.10", "", {{"cublaslt.version", "12.9.2.10"}}, std::nullopt, {}, false};
+  EXPECT_EQ(std::get<0>(rules::detail::fix_rank(cublas, model::Facts{})), 0);
+}

@@ -272,3 +272,42 @@ TEST(PythonProbe, TePytorchExtensionMissingOrTwice) {
     EXPECT_FALSE(facts.has("te.torch_extension.present"));
   }
 }
+
+TEST(PythonProbe, CudnnFrontendFromItsDistInfo) {
+  // TE 2.18 and later require the nvidia-cudnn-frontend wheel: its version, read from METADATA.
+  NodeFixture node("a100-node");
+  std::string site = "/opt/venv/lib/python3.10/site-packages";
+  model::Facts before;
+  run_python_probe(node.host(), before);
+  EXPECT_FALSE(before.has("cudnn_frontend.version"));
+  node.write(site + "/nvidia_cudnn_frontend-1.25.0.dist-info/METADATA",
+             "Metadata-Version: 2.1\nName: nvidia-cudnn-frontend\nVersion: 1.25.0\n");
+  model::Facts facts;
+  run_python_probe(node.host(), facts);
+  EXPECT_EQ(str(facts, "cudnn_frontend.version"), "1.25.0");
+  EXPECT_EQ(str(facts, "package.nvidia_cudnn_frontend.version"), "1.25.0");
+  ASSERT_NE(model::find_fact_spec("cudnn_frontend.version"), nullptr);
+  EXPECT_EQ(model::find_fact_spec("cudnn_frontend.version")->type, model::ValueType::version);
+}
+
+TEST(SystemProbe, GlibcOfTheRootsLibcIsReadWithoutRunningIt) {
+  // Under another root (a mounted image, a fixture) the doctor's own libc says nothing: the
+  // root's libc.so.6 does, by the version in its file name (before glibc 2.34) or its banner.
+  NodeFixture node("h100-node");
+  model::Facts none;
+  run_system_probe(node.host(), none);
+  EXPECT_FALSE(none.has("system.glibc_version"));
+  node.write("/lib64/libc.so.6", std::string("\x7f"
+                                             "ELF\2\1\1",
+                                             7) +
+                                     std::string(64, '\0') + "GNU C Library (Ubuntu GLIBC 2.39-0ubuntu8.4) stable release version 2.39.\n");
+  model::Facts banner;
+  run_system_probe(node.host(), banner);
+  EXPECT_EQ(str(banner, "system.glibc_version"), "2.39");
+  std::filesystem::remove(node.path("/lib64/libc.so.6"));
+  node.write("/lib64/libc-2.31.so", "not an ELF file at all");
+  node.symlink("/lib64/libc.so.6", "libc-2.31.so");
+  model::Facts named;
+  run_system_probe(node.host(), named);
+  EXPECT_EQ(str(named, "system.glibc_version"), "2.31");
+}

@@ -105,7 +105,14 @@ TEST(Prometheus, HasTheDocumentedFamiliesAndEscapes) {
   EXPECT_THAT(text, HasSubstr("driver=\"580.159.04\""));
   EXPECT_THAT(text, HasSubstr("cudnn=\"9.19.0\""));
   EXPECT_THAT(text, HasSubstr("rules_digest=\"0123456789abcdef0123\""));
-  EXPECT_THAT(text, HasSubstr("nvte_doctor_status 2\n"));
+  // The node's own status (a warning finding); the workload without a backend has its own series.
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_status 1\n"));
+  EXPECT_THAT(text, HasSubstr("nvte_doctor_findings_by_severity{severity=\"error\"} 0\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "nvte_doctor_workload_verdict{workload=\"llama-7b\",verdict=\"runs\",backend=\"FusedAttention\",evidence=\"predicted\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("verdict=\"no_backend\",backend=\"\",evidence=\"predicted\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("nvte_doctor_findings{id=\"cudnn-copies-disagree\",severity=\"warning\",workload=\"\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("nvte_doctor_attention_backend_available{workload=\"llama-7b\",backend=\"FusedAttention\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("nvte_doctor_attention_backend_available{workload=\"llama-7b\",backend=\"FlashAttention\"} 0\n"));
@@ -179,11 +186,13 @@ TEST(Nfd, LabelsAreValid) {
   auto report = test_support::sample_report();
   report.facts.set("te.version", model::Value(std::string("2.3.0+cu124")));
   std::string text = report::render_nfd(report, "2026-11-22T05:00:00Z");
-  EXPECT_THAT(text, HasSubstr("nvte-doctor.status=CRITICAL\n"));
+  EXPECT_THAT(text, HasSubstr("nvte-doctor.status=WARNING\n")); // the node's; the workload's verdict has its own label
   EXPECT_THAT(text, HasSubstr("nvte-doctor.cudnn=9.19.0\n"));
   EXPECT_THAT(text, HasSubstr("nvte-doctor.driver-cuda=13.0\n"));
   EXPECT_THAT(text, HasSubstr("nvte-doctor.te=2.3.0_cu124\n"));
   EXPECT_THAT(text, HasSubstr("nvte-doctor.workload.llama-7b=FusedAttention\n"));
+  EXPECT_THAT(text, HasSubstr("nvte-doctor.verdict.llama-7b=runs\n"));
+  EXPECT_THAT(text, HasSubstr("nvte-doctor.verdict.deepseek-ai-DeepSeek-V3-mla-05837c5a=no_backend\n"));
   EXPECT_THAT(text, HasSubstr("# +expiry-time=2026-11-22T05:00:00Z\n"));
   int labels = 0;
   for (auto line : util::split(text, '\n')) {

@@ -162,16 +162,16 @@ TEST(Sdpa, LayoutStrides) {
   s.layout = "bshd_bshd_bshd";
   auto l = selftest::make_layout(s);
   ASSERT_TRUE(l);
-  EXPECT_EQ(l->q.strides, (std::array<std::int64_t, 4>{8 * 4 * 16, 16, 4 * 16, 1}));
+  EXPECT_EQ(l->q.strides, (std::array<std::int64_t, 4>{std::int64_t{8} * 4 * 16, 16, std::int64_t{4} * 16, 1}));
   s.layout = "sbhd_sbhd_sbhd";
   l = selftest::make_layout(s);
   ASSERT_TRUE(l);
-  EXPECT_EQ(l->k.strides, (std::array<std::int64_t, 4>{4 * 16, 16, 2 * 4 * 16, 1}));
+  EXPECT_EQ(l->k.strides, (std::array<std::int64_t, 4>{std::int64_t{4} * 16, 16, std::int64_t{2} * 4 * 16, 1}));
   s.layout = "sbh3d";
   l = selftest::make_layout(s);
   ASSERT_TRUE(l);
   EXPECT_EQ(l->v.offset, 32);
-  EXPECT_EQ(l->q.strides, (std::array<std::int64_t, 4>{4 * 3 * 16, 3 * 16, 2 * 4 * 3 * 16, 1}));
+  EXPECT_EQ(l->q.strides, (std::array<std::int64_t, 4>{std::int64_t{4} * 3 * 16, std::int64_t{3} * 16, std::int64_t{2} * 4 * 3 * 16, 1}));
   EXPECT_EQ(l->buffer_elements.size(), 2u);
   s.kv_heads = 2;
   EXPECT_FALSE(selftest::make_layout(s)); // sbh3d with GQA
@@ -270,11 +270,21 @@ TEST(TeSelector, SignatureRangesAndRefusals) {
 
 TEST(Facts, FoldedPerCheck) {
   selftest::Results r;
-  r.outcomes.push_back({"cudnn_sdpa", "a", "ok", "", 1.0, 0, Json{{"status", "ok"}, {"max_abs_err", 0.01}}, "", false, {}});
-  r.outcomes.push_back({"cudnn_sdpa", "b", "failed", "No valid execution plans built", 2.0, 0,
-                        Json{{"status", "failed"}, {"stage", "plan"}, {"max_abs_err", 0.002}}, "", false, {}});
-  r.outcomes.push_back({"nccl", "NCCL", "skipped", "no GPU", 0.1, 0, Json{{"status", "skipped"}}, "", false, {}});
-  r.outcomes.push_back({"nvrtc", "NVRTC", "ok", "", 0.3, 0, Json{{"status", "ok"}, {"cuda_major", 13}}, "", false, {}});
+  r.outcomes.push_back({"cudnn_sdpa", "a", "ok", "", 1.0, 0, Json{{"status", "ok"}, {"max_abs_err", 0.01}}, "", false, {}, -1, ""});
+  r.outcomes.push_back({"cudnn_sdpa",
+                        "b",
+                        "failed",
+                        "No valid execution plans built",
+                        2.0,
+                        0,
+                        Json{{"status", "failed"}, {"stage", "plan"}, {"max_abs_err", 0.002}},
+                        "",
+                        false,
+                        {},
+                        -1,
+                        ""});
+  r.outcomes.push_back({"nccl", "NCCL", "skipped", "no GPU", 0.1, 0, Json{{"status", "skipped"}}, "", false, {}, -1, ""});
+  r.outcomes.push_back({"nvrtc", "NVRTC", "ok", "", 0.3, 0, Json{{"status", "ok"}, {"cuda_major", 13}}, "", false, {}, -1, ""});
   model::Facts facts;
   selftest::add_facts(r, facts);
   EXPECT_EQ(facts.get_bool("selftest.cudnn_sdpa.ok"), false);
@@ -793,6 +803,80 @@ TEST(CudaChild, ACrashInNcclKeepsTheDriverAndNvrtcAnswers) {
   EXPECT_EQ(early[1].status, "error") << "NVRTC never answered: the child's end is its";
   EXPECT_EQ(early[1].phase, "compile");
   EXPECT_EQ(early[2].status, "error");
+}
+
+} // namespace
+
+// cuDNN's support answer as the cudnn_support check (issue 38, item 4): what TE 2.20 asks cuDNN,
+// held against the plan build from heuristics mode A.
+namespace {
+
+selftest::CheckOutcome pass(const char* check, const char* status, Json result, std::string error = {}) {
+  selftest::CheckOutcome o;
+  o.check = check;
+  o.label = "bf16 bshd_bshd_bshd b1 h16/16 s512 d128 causal";
+  o.status = status;
+  o.error = std::move(error);
+  o.result = std::move(result);
+  return o;
+}
+
+Json engine(const char* mode) { return Json{{"index", 8}, {"runtime_compiled", true}, {"heuristics", mode}}; }
+
+TEST(CudnnSupport, AgreesWhenCudnnSaysYesAndThePlanBuilds) {
+  auto o = selftest::support_outcome(
+      {pass("cudnn_sdpa", "ok",
+            Json{{"status", "ok"}, {"support", {{"supported", true}, {"configs", 3}}}, {"engine", engine("heuristics A")}}),
+       pass("cudnn_sdpa_bwd", "ok",
+            Json{{"status", "ok"}, {"support", {{"supported", true}, {"configs", 1}}}, {"engine", engine("heuristics A")}})},
+      "shape");
+  EXPECT_EQ(o.check, "cudnn_support");
+  EXPECT_EQ(o.status, "ok");
+  EXPECT_EQ(o.result["agrees"], true);
+  EXPECT_EQ(o.result["forward"]["plan"], "built");
+  EXPECT_EQ(o.result["backward"]["configs"], 1);
+}
+
+TEST(CudnnSupport, ARefusalIsAFailureWithCudnnsReason) {
+  auto o = selftest::support_outcome(
+      {pass("cudnn_sdpa", "ok",
+            Json{{"status", "ok"}, {"support", {{"supported", true}, {"configs", 2}}}, {"engine", engine("heuristics A")}}),
+       pass("cudnn_sdpa_bwd", "failed",
+            Json{{"status", "failed"},
+                 {"stage", "plan"},
+                 {"support", {{"supported", false}, {"configs", 0}, {"reason", "cuDNN: only Blackwell"}}}},
+            "No valid execution plans built")},
+      "shape");
+  EXPECT_EQ(o.status, "failed");
+  EXPECT_EQ(o.error, "cuDNN does not support the backward graph: cuDNN: only Blackwell");
+  EXPECT_EQ(o.result["stage"], "support");
+  EXPECT_EQ(o.result["agrees"], true); // refused, and no plan either
+  selftest::Results r;
+  r.outcomes.push_back(o);
+  model::Facts facts;
+  selftest::add_facts(r, facts);
+  EXPECT_EQ(facts.get_string("selftest.cudnn_support.stage"), "support");
+  EXPECT_EQ(facts.get_bool("selftest.cudnn_support.agrees"), true);
+  EXPECT_TRUE(model::Facts::from_json(facts.to_json(), "support facts"));
+}
+
+TEST(CudnnSupport, AYesWithoutAModeAPlanDisagrees) {
+  // cuDNN lists configurations for the graph, none builds a plan in mode A (the self-test found
+  // one only in its fallback): TE 2.20 would select FusedAttention and fail at the plan.
+  auto o = selftest::support_outcome(
+      {pass("cudnn_sdpa", "ok",
+            Json{{"status", "ok"}, {"support", {{"supported", true}, {"configs", 2}}}, {"engine", engine("fallback")}})},
+      "shape");
+  EXPECT_EQ(o.status, "ok");
+  EXPECT_EQ(o.result["agrees"], false);
+  EXPECT_EQ(o.result["forward"]["plan"], "built from fallback");
+  auto refused_graph = selftest::support_outcome(
+      {pass("cudnn_sdpa", "failed", Json{{"status", "failed"}, {"stage", "graph"}}, "cudnnBackendFinalize")}, "shape");
+  EXPECT_EQ(refused_graph.status, "failed");
+  auto skipped = selftest::support_outcome({pass("cudnn_sdpa", "skipped", Json{{"status", "skipped"}}, "no GPU")}, "shape");
+  EXPECT_EQ(skipped.status, "skipped");
+  auto crashed = selftest::support_outcome({pass("cudnn_sdpa", "error", Json(), "signal 11")}, "shape");
+  EXPECT_EQ(crashed.status, "skipped");
 }
 
 } // namespace

@@ -25,7 +25,9 @@ TEST(Fleet, Summarises) {
   fs::create_directories(dir);
   const double now = *service::parse_rfc3339("2026-11-22T05:00:00Z");
 
-  auto a = test_support::sample_report(); // CRITICAL: deepseek has no backend
+  // The node's own status is WARNING (a warning finding) everywhere; deepseek has no backend on
+  // gpu-a and gpu-c: a workload verdict, which does not make the node CRITICAL.
+  auto a = test_support::sample_report();
   a.host = "gpu-a";
   a.generated_at = "2026-11-22T04:55:00Z";
   auto b = test_support::sample_report();
@@ -33,6 +35,15 @@ TEST(Fleet, Summarises) {
   b.generated_at = "2026-11-22T04:50:00+00:00";
   b.findings.erase(b.findings.begin() + 1);
   b.workloads[1].selected = "UnfusedDotProductAttention";
+  b.workloads[1].verdict = {model::Verdict::runs,
+                            std::string("UnfusedDotProductAttention"),
+                            std::nullopt,
+                            model::EvidenceKind::predicted,
+                            "",
+                            "",
+                            "",
+                            std::nullopt,
+                            ""};
   b.summarize();
   auto c = test_support::sample_report();
   c.host = "gpu-c";
@@ -53,7 +64,8 @@ TEST(Fleet, Summarises) {
   EXPECT_TRUE(s.nodes[2].stale);
   ASSERT_EQ(s.unreadable.size(), 1u);
   EXPECT_THAT(s.unreadable[0], HasSubstr("broken.json"));
-  EXPECT_EQ(s.exit_code(), 3);
+  // The broken file is listed; the fleet's verdict stays its nodes' (gpu-a is CRITICAL), not 3.
+  EXPECT_EQ(s.exit_code(), 2);
 
   ASSERT_EQ(s.findings.size(), 2u);
   EXPECT_EQ(s.findings[0].id, "workload-no-attention-backend");
@@ -67,23 +79,23 @@ TEST(Fleet, Summarises) {
   EXPECT_EQ(ds.by_backend.at("none"), (std::vector<std::string>{"gpu-a", "gpu-c"}));
   EXPECT_EQ(ds.by_backend.at("UnfusedDotProductAttention"), std::vector<std::string>{"gpu-b"});
 
-  // All three run the h100-node snapshot's stack: one configuration, CRITICAL at worst.
+  // All three run the h100-node snapshot's stack: one configuration, WARNING at worst (the node's).
   ASSERT_EQ(s.configurations.size(), 1u);
   EXPECT_EQ(s.configurations[0].versions,
             (model::StackVersions{"580.159.04", "13.0", "9.19.0", "2.28.9", "2.11.0+cu130", s.configurations[0].versions[5]}));
-  EXPECT_EQ(s.configurations[0].worst_status, "CRITICAL");
+  EXPECT_EQ(s.configurations[0].worst_status, "WARNING");
   EXPECT_EQ(s.configurations[0].nodes.size(), 3u);
 
   std::string text = report::render_fleet_text(s, {});
-  EXPECT_THAT(text, HasSubstr("Nodes: 3 (1 WARNING, 2 CRITICAL), 1 stale, 1 unreadable; newest report 5 min ago, oldest 3 d ago\n"));
+  EXPECT_THAT(text, HasSubstr("Nodes: 3 (3 WARNING), 1 stale, 1 unreadable; newest report 5 min ago, oldest 3 d ago\n"));
   EXPECT_THAT(text, HasSubstr("error    workload-no-attention-backend  on 2 nodes: gpu-a,gpu-c\n"));
   EXPECT_THAT(text, HasSubstr("    no backend                  2 nodes: gpu-a,gpu-c\n    UnfusedDotProductAttention  1 node: gpu-b\n"));
   EXPECT_THAT(text,
               HasSubstr("Unreadable: 1\n  " + (dir / "broken.json").string() + ": not valid JSON: parse error at line 1, column 10: "));
   EXPECT_THAT(text,
               HasSubstr("Stale reports (older than 24 h): 1 node, oldest first\n  gpu-c  generated 2026-11-19T05:00:00Z (3 d ago)\n"));
-  EXPECT_THAT(text, HasSubstr("  nodes  worst     driver      CUDA  cuDNN   NCCL    torch"));
-  EXPECT_THAT(text, HasSubstr("      3  CRITICAL  580.159.04  13.0  9.19.0  2.28.9  2.11.0+cu130"));
+  EXPECT_THAT(text, HasSubstr("  nodes  worst    driver      CUDA  cuDNN   NCCL    torch"));
+  EXPECT_THAT(text, HasSubstr("      3  WARNING  580.159.04  13.0  9.19.0  2.28.9  2.11.0+cu130"));
 
   auto json = nlohmann::json::parse(report::render_fleet_json(s));
   EXPECT_EQ(json["findings"][0]["count"], 2);
@@ -91,15 +103,15 @@ TEST(Fleet, Summarises) {
   EXPECT_EQ(json["configurations"][0]["driver"], "580.159.04");
   EXPECT_EQ(json["configurations"][0]["count"], 3);
   EXPECT_EQ(json["summary"]["nodes"], 3);
-  EXPECT_EQ(json["summary"]["by_status"]["CRITICAL"], 2);
+  EXPECT_EQ(json["summary"]["by_status"]["WARNING"], 3);
   EXPECT_VALID_JSON_FOR(report::render_fleet_json(s), "fleet.schema.json");
   EXPECT_EQ(json["stale"], nlohmann::json::array({"gpu-c"}));
   EXPECT_EQ(json["workloads"][1]["runs_on"], nlohmann::json::array({"gpu-a", "gpu-b", "gpu-c"}));
-  EXPECT_EQ(json["exit_code"], 3);
+  EXPECT_EQ(json["exit_code"], 2);
 
   fs::remove(dir / "broken.json");
   auto fresh_only = service::summarize_fleet({dir / "node0.json", dir / "node1.json"}, 24h, now);
-  EXPECT_EQ(fresh_only.exit_code(), 2);
+  EXPECT_EQ(fresh_only.exit_code(), 1); // the nodes' own status: WARNING; the workload is no node's CRITICAL
   fs::remove_all(dir);
 }
 

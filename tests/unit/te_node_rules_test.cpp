@@ -7,6 +7,9 @@
 #include "probe/relink.hpp"
 #include "rules/fix_search.hpp"
 #include "support/node_fixture.hpp"
+#include "util/file.hpp"
+
+#include <cstdlib>
 
 #include <gtest/gtest.h>
 
@@ -148,4 +151,30 @@ TEST(TeNodeRules, OlderCudnnOnLdLibraryPathBreaksTorchItself) {
   const model::Finding* f = find(findings, "cudnn-torch-older-than-its-build");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->message.find("compiled against 9.19.0.56 but found runtime version 9.14.0"), std::string::npos) << f->message;
+}
+
+// tests/fixtures/snapshots/h100-node-te.json is the reference node with TE as the CLI cases see
+// it: this fixture probed (python, libraries, environment) over h100-node.json's GPU, driver and
+// system facts. It must stay what the probe reads; NVTE_REGENERATE_SNAPSHOT=1 rewrites it.
+TEST(TeNodeRules, CommittedSnapshotIsWhatTheProbeReads) {
+  NodeFixture node("h100-node", "h100-node-te");
+  model::Facts probed = probe_te_node(node.host());
+  auto base_text = util::read_file(std::string(NVTE_FIXTURES_DIR) + "/snapshots/h100-node.json", 1 << 20);
+  ASSERT_TRUE(base_text.ok());
+  auto base = model::Facts::from_json(*base_text, "h100-node.json");
+  ASSERT_TRUE(base.ok());
+  model::Facts merged;
+  for (const auto& [name, value] : base->entries())
+    if (name.starts_with("gpu") || name.starts_with("driver.") || name.starts_with("system.")) merged.set(name, value);
+  for (const auto& [name, value] : probed.entries()) merged.set(name, value);
+  merged.set("system.hostname", std::string("h100-node-te"));
+  merged.derive();
+  std::string text = merged.to_json(2) + "\n";
+  const std::string path = std::string(NVTE_FIXTURES_DIR) + "/snapshots/h100-node-te.json";
+  if (const char* regen = std::getenv("NVTE_REGENERATE_SNAPSHOT"); regen && std::string(regen) == "1") {
+    ASSERT_TRUE(util::write_file_atomic(path, text, 0644).ok());
+  }
+  auto committed = util::read_file(path, 1 << 20);
+  ASSERT_TRUE(committed.ok()) << path << ": run with NVTE_REGENERATE_SNAPSHOT=1 to write it";
+  EXPECT_EQ(*committed, text) << "the probe of the fixture changed: NVTE_REGENERATE_SNAPSHOT=1 rewrites " << path;
 }

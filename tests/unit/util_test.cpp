@@ -152,7 +152,14 @@ TEST(OutputFile, WritesThroughAFifo) {
     ssize_t n;
     while ((n = ::read(fd.get(), buffer, sizeof buffer)) > 0) got.append(buffer, static_cast<std::size_t>(n));
   });
-  ASSERT_TRUE(util::write_file_atomic(fifo, "through the pipe\n").ok());
+  // The writer does not wait for a reader (a FIFO nobody reads is an error): until the thread
+  // has reached its open(), which counts it as a reader, the write is refused and tried again.
+  auto written = util::write_file_atomic(fifo, "through the pipe\n");
+  for (int i = 0; i < 500 && !written && written.error().message.find("no process is reading") != std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    written = util::write_file_atomic(fifo, "through the pipe\n");
+  }
+  ASSERT_TRUE(written.ok()) << written.error().message;
   read_side.join();
   EXPECT_EQ(got, "through the pipe\n");
   struct stat st {};

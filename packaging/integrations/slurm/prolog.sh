@@ -17,9 +17,14 @@ report="${NVTE_DOCTOR_REPORT:-/var/lib/nvte-doctor/report.json}"
 max_age="${NVTE_DOCTOR_MAX_AGE:-93600}"
 libexec="${NVTE_DOCTOR_LIBEXEC:-/usr/libexec/nvte-doctor}"
 
-[[ -r "$report" ]] || exit 0
+# A regular file only: a FIFO or device there would block the read, and every job start with it.
+[[ -f "$report" && -r "$report" ]] || exit 0
 (( $(date +%s) - $(stat -c %Y -- "$report") <= max_age )) || exit 0
-summary=$(awk -f "$libexec/report-summary.awk" "$report") || exit 0
+if [[ ! -f "$libexec/report-summary.awk" ]]; then
+  echo "nvte-doctor prolog: $libexec/report-summary.awk is missing (set NVTE_DOCTOR_LIBEXEC); job not checked" >&2
+  exit 0
+fi
+summary=$(timeout 10 awk -f "$libexec/report-summary.awk" "$report") || exit 0
 
 status="" first_error=""
 while IFS=$'\t' read -r kind id title; do
