@@ -34,7 +34,12 @@ namespace {
 
 constexpr const char* k_usage =
     "usage: nvte-bench-explain-rate --rules DIR [--rules DIR]... --facts SNAPSHOT.json --hf-config FILE [--hf-config FILE]...\n"
-    "                               [--seconds S] [--windows N] [--name NAME]";
+    "                               [--seconds S] [--windows N] [--name NAME]\n"
+    "       nvte-bench-explain-rate --build-type    (prints the CMake build type it was compiled as)";
+
+#ifndef NVTE_BUILD_TYPE
+#define NVTE_BUILD_TYPE "unknown"
+#endif
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "nvte-bench-explain-rate: %s\n", message.c_str());
@@ -51,6 +56,11 @@ int main(int argc, char** argv) {
   std::string name = "explain_rate";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    // The CMake build type these tools (and the nvte-doctor built with them) were compiled as.
+    if (a == "--build-type") {
+      std::cout << NVTE_BUILD_TYPE << std::endl;
+      return 0;
+    }
     if (i + 1 >= argc) return fail("unknown or incomplete option " + a + "\n" + k_usage);
     if (a == "--rules") rules_dirs.emplace_back(argv[++i]);
     else if (a == "--hf-config") hf_configs.emplace_back(argv[++i]);
@@ -131,6 +141,7 @@ int main(int argc, char** argv) {
                               // shared machine; the wall-clock rate is next to it.
                               {"value", best},
                               {"unit", "explains/s"},
+                              {"build_type", NVTE_BUILD_TYPE},
                               {"median_value", median},
                               {"mean_value", static_cast<double>(explains) / cpu},
                               {"windows", window_rates},

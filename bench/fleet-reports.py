@@ -37,6 +37,9 @@ def main():
         ("torch", "version"): ["2.6.0+cu124", "2.11.0+cu130"],
         ("te", "version"): ["2.3.0", "2.12.0"],
     }
+    siblings = {"NVIDIA H100 80GB HBM3": ["NVIDIA H100 PCIe", "NVIDIA H200"],
+                "NVIDIA A100-SXM4-40GB": ["NVIDIA A100-SXM4-80GB"],
+                "NVIDIA A100-SXM4-80GB": ["NVIDIA A100-SXM4-40GB"]}
     synthetic = [("synthetic-rule-%02d" % i, "warning" if i % 3 else "error") for i in range(40)]
     os.makedirs(out, exist_ok=True)
     numbers = [0] * len(templates)
@@ -59,9 +62,17 @@ def main():
             findings.append({"id": rule, "severity": severity, "title": "Synthetic finding " + rule,
                              "message": "A finding the generator made up.", "evidence": {}, "fixes": [], "references": []})
         doc["findings"] = findings
+        # Another model of the template GPU's architecture on some nodes.
+        gpus = facts.get("gpu") or []
+        if gpus and gpus[0].get("name") in siblings and rng.random() < 0.4:
+            name = rng.choice(siblings[gpus[0]["name"]])
+            for g in gpus:
+                g["name"] = name
         for w in doc.get("workloads", []):
             if rng.random() < 0.1:
                 w["selected"] = None
+                if "verdict" in w:
+                    w.update({"verdict": "no_backend", "runnable": False, "backend": None})
         errors = sum(f.get("severity") == "error" for f in findings)
         warnings = sum(f.get("severity") == "warning" for f in findings)
         doc["summary"] = {"errors": errors, "warnings": warnings, "infos": len(findings) - errors - warnings,

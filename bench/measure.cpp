@@ -208,14 +208,14 @@ struct Ratio {
 
 // The comparisons of issue 9. A ratio is omitted when either side was not measured.
 constexpr Ratio k_ratios[] = {
-    // Issue 22 keeps the limit with TE and flash-attn installed (the native probe running) and
-    // sets the goal at half of it.
-    {"probe / nvidia-smi --query-gpu", "probe", "nvidia_smi_query", "<= 1.0 (goal <= 0.5)", 1.0, true},
+    // Issue 22 kept the limit at 1.0 with TE and flash-attn installed (the native probe running);
+    // issue 40 makes its goal of half of nvidia-smi the target, with TE on the path or without.
+    {"probe / nvidia-smi --query-gpu", "probe", "nvidia_smi_query", "<= 0.5 (issue 40)", 0.5, true},
     {"probe / nvidia-smi -q", "probe", "nvidia_smi_q", "", 0, true},
     {"probe --deep / nvidia-smi --query-gpu", "probe_deep", "nvidia_smi_query", "", 0, true},
     {"collect_env / probe", "collect_env", "probe", ">= 100", 100, false},
     {"check (full rules) / probe", "check", "probe", "", 0, true},
-    {"check + 3 workloads / probe", "check_3_workloads", "probe", "<= 2.0", 2.0, true},
+    {"check + 3 workloads / probe", "check_3_workloads", "probe", "<= 1.5 (issue 40)", 1.5, true},
     {"run (unchanged) / probe", "run_unchanged", "probe", "", 0, true},
     {"selftest warm / cold", "selftest_warm", "selftest_cold", "", 0, true},
 };
@@ -232,10 +232,10 @@ struct Absolute {
 
 constexpr Absolute k_absolutes[] = {
     {"probe peak RSS", "probe", "max_rss_kib", 1.0 / 1024, "MiB", 30, true},
-    {"run (unchanged) median wall", "run_unchanged", "median_ms", 1, "ms", 10, true},
-    // Issue 14's floor (it was 10,000 when the database was a tenth of today's).
-    {"explain rate (1 core, full rules)", "explain_rate", "value", 1, "explains/s", 40000, false},
-    {"selftest cold median wall", "selftest_cold", "median_ms", 1.0 / 1000, "s", 5, true},
+    {"run (unchanged) median wall", "run_unchanged", "median_ms", 1, "ms", 5, true},
+    // Issue 40's floor (issue 14's was 40,000; 10,000 when the database was a tenth of today's).
+    {"explain rate (1 core, full rules)", "explain_rate", "value", 1, "explains/s", 100000, false},
+    {"selftest cold median wall", "selftest_cold", "median_ms", 1.0 / 1000, "s", 1, true},
 };
 
 std::string fixed(double v, int digits) {
@@ -294,7 +294,7 @@ int report(int argc, char** argv) {
 
   std::ostringstream out;
   out << "nvte-doctor benchmark";
-  for (const char* key : {"date", "host", "cpu", "load", "gpu", "doctor", "runs", "python_path", "native"}) {
+  for (const char* key : {"date", "host", "cpu", "load", "gpu", "doctor", "build_type", "compare", "runs", "python_path", "native"}) {
     if (meta.contains(key)) out << "\n  " << key << ": " << meta[key].get<std::string>();
   }
   out << "\n\n" << pad("what", 34) << pad("median ms", 12, true) << pad("min ms", 10, true) << pad("max ms", 10, true)

@@ -10,7 +10,15 @@
 # Binaries: NVTE_DOCTOR_BIN=/path/nvte-doctor uses a prebuilt doctor (no compiler needed); the
 # helpers (nvte-bench-measure, nvte-bench-explain-rate, cuda-trap/libcuda.so.1) are taken from
 # NVTE_BENCH_TOOLS, else next to the binary, else from its bench/ subdirectory. Without
-# NVTE_DOCTOR_BIN the script builds everything in release mode in build-bench/ first.
+# NVTE_DOCTOR_BIN the script builds everything in build-bench/ first, as NVTE_BENCH_BUILD_TYPE
+# (default RelWithDebInfo: the type the README, scripts/bootstrap.sh and the Debian package build,
+# so the numbers are those of the binary users get). The meta line "build_type" says which type
+# was measured (nvte-bench-explain-rate --build-type; the tools are built with the doctor).
+# The other build type in the same run: NVTE_BENCH_COMPARE_BUILD_TYPE (default Release; empty for
+# none) builds it in build-bench-TYPE/ and measures probe, check_3_workloads and the explain rate
+# with it too, as rows named NAME@TYPE; with a prebuilt doctor, NVTE_BENCH_COMPARE_BIN names that
+# build's nvte-doctor (its nvte-bench-explain-rate next to it), default $tools/compare/nvte-doctor
+# when it exists (scripts/gpu-carry.sh with NVTE_GPU_COMPARE_BUILD_TYPE packs one there).
 # Knobs: NVTE_BENCH_RUNS (30), NVTE_BENCH_SLOW_RUNS (3: collect_env, selftest),
 # NVTE_BENCH_EXPLAIN_SECONDS (5, in five windows), NVTE_BENCH_RULES (rules/ of this tree), NVTE_BENCH_SELFTEST_ARGS,
 # NVTE_BENCH_ROOT (a node root made by bench/fixture-root.sh: adds probe_root, the probe of that
@@ -37,12 +45,23 @@ hf=$repo/tests/fixtures/hf
 snapshot=$repo/tests/fixtures/snapshots/h100-node.json
 
 bin=${NVTE_DOCTOR_BIN:-}
+compare_type=${NVTE_BENCH_COMPARE_BUILD_TYPE-Release}
+compare_bin=${NVTE_BENCH_COMPARE_BIN:-}
 if [[ -z $bin ]]; then
   build=${NVTE_BENCH_BUILD_DIR:-$repo/build-bench}
-  echo "bench: building release binaries in $build" >&2
-  cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTE_BUILD_TESTS=OFF >/dev/null
+  build_type=${NVTE_BENCH_BUILD_TYPE:-RelWithDebInfo}
+  echo "bench: building $build_type binaries in $build" >&2
+  cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DNVTE_BUILD_TESTS=OFF >/dev/null
   cmake --build "$build" -j"$(nproc)" --target nvte-bench >&2
   bin=$build/nvte-doctor
+  if [[ -n $compare_type && $compare_type != "$build_type" ]]; then
+    compare_build=$build-$(tr '[:upper:]' '[:lower:]' <<<"$compare_type")
+    echo "bench: building $compare_type binaries in $compare_build for the comparison" >&2
+    cmake -S "$repo" -B "$compare_build" -G Ninja -DCMAKE_BUILD_TYPE="$compare_type" -DNVTE_BUILD_TESTS=OFF >/dev/null
+    cmake --build "$compare_build" -j"$(nproc)" --target nvte-bench >&2
+    compare_bin=$compare_build/nvte-doctor
+    cp "$compare_build/bench/nvte-bench-explain-rate" "$compare_build/" 2>/dev/null || true
+  fi
 fi
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 tools=${NVTE_BENCH_TOOLS:-}
@@ -51,6 +70,7 @@ if [[ -z $tools ]]; then
     [[ -x $d/nvte-bench-measure ]] && { tools=$d; break; }
   done
 fi
+if [[ -z $compare_bin && -n $tools && -x $tools/compare/nvte-doctor ]]; then compare_bin=$tools/compare/nvte-doctor; fi
 measure=${tools:+$tools/nvte-bench-measure}
 if [[ -z $measure || ! -x $measure ]]; then
   echo "bench: nvte-bench-measure not found (set NVTE_BENCH_TOOLS)" >&2
@@ -102,6 +122,17 @@ meta host "$(uname -n)"
 meta cpu "$(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo) x $(nproc) ($(uname -r))"
 meta doctor "$("$bin" --version 2>&1 | head -1) $bin"
 meta runs "$runs (slow: $slow_runs)"
+# The build type measured: the tools are compiled with the doctor (bench/CMakeLists.txt).
+build_type_of() { # DIR: the type of the nvte-bench-explain-rate in DIR
+  if [[ -x $1/nvte-bench-explain-rate ]]; then "$1/nvte-bench-explain-rate" --build-type 2>/dev/null || echo unknown
+  else echo "unknown (no nvte-bench-explain-rate in $1)"; fi
+}
+meta build_type "$(build_type_of "$tools")"
+compare_label=
+if [[ -n $compare_bin && -x $compare_bin ]]; then
+  compare_label=$(build_type_of "$(dirname "$compare_bin")")
+  meta compare "rows NAME@$compare_label: $compare_bin"
+fi
 meta load "$(cut -d' ' -f1-3 /proc/loadavg) (1/5/15-min load average at the start)"
 smi=$(command -v nvidia-smi || true)
 if [[ -n $smi ]]; then
@@ -143,6 +174,10 @@ if [[ -n ${NVTE_BENCH_ROOT:-} ]]; then
 fi
 m check "$runs" 1 --warmup 1 -- "$bin" check --rules "$rules"
 m check_3_workloads "$runs" 1 --warmup 1 -- "$bin" check --rules "$rules" "${hf_args[@]}"
+if [[ -n $compare_label ]]; then
+  m "probe@$compare_label" "$runs" 1 --warmup 2 -- "$compare_bin" probe
+  m "check_3_workloads@$compare_label" "$runs" 1 --warmup 1 -- "$compare_bin" check --rules "$rules" "${hf_args[@]}"
+fi
 
 if [[ $quick == 1 ]]; then
   check run_no_vendor_library null "not measured (NVTE_BENCH_QUICK=1)"
@@ -180,6 +215,16 @@ elif [[ -x $explain_tool ]]; then
   fi
 else
   echo "{\"name\":\"explain_rate\",\"error\":\"nvte-bench-explain-rate not found\"}" >>"$results"
+fi
+compare_explain=$(dirname "${compare_bin:-/nonexistent/x}")/nvte-bench-explain-rate
+if [[ $quick != 1 && -n $compare_label && -x $compare_explain ]]; then
+  echo "bench: explain rate of the $compare_label build (${explain_seconds}s)" >&2
+  if line=$("$compare_explain" --rules "$rules" --facts "$snapshot" "${hf_args[@]}" --seconds "$explain_seconds" \
+              --name "explain_rate@$compare_label" 2>"$logs/explain_rate_compare.stderr"); then
+    echo "$line" >>"$results"
+  else
+    echo "{\"name\":\"explain_rate@$compare_label\",\"error\":\"failed, see logs/explain_rate_compare.stderr\"}" >>"$results"
+  fi
 fi
 
 if [[ $quick != 1 ]] && has_command selftest; then

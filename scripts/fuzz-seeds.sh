@@ -24,6 +24,7 @@ fuzz_seeds() {
     hf_config) dirs+=(tests/fixtures/hf) ;;            # every model family's config.json
     megatron) dirs+=(tests/fixtures/megatron) ;;       # every launch script and recipe
     te_log) dirs+=(tests/fixtures/te-logs) ;;          # every TE-generated debug log
+    te_log_report) dirs+=(tests/fixtures/te-logs) ;;   # the same logs, through check's report
     side_files) dirs+=(tests/explain) ;;               # every explain case file
     last_report) dirs+=(tests/fixtures/snapshots) ;;   # snapshots hold facts as reports do
   esac

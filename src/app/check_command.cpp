@@ -123,12 +123,14 @@ model::Report build_report(const Options& options) {
   laps.lap("node rules");
   rules::verify_node_findings(rules, facts, report.findings, search);
   laps.lap("node fixes");
+  if (report.selftest) explain_selftest_failures(*report.selftest, report.findings);
   // The workloads' verdicts (app/diagnosis.hpp): explanations, fix searches, one pin per package
   // across the node's findings and the workloads' (a TE log's workloads within their own
   // context), the node findings and self-test checks that concern each workload.
   DiagnosisInputs inputs{FixSearch::yes, &report.findings, report.selftest ? &*report.selftest : nullptr};
   std::vector<model::Explanation> explanations = diagnose(rules, facts, workloads, observed, inputs);
   laps.lap("workloads (" + std::to_string(workloads.size()) + ")");
+  if (report.selftest) explain_selftest_failures(*report.selftest, report.findings, explanations);
   for (std::size_t i = 0; i < explanations.size(); ++i) {
     auto& e = explanations[i];
     for (const auto& f : e.findings) report.findings.push_back(f);

@@ -8,10 +8,13 @@
 #include "util/input_guard.hpp"
 #include "util/logging.hpp"
 #include "util/strings.hpp"
+#include "util/text_wrap.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #ifndef NVTE_DATADIR
@@ -45,6 +48,17 @@ model::Facts load_facts(const Options& options, const std::function<void()>& ove
     host.deep = options.deep;
     facts = probe::probe_node(host, {}, overlap);
   }
+  // The environment's cap, whatever the facts came from (util::k_max_environment_facts).
+  std::size_t env = 0;
+  for (auto it = facts.entries().lower_bound("env."); it != facts.entries().end() && it->first.starts_with("env."); ++it) ++env;
+  if (env > util::k_max_environment_facts) {
+    std::string where = options.facts_file && !options.preflight() ? options.facts_file->string()
+                        : options.preflight()                      ? "the image's environment"
+                                                                   : "the environment";
+    throw util::Fatal{where + ": " + std::to_string(env) +
+                      " variables the doctor records (NVTE_*, NCCL_*, CUDA_*, CUDNN_*, ...), more than " +
+                      std::to_string(util::k_max_environment_facts) + " (limit " + std::to_string(util::k_max_environment_facts) + ")"};
+  }
   for (const auto& assignment : options.sets) {
     auto applied = facts.apply_override(assignment);
     if (!applied) throw util::Fatal{applied.error().message};
@@ -53,8 +67,35 @@ model::Facts load_facts(const Options& options, const std::function<void()>& ove
   return facts;
 }
 
+namespace {
+
+// Narrower than this, wrapping would make the text harder to read, not easier.
+constexpr long k_min_wrap_width = 30;
+
+// The width to wrap text output at: only text, only to a terminal (COLUMNS, else the terminal's
+// own width); 0 (no wrapping) for JSON and the other formats, a file, a pipe.
+std::size_t terminal_width(const Options& options) {
+  if (options.format != Format::text || (options.output && options.output->string() != "-")) return 0;
+  if (::isatty(STDOUT_FILENO) != 1) return 0;
+  if (const char* columns = std::getenv("COLUMNS"); columns && *columns) {
+    char* end = nullptr;
+    long value = std::strtol(columns, &end, 10);
+    if (end && *end == '\0' && value > 0) return value < k_min_wrap_width ? 0 : static_cast<std::size_t>(value);
+  }
+  winsize size{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= k_min_wrap_width) return size.ws_col;
+  return 0;
+}
+
+} // namespace
+
 void write_output(const Options& options, std::string_view document) {
   if (!options.output || options.output->string() == "-") {
+    std::string wrapped;
+    if (auto width = terminal_width(options)) {
+      wrapped = util::wrap_text(document, width);
+      document = wrapped;
+    }
     std::fwrite(document.data(), 1, document.size(), stdout);
     std::fflush(stdout);
     return;
@@ -63,8 +104,11 @@ void write_output(const Options& options, std::string_view document) {
   if (!written) throw util::Fatal{written.error().message};
 }
 
-std::vector<std::filesystem::path> rules_directories(const Options& options) {
-  if (!options.rules_dirs.empty()) return options.rules_dirs;
+namespace {
+
+// The shipped rules: NVTE_DOCTOR_RULES, the updated bundle, the build tree's, the installed ones;
+// nullopt with the places looked in when there are none.
+std::optional<std::filesystem::path> shipped_rules(const Options& options, std::vector<std::string>& looked) {
   if (const char* env = std::getenv("NVTE_DOCTOR_RULES"); env && *env) return {env};
   if (auto updated = active_bundle(options)) return {*updated}; // `rules update` replaced the installed set
   // An installed bundle this user cannot read (a 0750 state directory): said, never silent.
@@ -84,12 +128,55 @@ std::vector<std::filesystem::path> rules_directories(const Options& options) {
     candidates.push_back(exe.parent_path() / "rules");
   }
   candidates.push_back(std::filesystem::path(NVTE_DATADIR) / "rules");
-  std::vector<std::string> looked;
   for (const auto& candidate : candidates) {
     if (std::filesystem::is_directory(candidate, ec)) return {candidate};
     looked.push_back(candidate.string());
   }
-  throw util::Fatal{"no rules directory found (looked in " + util::join(looked, ", ") + "); pass --rules DIR or set NVTE_DOCTOR_RULES"};
+  return std::nullopt;
+}
+
+// dirs with each directory once (a --rules naming the shipped directory adds nothing).
+std::vector<std::filesystem::path> distinct_dirs(const std::vector<std::filesystem::path>& dirs) {
+  std::vector<std::filesystem::path> out;
+  std::vector<std::filesystem::path> seen;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    auto canonical = std::filesystem::weakly_canonical(dir, ec);
+    if (ec) canonical = dir;
+    if (std::find(seen.begin(), seen.end(), canonical) != seen.end()) continue;
+    seen.push_back(canonical);
+    out.push_back(dir);
+  }
+  return out;
+}
+
+} // namespace
+
+std::vector<std::filesystem::path> rules_directories(const Options& options) {
+  std::vector<std::filesystem::path> dirs;
+  if (!options.rules_only_dirs.empty()) {
+    dirs = options.rules_only_dirs;
+  } else {
+    std::vector<std::string> looked;
+    if (auto shipped = shipped_rules(options, looked)) {
+      dirs.push_back(*shipped);
+    } else if (options.rules_dirs.empty()) {
+      throw util::Fatal{"no rules directory found (looked in " + util::join(looked, ", ") +
+                        "); pass --rules-only DIR or set NVTE_DOCTOR_RULES"};
+    } else {
+      util::log::warning("no shipped rules found (looked in " + util::join(looked, ", ") + "); using only the --rules directories");
+    }
+  }
+  dirs.insert(dirs.end(), options.rules_dirs.begin(), options.rules_dirs.end());
+  return distinct_dirs(dirs);
+}
+
+void require_rules_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return;
+  std::string kind = util::file_kind(dir);
+  if (kind.empty()) throw util::Fatal{"rules directory " + dir.string() + " does not exist"};
+  throw util::Fatal{"rules directory " + dir.string() + " is not a directory (" + kind + ")"};
 }
 
 std::string host_name() {

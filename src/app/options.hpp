@@ -11,10 +11,15 @@ namespace app {
 
 enum class Format { text, json, prometheus, nfd };
 
+// The longest --timeout a check may be given: a day (a longer one is a typo, and seconds past
+// LONG_MAX / 1000 made every check time out at once).
+inline constexpr double k_max_timeout_seconds = 86400;
+
 struct Options {
   Format format = Format::text;                    // --format
   std::optional<std::filesystem::path> output;     // --output FILE (written atomically), else stdout
-  std::vector<std::filesystem::path> rules_dirs;   // --rules DIR (repeatable); empty = installed rules
+  std::vector<std::filesystem::path> rules_dirs;   // --rules DIR (repeatable): added to the shipped rules
+  std::vector<std::filesystem::path> rules_only_dirs; // --rules-only DIR (repeatable): instead of the shipped rules
   std::optional<std::filesystem::path> facts_file; // --facts FILE: replay a snapshot instead of probing
   std::vector<std::string> sets;                   // --set KEY=VALUE
   std::vector<std::filesystem::path> workload_files; // --workload FILE
@@ -45,6 +50,7 @@ struct Options {
   std::string max_age;                             // fleet --max-age DURATION (default 1d)
   std::size_t fleet_hosts = 8;                     // fleet --hosts N: host-list items per line (0: all)
   bool fleet_all = false;                          // fleet --all: no section is cut to fit 60 lines
+  std::optional<std::string> fleet_by;             // fleet --by KEYS: the workload x configuration matrix over gpu,te,...
   bool selftest = false;                           // check --selftest: run the self-test and fold it in
   std::optional<double> selftest_timeout;          // selftest --timeout S: per check, in seconds (else 120, and each cuDNN check its shape's budget)
   std::filesystem::path state_dir = "/var/lib/nvte-doctor"; // --state-dir: updated rules live in <state_dir>/rules

@@ -3,6 +3,7 @@
 #include "app/command_io.hpp"
 #include "app/rules_loading.hpp"
 #include "app/rules_update.hpp"
+#include "rules/builtin_findings.hpp"
 #include "util/json_text.hpp"
 #include "util/strings.hpp"
 
@@ -61,6 +62,33 @@ int run_rules_show(const Options& options) {
   rules::RuleSet rules = load_rules(options);
   for (const auto& r : rules.rule_summaries()) {
     if (r.id != options.rule_id) continue;
+    if (options.format == Format::json) {
+      // The rule as written, the fields of the text below (packaging/schema/rules.schema.json#/$defs/show).
+      nlohmann::ordered_json applies = nlohmann::ordered_json::array(), fixes = nlohmann::ordered_json::array();
+      for (const auto& [fact, range] : r.applies_to) applies.push_back({{"fact", fact}, {"range", range}});
+      for (const auto& fix : r.fixes) fixes.push_back({{"kind", fix.kind}, {"command", fix.command}, {"description", fix.description}});
+      nlohmann::ordered_json rule{{"id", r.id},
+                                  {"title", r.title},
+                                  {"severity", std::string(model::to_string(r.severity))},
+                                  {"impact", r.impact == model::Impact::none
+                                                 ? nlohmann::ordered_json(nullptr)
+                                                 : nlohmann::ordered_json(std::string(model::to_string(r.impact)))},
+                                  {"area", r.area},
+                                  {"kind", r.kind},
+                                  {"file", r.file},
+                                  {"line", r.line},
+                                  {"applies_to", applies},
+                                  {"backend", r.backend},
+                                  {"effect", r.effect},
+                                  {"when", std::string(util::trim(r.when))},
+                                  {"message", std::string(util::trim(r.message))},
+                                  {"fixes", fixes},
+                                  {"references", r.references},
+                                  {"tags", r.tags},
+                                  {"tests", {{"fires", r.fires_cases}, {"quiet", r.quiet_cases}}}};
+      write_output(options, util::json_text(nlohmann::ordered_json{{"rules_digest", rules.digest()}, {"rule", rule}}, 2) + "\n");
+      return 0;
+    }
     std::string out;
     out += r.id + "  (" + std::string(model::to_string(r.severity)) + ", " + r.kind + ", " + r.file + ":" + std::to_string(r.line) + ")\n";
     out += "title:      " + r.title + "\n";
@@ -71,6 +99,7 @@ int run_rules_show(const Options& options) {
              (r.verdict_backends.empty() ? std::string(" (the workloads it concerns)")
                                          : " (workloads on " + util::join(r.verdict_backends, ", ") + ")") +
              "\n";
+    if (!r.explains.empty()) out += "explains:   self-test failures of class " + util::join(r.explains, ", ") + "\n";
     for (const auto& [fact, range] : r.applies_to) out += "applies to: " + fact + " " + range + "\n";
     if (!r.backend.empty()) out += "backend:    " + r.backend + " (" + r.effect + ")\n";
     out += "when:       " + std::string(util::trim(r.when)) + "\n";
@@ -82,17 +111,44 @@ int run_rules_show(const Options& options) {
     write_output(options, out);
     return 0;
   }
+  // A finding the doctor's own code writes (no rule): its entry in rules/builtin_findings.cpp.
+  if (const auto* b = rules::find_builtin_finding(options.rule_id)) {
+    std::string out;
+    out += std::string(b->id) + "  (" + std::string(b->severity) + ", built in, " + std::string(b->source) + ")\n";
+    out += "title:      " + std::string(b->title) + "\n";
+    out += "area:       " + std::string(b->area) + "\n";
+    out += "when:       written by the doctor's code, not a rule\n";
+    out += "message:    " + std::string(b->message) + "\n";
+    for (const auto& fix : b->fixes)
+      out += "fix (" + std::string(fix.kind) + "): " + std::string(fix.command) + "\n    " + std::string(fix.description) + "\n";
+    for (const auto& ref : b->references) out += "reference:  " + std::string(ref) + "\n";
+    write_output(options, out);
+    return 0;
+  }
   throw util::Fatal{"no rule with id '" + options.rule_id + "' (see 'nvte-doctor rules list')"};
 }
 
 int run_rules_lint(const Options& options) {
   std::vector<std::filesystem::path> dirs = options.lint_dirs;
   if (dirs.empty()) dirs = rules_directories(options);
-  for (const auto& dir : dirs) {
-    std::error_code ec;
-    if (!std::filesystem::exists(dir, ec)) throw util::Fatal{"rules directory " + dir.string() + " does not exist"};
-  }
+  for (const auto& dir : dirs) require_rules_directory(dir);
   auto diagnostics = rules::lint(dirs);
+  if (options.format == Format::json) {
+    // Every problem on stdout as data (packaging/schema/rules.schema.json#/$defs/lint); the exit
+    // code is the text's: 0 clean, 2 problems.
+    nlohmann::ordered_json problems = nlohmann::ordered_json::array(), checked = nlohmann::ordered_json::array();
+    for (const auto& dir : dirs) checked.push_back(dir.string());
+    for (const auto& d : diagnostics)
+      problems.push_back({{"file", d.file},
+                          {"line", d.line},
+                          {"column", d.column},
+                          {"length", d.length},
+                          {"message", d.message},
+                          {"hint", d.hint},
+                          {"source_line", d.source_line}});
+    write_output(options, util::json_text(nlohmann::ordered_json{{"directories", checked}, {"problems", problems}}, 2) + "\n");
+    return diagnostics.empty() ? 0 : 2;
+  }
   for (const auto& d : diagnostics) std::fputs((d.rendered() + "\n").c_str(), stderr);
   if (diagnostics.empty()) {
     std::printf("rules lint: no problems in %s\n", dirs.front().c_str());

@@ -8,10 +8,7 @@ namespace app {
 
 rules::RuleSet load_rules(const Options& options) {
   auto dirs = rules_directories(options);
-  for (const auto& dir : dirs) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) throw util::Fatal{"rules directory " + dir.string() + " does not exist"};
-  }
+  for (const auto& dir : dirs) require_rules_directory(dir);
   auto loaded = rules::RuleSet::load(dirs, rules::TestCases::count);
   if (!loaded.diagnostics.empty()) {
     const auto& first = loaded.diagnostics.front();

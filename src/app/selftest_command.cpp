@@ -8,10 +8,12 @@
 #include "app/workloads.hpp"
 #include "app/diagnosis.hpp"
 #include "report/render.hpp"
+#include "rules/verdict.hpp"
 #include "selftest/selftest.hpp"
 #include "util/json_text.hpp"
 #include "util/strings.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <filesystem>
@@ -96,7 +98,11 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
                            const std::vector<model::Workload>& workloads) {
   selftest::Plan plan;
   if (options.selftest_timeout) {
-    plan.runner.timeout = std::chrono::milliseconds(static_cast<long>(*options.selftest_timeout * 1000));
+    // The command line refuses what is not in (0, a day]; held here too, so that no value (NaN,
+    // 1e300) reaches the conversion, whose result is undefined past the integer's range.
+    double seconds = *options.selftest_timeout;
+    seconds = seconds > 0 ? std::min(seconds, k_max_timeout_seconds) : 0.001;
+    plan.runner.timeout = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
     plan.runner.timeout_given = true;
   }
   plan.facts = facts;
@@ -119,6 +125,15 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
 
 } // namespace
 
+void explain_selftest_failures(model::SelftestSummary& summary, const std::vector<model::Finding>& node_findings,
+                               const std::vector<model::Explanation>& workloads) {
+  rules::join_selftest_failures(summary, node_findings, workloads);
+  bool gpu_ran = false;
+  for (const auto& c : summary.checks)
+    gpu_ran = gpu_ran || (c.check != "nvrtc" && !model::is_python_tier_check(c.check) && c.status != "skipped");
+  selftest::verify_env_fixes(summary, selftest::rerun_check, gpu_ran);
+}
+
 model::SelftestSummary run_selftest_step(const Options& options, model::Facts& facts, const rules::RuleSet& rules,
                                          const std::vector<model::Workload>& workloads) {
   std::vector<model::Workload> shapes = workloads;
@@ -136,17 +151,31 @@ int run_selftest(const Options& options) {
   selftest::add_facts(results, facts);
   auto findings = rules::evaluate_node(rules, facts);
   std::vector<model::Finding> selftest_findings;
-  for (auto& f : findings) {
+  for (const auto& f : findings) {
     bool about_selftest = false;
     for (const auto& [name, value] : f.evidence) about_selftest = about_selftest || name.starts_with("selftest.");
-    if (about_selftest) selftest_findings.push_back(std::move(f));
+    if (about_selftest) selftest_findings.push_back(f);
   }
   // Each workload's verdict with the self-test's checks at its shape as evidence; the node
-  // findings that concern a backend (two cuDNN copies) take part as in explain.
+  // findings that concern a backend (two cuDNN copies) take part as in explain. A failed check is
+  // first joined to the node finding that explains it (and its environment fix tried), so that
+  // the verdict can say the fix passed here; then to the workloads' own findings.
   std::vector<model::Finding> node_findings = verdict_node_findings(rules, facts);
   model::SelftestSummary summary = selftest::summarize(results);
+  explain_selftest_failures(summary, node_findings);
+  explain_selftest_failures(summary, findings);
   DiagnosisInputs inputs{FixSearch::yes, &node_findings, &summary};
   std::vector<model::Explanation> explanations = diagnose(rules, facts, workloads, {}, inputs);
+  explain_selftest_failures(summary, node_findings, explanations);
+  // The findings that explain a failed check belong with the self-test's own.
+  for (const auto& c : summary.checks) {
+    if (c.explained_by.empty()) continue;
+    auto named = [&](const model::Finding& f) { return f.id == c.explained_by; };
+    if (std::any_of(selftest_findings.begin(), selftest_findings.end(), named)) continue;
+    if (auto it = std::find_if(node_findings.begin(), node_findings.end(), named); it != node_findings.end())
+      selftest_findings.push_back(*it);
+    else if (auto jt = std::find_if(findings.begin(), findings.end(), named); jt != findings.end()) selftest_findings.push_back(*jt);
+  }
 
   model::Report report;
   report.findings = selftest_findings;

@@ -40,7 +40,8 @@ service::Config load_service_config(const Options& options, service::ConfigRequi
 }
 
 void apply_config(Options& options, const service::Config& config) {
-  if (options.rules_dirs.empty()) options.rules_dirs = config.rules_dirs;
+  // The config's `rules:` replaces the shipped rules, as --rules-only does; --rules adds to either.
+  if (options.rules_only_dirs.empty()) options.rules_only_dirs = config.rules_dirs;
   // The config's facts first: a --set of the same fact on the command line wins.
   options.sets.insert(options.sets.begin(), config.sets.begin(), config.sets.end());
   if (config.workloads_dir) {
@@ -115,10 +116,12 @@ bool selftest_due(service::SelftestPolicy policy, bool node_changed) {
 
 int run_run(const Options& given) {
   auto start = std::chrono::steady_clock::now();
+  util::log::Laps laps("run"); // -vv: where an unchanged run's time goes (issue 40: <= 5 ms)
   const double now = service::unix_now();
   service::Config config = load_service_config(given, service::ConfigRequired::no);
   Options options = given;
   apply_config(options, config);
+  laps.lap("configuration");
 
   std::error_code ec;
   fs::create_directories(config.state_dir, ec);
@@ -127,10 +130,13 @@ int run_run(const Options& given) {
   auto lock = service::RunLock::acquire(config.state_dir / "run.lock",
                                         options.wait ? service::RunLock::Wait::yes : service::RunLock::Wait::no);
   if (!lock) throw util::Fatal{lock.error().message};
+  laps.lap("state directory and lock");
 
   std::optional<std::string> last_report;
   if (auto text = util::read_input(config.outputs.report)) last_report = std::move(*text);
+  laps.lap("last report read");
   auto fingerprint = service::compute_fingerprint(fingerprint_inputs(options, config, last_report));
+  laps.lap("fingerprint (" + std::to_string(fingerprint.inputs.size()) + " inputs)");
   auto state = service::load_state(config.state_dir / "state.json");
   auto decision = service::decide(state, fingerprint, last_report.has_value(), config.max_age, now,
                                   options.force ? service::Force::yes : service::Force::no);
@@ -139,6 +145,7 @@ int run_run(const Options& given) {
   }
   // A torn or corrupted output is repaired by a full check, never refreshed in place.
   std::optional<std::string> last_status = last_report ? service::report_status(*last_report) : std::nullopt;
+  laps.lap("state read and decided");
   if (last_report && !last_status) {
     util::log::warning(config.outputs.report.string() + ": the last report is not a readable report; running a full check");
     if (!options.force) decision = {true, "the last report is unreadable"};
@@ -164,6 +171,7 @@ int run_run(const Options& given) {
       service::Spool spool(config.push->spool_dir, config.push->spool_max_reports, config.push->spool_max_bytes);
       if (auto pending = spool.pending(); pending && !pending->empty()) report_push(service::flush_spool(*config.push, spool));
     }
+    laps.lap("outputs refreshed");
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     char line[512];
     std::snprintf(line, sizeof line, "nvte-doctor run: %s (unchanged: %s; %.1f ms)\n", last_status->c_str(), decision.reason.c_str(), ms);
@@ -215,7 +223,8 @@ service::DaemonSettings daemon_settings(const Options& options, const service::C
   settings.debounce = config.debounce;
   if (!config.source.empty()) settings.watch.push_back(config.source);
   if (config.workloads_dir) settings.watch.push_back(*config.workloads_dir);
-  for (const auto& dir : options.rules_dirs.empty() ? config.rules_dirs : options.rules_dirs) settings.watch.push_back(dir);
+  for (const auto& dir : options.rules_only_dirs.empty() ? config.rules_dirs : options.rules_only_dirs) settings.watch.push_back(dir);
+  for (const auto& dir : options.rules_dirs) settings.watch.push_back(dir);
   settings.watch.push_back(util::under_root(options.root, "/etc/ld.so.cache"));
   settings.watch.push_back(util::under_root(options.root, "/usr/local"));
   // The site-packages directories the last report saw: pip installs land there.
@@ -259,8 +268,14 @@ int run_fleet(const Options& options) {
   if (options.fleet_inputs.empty()) throw util::Fatal{"fleet needs report files or directories"};
   auto max_age = service::parse_duration(options.max_age.empty() ? "1d" : options.max_age);
   if (!max_age) throw util::Fatal{"--max-age '" + options.max_age + "' is not a duration (e.g. 30m, 2h, 1d)"};
+  std::vector<std::string> matrix_by;
+  if (options.fleet_by) {
+    auto keys = service::parse_matrix_keys(*options.fleet_by);
+    if (!keys) throw util::Fatal{keys.error().message};
+    matrix_by = std::move(*keys);
+  }
   auto summary = service::summarize_fleet(options.fleet_inputs, std::chrono::duration_cast<std::chrono::seconds>(*max_age),
-                                          service::unix_now());
+                                          service::unix_now(), matrix_by);
   if (summary.nodes.empty() && !summary.unreadable.empty()) throw util::Fatal{"no readable report: " + summary.unreadable.front()};
   if (summary.nodes.empty()) {
     // "Nodes: 0" with exit 0 would tell a monitor that an empty or mistyped directory is a healthy fleet.

@@ -5,24 +5,46 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include "util/input_guard.hpp"
 #include "workload/hf_config.hpp"
+#include "workload/input_kind.hpp"
 #include "workload/megatron.hpp"
 #include "workload/te_log.hpp"
 #include "workload/workload_io.hpp"
 
 namespace app {
 
+namespace {
+
+// A file its option could not read: when it looks like another kind of workload input, the
+// message says which option takes it instead of the wrong parser's complaint.
+[[noreturn]] void refuse(const std::filesystem::path& file, workload::InputKind expected, const util::Error& error) {
+  if (file != "-") {
+    if (auto text = util::read_input(file)) {
+      auto kind = workload::sniff_input_kind(*text);
+      if (kind != workload::InputKind::unknown && kind != expected) {
+        throw util::Fatal{file.string() + ": this looks like " + std::string(workload::describe(kind)) + ", not " +
+                          std::string(workload::describe(expected)) + ": use " + std::string(workload::option_for(kind)) + " " +
+                          file.string()};
+      }
+    }
+  }
+  throw util::Fatal{error.message};
+}
+
+} // namespace
+
 SourceWorkloads read_workloads(const Options& options) {
   SourceWorkloads source;
   auto& workloads = source.raw;
   for (const auto& file : options.workload_files) {
     auto loaded = workload::load_workload_file(file);
-    if (!loaded) throw util::Fatal{loaded.error().message};
+    if (!loaded) refuse(file, workload::InputKind::workload, loaded.error());
     for (auto& w : *loaded) workloads.push_back(std::move(w));
   }
   for (const auto& file : options.hf_configs) {
     auto imported = workload::load_hf_config(file);
-    if (!imported) throw util::Fatal{imported.error().message};
+    if (!imported) refuse(file, workload::InputKind::hf_config, imported.error());
     for (auto& w : *imported) workloads.push_back(std::move(w));
   }
   // A launch script reads the variables it does not set from the environment it runs in: the
@@ -34,14 +56,14 @@ SourceWorkloads read_workloads(const Options& options) {
   };
   for (const auto& file : options.megatron_args) {
     auto imported = workload::load_megatron_args(file, environment);
-    if (!imported) throw util::Fatal{imported.error().message};
+    if (!imported) refuse(file, workload::InputKind::megatron_args, imported.error());
     for (auto& w : *imported) workloads.push_back(std::move(w));
   }
   // The TE logs' workloads come last: before them, none has a log.
   source.observed.assign(workloads.size(), nullptr);
   for (const auto& file : options.te_logs) {
     auto imported = workload::load_te_log(file);
-    if (!imported) throw util::Fatal{imported.error().message};
+    if (!imported) refuse(file, workload::InputKind::te_log, imported.error());
     for (auto& w : imported->workloads) {
       workloads.push_back(std::move(w.workload));
       source.observed.push_back(std::move(w.observed));

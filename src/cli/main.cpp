@@ -1,8 +1,7 @@
 // nvte-doctor's entry point: argv -> app::Options -> one app command. Nothing else lives here.
-// Usage errors and util::Fatal exit with code 3 (UNKNOWN) and a one-line reason on stderr.
+// Usage errors, util::Fatal and std::bad_alloc exit with code 3 (UNKNOWN) and a one-line reason on stderr.
 #include "app/app.hpp"
 #include "util/error.hpp"
-#include "util/strings.hpp"
 #include "util/logging.hpp"
 #include "util/strings.hpp"
 
@@ -13,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <new>
 #include <string_view>
 #include <unistd.h>
 #include <vector>
@@ -30,7 +30,43 @@ constexpr const char* k_footer = R"(Exit status (Nagios plugin convention):
   3  UNKNOWN   the doctor could not do its job (bad input, unreadable rules, ...)
 
 Without a command, nvte-doctor runs `check`. See nvte-doctor(1), nvte-doctor-rules(5) and
-nvte-doctor.conf(5).)";
+nvte-doctor.conf(5).
+
+Examples:
+  nvte-doctor
+  nvte-doctor explain --te-log job.log)";
+
+// Two examples per command, shown at the end of its --help (tests/cli/help_examples_test.py).
+const std::map<std::string, std::string> k_examples = {
+    {"check", "  nvte-doctor check --hf-config config.json\n"
+              "  nvte-doctor check --format prometheus -o /var/lib/prometheus/node-exporter/nvte_doctor.prom"},
+    {"probe", "  nvte-doctor probe\n"
+              "  nvte-doctor probe --format json -o node-facts.json"},
+    {"explain", "  nvte-doctor explain --te-log job.log\n"
+                "  nvte-doctor explain --hf-config config.json --sweep max_seqlen_q=4096,32768 --set cudnn.version=9.3.0"},
+    {"selftest", "  nvte-doctor selftest\n"
+                 "  nvte-doctor selftest --hf-config config.json --timeout 300 --format json"},
+    {"rules", "  nvte-doctor rules list\n"
+              "  nvte-doctor rules show attention-no-backend"},
+    {"list", "  nvte-doctor rules list\n"
+             "  nvte-doctor rules list --rules /etc/nvte-doctor/site-rules --format json"},
+    {"show", "  nvte-doctor rules show attention-no-backend\n"
+             "  nvte-doctor rules show site-rule --rules /etc/nvte-doctor/site-rules"},
+    {"lint", "  nvte-doctor rules lint\n"
+             "  nvte-doctor rules lint /etc/nvte-doctor/site-rules"},
+    {"update", "  nvte-doctor rules update https://rules.example/nvte-doctor.bundle\n"
+               "  nvte-doctor rules update https://rules.example/old.bundle --allow-downgrade"},
+    {"sign", "  nvte-doctor rules sign rules/ --secret-key site.key -o rules.bundle\n"
+             "  nvte-doctor rules sign rules/ --secret-key site.key --serial 42 -o rules.bundle"},
+    {"keygen", "  nvte-doctor rules keygen /root/keys/site\n"
+               "  nvte-doctor rules keygen ./site   (writes ./site.key and ./site.pub)"},
+    {"run", "  nvte-doctor run\n"
+            "  nvte-doctor run --force --config /etc/nvte-doctor/config.yaml"},
+    {"daemon", "  nvte-doctor daemon\n"
+               "  nvte-doctor daemon --config /etc/nvte-doctor/config.yaml -v"},
+    {"fleet", "  nvte-doctor fleet /srv/www/reports\n"
+              "  nvte-doctor fleet /srv/www/reports --by gpu,te"},
+};
 
 const std::map<std::string, app::Format> k_formats = {
     {"text", app::Format::text}, {"json", app::Format::json}, {"prometheus", app::Format::prometheus}, {"nfd", app::Format::nfd}};
@@ -39,9 +75,12 @@ const std::map<std::string, app::Format> k_formats = {
 // (run and daemon write Prometheus and NFD files from their config, not through --format.)
 const std::map<std::string, std::vector<std::string>> k_format_commands = {{"prometheus", {"check"}}, {"nfd", {"check"}}};
 
-void add_common(CLI::App& cmd, app::Options& o, std::string& format) {
-  cmd.add_option("--format", format, "Output format: text or json (check also: prometheus, nfd)")
-      ->check(CLI::IsMember({"text", "json", "prometheus", "nfd"}));
+// The formats a command takes; help and completions offer exactly these.
+const std::vector<std::string> k_text_json = {"text", "json"};
+const std::vector<std::string> k_check_formats = {"text", "json", "prometheus", "nfd"};
+
+void add_common(CLI::App& cmd, app::Options& o, std::string& format, const std::vector<std::string>& formats = k_text_json) {
+  cmd.add_option("--format", format, "Output format (default text)")->check(CLI::IsMember(formats));
   cmd.add_option("--output,-o", o.output, "Write the output to FILE (atomically) instead of stdout");
   cmd.add_option("--facts", o.facts_file, "Replay a saved facts snapshot (probe --format json) instead of probing");
   cmd.add_option("--set", o.sets, "Override a fact, e.g. --set cudnn.version=9.3.0 (repeatable)");
@@ -63,7 +102,8 @@ void add_preflight_options(CLI::App& cmd, app::Options& o) {
 }
 
 void add_rules_option(CLI::App& cmd, app::Options& o) {
-  cmd.add_option("--rules", o.rules_dirs, "Rules directory (repeatable; default: the installed rules)");
+  cmd.add_option("--rules", o.rules_dirs, "Add the rules of DIR to the shipped rules (repeatable)");
+  cmd.add_option("--rules-only", o.rules_only_dirs, "Use the rules of DIR instead of the shipped rules (repeatable)");
 }
 
 void add_workload_options(CLI::App& cmd, app::Options& o) {
@@ -79,6 +119,70 @@ void add_workload_options(CLI::App& cmd, app::Options& o) {
 
 void add_config_option(CLI::App& cmd, app::Options& o) {
   cmd.add_option("--config", o.config_file, "Service configuration file (default for run/daemon: /etc/nvte-doctor/config.yaml)");
+}
+
+// "did you mean --format?" for a mistyped option (any of the command's and, since options fall
+// through, its parents'), "did you mean explain?" for a mistyped subcommand; "" when nothing is
+// close (at most 2 edits).
+std::string did_you_mean(const CLI::App& cli, const std::string& what, int argc, char** argv) {
+  std::vector<std::string> extras;
+  if (auto colon = what.find(": "); colon != std::string::npos) {
+    for (auto word : util::split(std::string_view(what).substr(colon + 2), ' '))
+      if (!word.empty()) extras.emplace_back(word);
+  } else {
+    // "A subcommand is required" (rules lsit): CLI11 names no word; the command line's do.
+    for (int i = 1; i < argc; ++i) extras.emplace_back(argv[i]);
+  }
+  // The command the words are given to: the subcommands named on the command line, in order
+  // (CLI11 may throw before it marks the last one parsed).
+  const CLI::App* app = &cli;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view word = argv[i];
+    for (const auto* sub : app->get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == word) {
+        app = sub;
+        break;
+      }
+    }
+  }
+  for (const auto& extra : extras) {
+    std::vector<std::string> known;
+    bool dashed = extra.starts_with("-");
+    if (dashed) {
+      for (const CLI::App* a = app; a; a = a->get_parent()) {
+        for (const auto* opt : a->get_options()) {
+          for (const auto& name : opt->get_lnames()) known.push_back("--" + name);
+        }
+      }
+    } else {
+      for (const auto* sub : app->get_subcommands([](const CLI::App*) { return true; })) known.push_back(sub->get_name());
+    }
+    std::string word = dashed ? extra.substr(0, extra.find('=')) : extra;
+    std::string best;
+    std::size_t best_distance = 3;                                            // at most 2 edits: a swapped pair (lsit) is two
+    if (std::find(known.begin(), known.end(), word) != known.end()) continue; // a word it knows
+    for (const auto& name : known) {
+      if (auto d = util::edit_distance(word, name); d < best_distance) {
+        best_distance = d;
+        best = name;
+      }
+    }
+    if (!best.empty()) return " (did you mean " + best + "?)";
+  }
+  return {};
+}
+
+// --timeout: seconds, a finite number in (0, a day] (audit 2026-12-01 item 25: NaN passed
+// PositiveNumber, and 1e300 or inf reached an undefined conversion or printed DBL_MAX in full).
+CLI::Validator timeout_seconds() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        auto seconds = util::parse_double(util::trim(input));
+        if (seconds && *seconds > 0 && *seconds <= app::k_max_timeout_seconds) return {};
+        std::string shown = input.size() > 32 ? input.substr(0, 32) + "..." : input;
+        return "must be a number of seconds in (0, " + std::to_string(static_cast<long>(app::k_max_timeout_seconds)) + "], got " + shown;
+      },
+      "SECONDS in (0, 86400]");
 }
 
 bool want_color(bool no_color) {
@@ -111,7 +215,7 @@ int main(int argc, char** argv) {
   cli.require_subcommand(0, 1);
 
   auto* check = cli.add_subcommand("check", "Probe the node, evaluate the rules, print findings and fixes (default)");
-  add_common(*check, options, format);
+  add_common(*check, options, format, k_check_formats);
   add_preflight_options(*check, options);
   add_rules_option(*check, options);
   add_workload_options(*check, options);
@@ -136,19 +240,23 @@ int main(int argc, char** argv) {
   add_common(*selftest, options, format);
   add_rules_option(*selftest, options);
   add_workload_options(*selftest, options);
-  selftest->add_option("--timeout", options.selftest_timeout,
-                       "Seconds each check may run before its process group is killed (default 120; a cuDNN check: 120 plus its workload's work at conservative rates)")
-      ->check(CLI::PositiveNumber);
+  selftest
+      ->add_option("--timeout", options.selftest_timeout,
+                   "Seconds each check may run before its process group is killed (default 120; a cuDNN check: 120 plus its workload's "
+                   "work at conservative rates)")
+      ->check(timeout_seconds());
   selftest->add_option("--sweep", options.sweeps, "Run over workload values, e.g. --sweep head_dim_qk=64,128,192,256 (repeatable)");
   check->add_flag("--selftest", options.selftest, "Also run the self-test and fold its results into the report");
-  check->add_option("--timeout", options.selftest_timeout, "With --selftest: seconds per check (default 120; a cuDNN check: its workload's budget)")
-      ->check(CLI::PositiveNumber);
+  check
+      ->add_option("--timeout", options.selftest_timeout,
+                   "With --selftest: seconds per check (default 120; a cuDNN check: its workload's budget)")
+      ->check(timeout_seconds());
 
   auto* rules = cli.add_subcommand("rules", "List, show or lint the rules database");
   rules->require_subcommand(1);
   auto* rules_list = rules->add_subcommand("list", "List every rule: id, severity, title");
   add_rules_option(*rules_list, options);
-  rules_list->add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  rules_list->add_option("--format", format, "Output format (default text)")->check(CLI::IsMember(k_text_json));
   auto* rules_show = rules->add_subcommand("show", "Show one rule in full");
   add_rules_option(*rules_show, options);
   rules_show->add_option("id", options.rule_id, "Rule id")->required();
@@ -175,12 +283,15 @@ int main(int argc, char** argv) {
   auto* fleet = cli.add_subcommand(
       "fleet", "Summarise many nodes' report JSONs: configurations, findings and workloads with their hosts, stale reports");
   fleet->add_option("reports", options.fleet_inputs, "Report files or directories of them")->required();
-  fleet->add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  fleet->add_option("--format", format, "Output format (default text)")->check(CLI::IsMember(k_text_json));
   fleet->add_option("--output,-o", options.output, "Write the summary to FILE (atomically) instead of stdout");
   fleet->add_option("--max-age", options.max_age, "Reports older than this are stale (default 1d; e.g. 30m, 2h)");
   fleet->add_option("--hosts", options.fleet_hosts, "Text: at most N hosts or host ranges per line (default 8; 0: all)");
   fleet->add_flag("--all", options.fleet_all,
                   "Text: every configuration, finding, workload and stale node (default: the largest, in 60 lines)");
+  fleet->add_option("--by", options.fleet_by,
+                    "The workload x configuration matrix: nodes grouped by KEYS (gpu, driver, cuda, cudnn, nccl, torch, te; "
+                    "e.g. gpu,te), each cell the verdict there and its fix");
 
   auto* rules_update = rules->add_subcommand("update", "Download a signed rules bundle, verify, lint and activate it atomically");
   rules_update->add_option("url", options.update_url, "Bundle URL (https://; http:// only to 127.0.0.0/8, ::1 or localhost)")->required();
@@ -199,12 +310,14 @@ int main(int argc, char** argv) {
   for (auto* sub : {rules_list, rules_show, rules_update})
     sub->add_option("--state-dir", options.state_dir, "State directory holding updated rules (default /var/lib/nvte-doctor)");
 
-
-  for (auto* sub : {check, probe, explain, selftest, rules, rules_list, rules_show, rules_lint, run, daemon, fleet, rules_update, rules_sign,
-                    rules_keygen}) sub->fallthrough();
+  for (auto* sub : {check, probe, explain, selftest, rules, rules_list, rules_show, rules_lint, run, daemon, fleet, rules_update,
+                    rules_sign, rules_keygen}) {
+    sub->fallthrough();
+    sub->footer("Examples:\n" + k_examples.at(sub->get_name()));
+  }
 
   // The default command takes the same options at top level: `nvte-doctor --format json`.
-  add_common(cli, options, format);
+  add_common(cli, options, format, k_check_formats);
   add_rules_option(cli, options);
   add_workload_options(cli, options);
   add_config_option(cli, options);
@@ -219,7 +332,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return cli.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "nvte-doctor: %s (try --help)\n", util::terminal_safe(e.what()).c_str());
+    std::string hint = did_you_mean(cli, e.what(), argc, argv);
+    std::fprintf(stderr, "nvte-doctor: %s%s (try --help)\n", util::terminal_safe(e.what()).c_str(), util::terminal_safe(hint).c_str());
     return 3;
   }
 
@@ -232,6 +346,13 @@ int main(int argc, char** argv) {
       std::find(accepting->second.begin(), accepting->second.end(), command) == accepting->second.end()) {
     std::fprintf(stderr, "nvte-doctor: --format %s applies to %s only\n", format.c_str(), util::join(accepting->second, ", ").c_str());
     return 3;
+  }
+  // rules update, sign and keygen print one line of text or write a file of their own: no JSON.
+  for (const auto* own_output : {rules_update, rules_sign, rules_keygen}) {
+    if (format == "json" && own_output->parsed()) {
+      std::fprintf(stderr, "nvte-doctor: --format json does not apply to rules %s\n", own_output->get_name().c_str());
+      return 3;
+    }
   }
   options.color = want_color(no_color);
   options.verbosity = verbosity;
@@ -253,6 +374,12 @@ int main(int argc, char** argv) {
     return app::run_check(options);
   } catch (const util::Fatal& fatal) {
     std::fprintf(stderr, "nvte-doctor: %s\n", util::terminal_safe(fatal.message).c_str());
+    return 3;
+  } catch (const std::bad_alloc&) {
+    // Every input has a limit (util/input_guard.hpp); this is what is left when memory runs out
+    // anyway (a pod's limit, ulimit -v): UNKNOWN with a line, never SIGABRT (audit 2026-12-01 item 12).
+    std::fputs("nvte-doctor: out of memory (std::bad_alloc); the node or the input is too large for the memory this process may use\n",
+               stderr);
     return 3;
   }
 }

@@ -210,6 +210,7 @@ const FactSpec k_catalog[] = {
     {"selftest.*.stage", T::string,
      "where the first failed case stopped: load, init, graph, support, plan, compile, load_module, launch, execute, numerics, allreduce, "
      "call, disagree, child"},
+    {"selftest.*.class", T::string, "the first failed case's failure class: sublibrary_load, timeout, crash, plan_build, numerics, other"},
     {"selftest.*.failed_case", T::string, "the shape of the first failed case"},
     {"selftest.*.phase", T::string,
      "the phase a check's child was in when it crashed or timed out: load, init, graph, plan, execute, reference, compare, compile, "

@@ -7,9 +7,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unordered_map>
+
 namespace model {
 
 using json = nlohmann::ordered_json;
+// What a facts file is read into: the facts are kept in a std::map, so the document's order is
+// not needed, and ordered_json finds each member by a linear search (a snapshot whose "env" held
+// 50,000 variables took 20 s to read; audit 2026-12-01 item 17).
+using tree_json = nlohmann::json;
 
 void Facts::erase(std::string_view name) {
   if (auto it = m_values.find(name); it != m_values.end()) m_values.erase(it);
@@ -125,7 +131,7 @@ struct Loader {
     return shape.collection ? "expected an array" : shape.object ? "expected an object" : "expected a single value";
   }
 
-  void walk(const json& node, const std::string& name) {
+  void walk(const tree_json& node, const std::string& name) {
     if (error) return;
     // A tree of the wrong shape ("driver": [1, 2], "gpu": {"a": 1}) would load as facts no rule
     // reads, and the driver or the GPUs would silently vanish.
@@ -159,7 +165,7 @@ struct Loader {
     }
   }
 
-  void leaf(const json& node, const std::string& name) {
+  void leaf(const tree_json& node, const std::string& name) {
     const FactSpec* spec = find_fact_spec(name);
     // Names outside the catalog (a newer doctor's facts, selftest results) keep their JSON type.
     ValueType want = spec ? spec->type
@@ -197,22 +203,52 @@ struct Loader {
 
 } // namespace
 
+namespace {
+
+// The member key of object, as object[key] would give it, without ordered_json's linear search of
+// the members: a node with 50,000 NVTE_* variables made to_json quadratic (audit 2026-12-01 item
+// 17). index remembers where each member of each object is, by the object's path; an entry that
+// no longer matches (the object was replaced by an array or a value, then made again) is looked
+// up the slow way.
+json& member(json& object, const std::string& path, const std::string& key, std::unordered_map<std::string, std::size_t>& index) {
+  // The members as the vector ordered_map is (its own operator[] takes keys, not places).
+  auto& members = static_cast<json::object_t::Container&>(object.get_ref<json::object_t&>());
+  auto [it, inserted] = index.try_emplace(path, members.size());
+  if (!inserted && it->second < members.size() && members[it->second].first == key) return members[it->second].second;
+  if (!inserted) {
+    for (std::size_t i = 0; i < members.size(); ++i)
+      if (members[i].first == key) return members[it->second = i].second;
+    it->second = members.size();
+  }
+  // Known to be absent: appended without ordered_map's search for a duplicate.
+  members.emplace_back(key, json());
+  return members.back().second;
+}
+
+} // namespace
+
 std::string Facts::to_json(int indent) const {
   json tree = json::object();
+  std::unordered_map<std::string, std::size_t> index; // "gpu[0].sm"-like path of a member -> its place
+  std::string path;
   for (const auto& [name, value] : m_values) {
     // "gpu.count" would turn the "gpu" array into an object; the loader derives it again.
     if (name.ends_with(".count") && count(std::string_view(name).substr(0, name.size() - 6)) > 0) continue;
     json* node = &tree;
+    path.clear();
     auto segments = parse_name(name);
     for (std::size_t i = 0; i < segments.size(); ++i) {
       const auto& s = segments[i];
       bool last = i + 1 == segments.size();
       if (!node->is_object()) *node = json::object();
-      json* child = &(*node)[s.key];
+      path += '.';
+      path += s.key;
+      json* child = &member(*node, path, s.key, index);
       if (s.index >= 0) {
         if (!child->is_array()) *child = json::array();
         while (child->size() <= static_cast<std::size_t>(s.index)) child->push_back(json::object());
         child = &(*child)[static_cast<std::size_t>(s.index)];
+        path += '[' + std::to_string(s.index) + ']';
       }
       if (last) *child = to_json_value(value);
       node = child;
@@ -226,7 +262,7 @@ std::string Facts::to_json(int indent) const {
 
 util::Result<Facts> Facts::from_json(std::string_view text, std::string_view origin) {
   // The input layer bounds the depth (walk recurses per level) and the size of the tree.
-  json doc = NVTE_TRY(util::parse_json<json>(text, origin));
+  tree_json doc = NVTE_TRY(util::parse_json<tree_json>(text, origin));
   if (!doc.is_object()) return util::Error{util::ErrorKind::parse, std::string(origin) + ": expected a JSON object"};
   auto version = doc.find("schema_version");
   if (version == doc.end() || !version->is_number_integer())

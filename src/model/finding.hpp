@@ -77,6 +77,9 @@ struct Finding {
   // verdict_backends (every workload when that is empty).
   VerdictEffect verdict = VerdictEffect::none;
   std::vector<std::string> verdict_backends; // FlashAttention, FusedAttention, UnfusedDotProductAttention
+  // The self-test failure classes it explains (a rule's `explains:`): a failed check of such a
+  // class names this finding and its fix (rules::join_selftest_failures).
+  std::vector<std::string> explains;
 };
 
 } // namespace model

@@ -20,6 +20,14 @@ int FleetSummary::exit_code() const {
   return worst;
 }
 
+int verdict_rank(std::string_view verdict) {
+  if (verdict == "runs") return 0;
+  if (verdict == "at_risk") return 1;
+  if (verdict == "unknown") return 2;
+  if (verdict == "fails") return 3;
+  return 4;
+}
+
 bool fleet_label_runs(std::string_view label) {
   return !label.empty() && label != "none" && label != "unknown" && label != "runs" && !label.starts_with("fails");
 }

@@ -4,9 +4,13 @@
 // Prometheus renderer as the self-test families; neither parses text again.
 #pragma once
 
+#include "model/finding.hpp"
+
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace model {
@@ -38,7 +42,33 @@ struct SelftestCheck {
   // TE selects for that workload makes the workload's verdict `fails` (rules::decide_verdict).
   int workload = -1;
   std::string backend;
+  // Why a failed or error check failed (classify_selftest_failure; empty when ok or skipped), the
+  // finding that explains it (joined by rules::join_selftest_failures: a rule's `explains:`),
+  // that finding's fix, and what re-running the check with that fix applied showed
+  // (selftest::verify_env_fixes): "here" (it then passed), "did_not_help" (it failed again), or
+  // empty (not tried; fix_note says why when it matters).
+  std::string failure_class;
+  std::string explained_by;
+  std::optional<Fix> fix;
+  std::string fix_verified;
+  std::string fix_note;
+  // How to run this check again (the selftest layer's own recipe; never rendered).
+  nlohmann::ordered_json rerun;
 };
+
+// The failure classes, in the order a failure is tested for them: sublibrary_load (a cuDNN
+// sub-library that would not load, two cuDNN builds in one process, a cuDNN version check that
+// rejects the copy loaded), timeout (the child was killed at its limit), crash (a signal ended
+// it), plan_build (cuDNN built no execution plan, refused the graph), numerics (it ran and
+// disagreed with the fp32 reference), other.
+inline constexpr std::string_view k_selftest_failure_classes[] = {"sublibrary_load", "timeout", "crash", "plan_build", "numerics", "other"};
+
+// The class of a check that ended with status (failed or error; "" for ok and skipped), from its
+// error text, whether the timeout ended it, and its result's "stage" when it has one.
+std::string classify_selftest_failure(std::string_view status, std::string_view error, bool timed_out, std::string_view stage);
+
+// The Python tier's checks ("python", "python_te") need no GPU of their own to be counted.
+bool is_python_tier_check(std::string_view check);
 
 struct SelftestSummary {
   std::vector<SelftestCheck> checks; // in the order they ran

@@ -5,6 +5,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace model {
 
@@ -180,9 +181,15 @@ util::Result<void> Workload::complete() {
   if (heads % groups != 0)
     return invalid("num_heads (" + std::to_string(heads) + ") is not divisible by num_gqa_groups (" +
                    std::to_string(groups) + ")");
+  // Written so that NaN fails too: it fails every comparison (audit 2026-12-01 item 21).
   double dropout = get("attention_dropout")->as_double();
-  if (dropout < 0.0 || dropout >= 1.0)
+  if (!(dropout >= 0.0 && dropout < 1.0))
     return invalid("workload key attention_dropout: must be in [0, 1), got " + get("attention_dropout")->to_string());
+  for (const auto& spec : k_keys) {
+    const Value* v = spec.type == ValueType::number ? get(spec.name) : nullptr;
+    if (v && v->is(ValueType::number) && !std::isfinite(v->as_double()))
+      return invalid("workload key " + std::string(spec.name) + ": must be a finite number, got " + v->to_string());
+  }
   for (const auto& spec : k_keys) {
     if (const Value* v = get(spec.name); v && !is_allowed(spec, *v))
       return invalid("workload key " + std::string(spec.name) + ": unknown value '" + v->to_string() + "'");

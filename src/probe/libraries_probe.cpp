@@ -24,8 +24,8 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <future>
 #include <set>
-#include <thread>
 
 namespace probe {
 
@@ -444,7 +444,9 @@ class StartedLibraries final : public StartedProbe {
 public:
   explicit StartedLibraries(const Host& host) : m_host(host) {
     auto values = NodeFsMemo::share();
-    m_copies = std::thread([this, values] {
+    // Both threads' exceptions come back through their futures: finish() rethrows them on the
+    // caller's thread (an exception leaving a std::thread's function would terminate).
+    m_copies = std::async(std::launch::async, [this, values] {
       NodeFsMemo memo(values); // this thread's own, sharing the ELF files and METADATA read
       scan_copies(m_host, m_run);
       m_denied = node_denied_directories();
@@ -455,22 +457,23 @@ public:
     TeContext env_only;
     env_only.view.root = m_host.root;
     env_only.env = &m_host.env;
-    m_walker = std::thread([this, values, dirs = te_glob_dirs(env_only, std::nullopt)] {
+    m_walker = std::async(std::launch::async, [this, values, dirs = te_glob_dirs(env_only, std::nullopt)] {
       NodeFsMemo memo(values);
       m_walks = te_walk_dirs(m_host.root, dirs);
       m_walk_denied = node_denied_directories();
     });
   }
   ~StartedLibraries() override {
-    if (m_copies.joinable()) m_copies.join();
-    if (m_walker.joinable()) m_walker.join();
+    if (m_copies.valid()) m_copies.wait();
+    if (m_walker.valid()) m_walker.wait();
   }
   StartedLibraries(const StartedLibraries&) = delete;
   StartedLibraries& operator=(const StartedLibraries&) = delete;
 
   void finish(model::Facts& facts) override {
-    m_copies.join();
-    m_walker.join();
+    m_walker.wait(); // both done before either exception leaves
+    m_copies.get();
+    m_walker.get();
     m_run.denied = std::move(m_denied);
     if (facts.has("te.version")) {
       m_run.walks = std::move(m_walks);
@@ -484,7 +487,7 @@ private:
   LibrariesRun m_run;
   std::vector<std::string> m_denied, m_walk_denied;
   TeWalks m_walks;
-  std::thread m_copies, m_walker;
+  std::future<void> m_copies, m_walker;
 };
 
 } // namespace

@@ -29,8 +29,8 @@
 #include "util/parallel.hpp"
 #include "util/strings.hpp"
 
+#include <future>
 #include <set>
-#include <thread>
 
 namespace probe {
 
@@ -414,28 +414,30 @@ void record_skipped(model::Facts& facts) {
 
 class StartedNative final : public StartedProbe {
 public:
+  // The link of torch runs on a thread of its own; an exception there (std::bad_alloc) comes back
+  // through the future and is rethrown by finish() on the caller's thread, never terminates.
   StartedNative(const Host& host, std::unique_ptr<NativeRun> run) : m_host(host), m_run(std::move(run)) {
-    m_thread = std::thread([this, values = NodeFsMemo::share()] {
+    m_thread = std::async(std::launch::async, [this, values = NodeFsMemo::share()] {
       NodeFsMemo memo(values); // this thread's own, sharing the ELF files read (node_path.hpp)
       link_torch(m_host, *m_run);
       m_run->denied = node_denied_directories();
     });
   }
   ~StartedNative() override {
-    if (m_thread.joinable()) m_thread.join();
+    if (m_thread.valid()) m_thread.wait();
   }
   StartedNative(const StartedNative&) = delete;
   StartedNative& operator=(const StartedNative&) = delete;
 
   void finish(model::Facts& facts) override {
-    m_thread.join();
+    m_thread.get();
     link_rest_and_record(m_host, *m_run, facts);
   }
 
 private:
   Host m_host; // a copy: the thread outlives no caller's Host, but owns what it reads
   std::unique_ptr<NativeRun> m_run;
-  std::thread m_thread;
+  std::future<void> m_thread;
 };
 
 } // namespace

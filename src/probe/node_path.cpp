@@ -283,12 +283,16 @@ NodeFileType file_type_uncached(const std::filesystem::path& root, const std::fi
   return NodeFileType::other;
 }
 
+NodeListing list_real(const std::filesystem::path& root, const std::filesystem::path& real) {
+  auto entries = util::list_directory_entries(util::under_root(root, real));
+  if (!entries && entries.error().kind == util::ErrorKind::permission && g_memo) g_memo->denied.insert(real.string());
+  return entries ? NodeListing(std::move(entries).value()) : NodeListing();
+}
+
 NodeListing list_uncached(const std::filesystem::path& root, const std::filesystem::path& node_dir) {
   auto resolved = resolve_node_path(root, node_dir);
   if (!resolved) return {};
-  auto entries = util::list_directory_entries(util::under_root(root, resolved->real));
-  if (!entries && entries.error().kind == util::ErrorKind::permission && g_memo) g_memo->denied.insert(resolved->real.string());
-  return entries ? NodeListing(std::move(entries).value()) : NodeListing();
+  return list_real(root, resolved->real);
 }
 
 } // namespace
@@ -314,6 +318,15 @@ NodeListing node_list_directory(const std::filesystem::path& root, const std::fi
       g_memo->listings.emplace(std::move(real_key), listing);
     }
   }
+  g_memo->listings.emplace(std::move(key), listing);
+  return listing;
+}
+
+NodeListing node_list_real_directory(const std::filesystem::path& root, const std::filesystem::path& real_dir) {
+  if (!g_memo) return list_real(root, real_dir);
+  auto key = memo_key(root, real_dir);
+  if (auto it = g_memo->listings.find(key); it != g_memo->listings.end()) return it->second;
+  NodeListing listing = list_real(root, real_dir);
   g_memo->listings.emplace(std::move(key), listing);
   return listing;
 }

@@ -69,6 +69,10 @@ private:
 
 // Names in a node directory, sorted; empty when it is missing or unreadable.
 NodeListing node_list_directory(const std::filesystem::path& root, const std::filesystem::path& node_dir);
+// The same for a directory the caller knows to be real (resolve_node_path's `real`, or a
+// directory entry of a real directory): its path is not resolved again, so a recursive walk costs
+// what it lists, not its depth times every level above.
+NodeListing node_list_real_directory(const std::filesystem::path& root, const std::filesystem::path& real_dir);
 
 // While a NodeFsMemo lives, resolve_node_path, node_file_type and node_list_directory answer
 // repeated questions from memory. One probe run asks for the same directories and paths many

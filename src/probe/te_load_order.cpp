@@ -22,6 +22,7 @@
 #include "probe/te_load_order.hpp"
 
 #include "probe/node_path.hpp"
+#include "util/input_guard.hpp"
 #include "util/logging.hpp"
 #include "util/strings.hpp"
 
@@ -187,12 +188,27 @@ std::string env_value(const TeContext& ctx, std::string_view var) {
 // unknown type cost a lookup: on a CUDA toolkit (5,000 entries) that was two thirds of the walk.
 bool may_match_glob(const std::string& name) { return util::starts_with(name, "lib") && name.find(".so") != std::string::npos; }
 
-void walk(const std::filesystem::path& root, const std::string& named, const std::string& real, std::set<std::string>& visited,
-          std::vector<std::string>& out) {
+// What one walk may still spend (util::k_max_walk_depth, util::k_max_walk_entries) and whether
+// it ran out.
+struct WalkBudget {
+  std::size_t entries = util::k_max_walk_entries;
+  bool too_deep = false, too_many = false;
+};
+
+void walk(const std::filesystem::path& root, const std::string& named, const std::string& real, std::size_t depth, WalkBudget& budget,
+          std::set<std::string>& visited, std::vector<std::string>& out) {
   if (!visited.insert(real).second) return;
   std::vector<std::pair<std::string, std::string>> subdirs;
-  NodeListing listing = node_list_directory(root, real);
+  // `real` has no symlink in it (the walk's root was resolved, a subdirectory entry of a real
+  // directory is real, a followed link is resolved): listed without resolving it again.
+  NodeListing listing = node_list_real_directory(root, real);
   const auto& names = listing.names();
+  if (names.size() > budget.entries) {
+    budget.too_many = true;
+    budget.entries = 0;
+    return;
+  }
+  budget.entries -= names.size();
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
     if (name.empty() || name[0] == '.') continue;
@@ -216,7 +232,11 @@ void walk(const std::filesystem::path& root, const std::string& named, const std
       out.push_back(named + "/" + name);
     }
   }
-  for (const auto& [sub_named, sub_real] : subdirs) walk(root, sub_named, sub_real, visited, out);
+  if (!subdirs.empty() && depth >= util::k_max_walk_depth) {
+    budget.too_deep = true;
+    return;
+  }
+  for (const auto& [sub_named, sub_real] : subdirs) walk(root, sub_named, sub_real, depth + 1, budget, visited, out);
 }
 
 const std::vector<std::string>& library_files(const TeContext& ctx, const std::string& dir) {
@@ -224,9 +244,17 @@ const std::vector<std::string>& library_files(const TeContext& ctx, const std::s
   if (it != ctx.walks.end()) return it->second;
   std::vector<std::string> files;
   std::set<std::string> visited;
+  WalkBudget budget;
   if (auto real = resolve_node_path(ctx.view.root, dir); real && node_file_type(ctx.view.root, real->real) == NodeFileType::directory) {
-    walk(ctx.view.root, dir, real->real.string(), visited, files);
+    walk(ctx.view.root, dir, real->real.string(), 0, budget, visited, files);
   }
+  // Said, never silent: a library past a limit is one the model does not see.
+  if (budget.too_deep)
+    util::log::warning("probe: " + dir + ": TE's recursive search is followed " + std::to_string(util::k_max_walk_depth) +
+                       " directories down, no deeper (limit " + std::to_string(util::k_max_walk_depth) + ")");
+  if (budget.too_many)
+    util::log::warning("probe: " + dir + ": TE's recursive search is followed over " + std::to_string(util::k_max_walk_entries) +
+                       " entries, no more (limit " + std::to_string(util::k_max_walk_entries) + ")");
   return ctx.walks.emplace(dir, std::move(files)).first->second;
 }
 

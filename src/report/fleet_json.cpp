@@ -20,6 +20,31 @@ using Json = nlohmann::ordered_json;
 
 long long whole_seconds(double seconds) { return static_cast<long long>(seconds); }
 
+// `fleet --by`: the groups with their keys, and per workload one cell per group (same order).
+Json matrix_json(const model::FleetMatrix& m) {
+  Json groups = Json::array();
+  for (const auto& g : m.groups) {
+    Json key = Json::object();
+    for (std::size_t k = 0; k < m.by.size(); ++k) key[m.by[k]] = g.key[k] ? Json(*g.key[k]) : Json(nullptr);
+    groups.push_back(Json{{"key", key}, {"count", g.nodes.size()}, {"hostlist", util::compress_hostlist(g.nodes)}});
+  }
+  Json workloads = Json::array();
+  for (std::size_t w = 0; w < m.workloads.size(); ++w) {
+    Json cells = Json::array();
+    for (const auto& cell : m.cells[w]) {
+      Json by_verdict = Json::object();
+      for (const auto& [verdict, hosts] : cell.by_verdict)
+        by_verdict[verdict] = Json{{"count", hosts.size()}, {"hostlist", util::compress_hostlist(hosts)}};
+      cells.push_back(Json{{"verdict", cell.worst.empty() ? Json(nullptr) : Json(cell.worst)},
+                           {"by_verdict", by_verdict},
+                           {"fix", cell.fix.empty() ? Json(nullptr) : Json(cell.fix)},
+                           {"finding", cell.fix_finding.empty() ? Json(nullptr) : Json(cell.fix_finding)}});
+    }
+    workloads.push_back(Json{{"name", m.workloads[w]}, {"cells", cells}});
+  }
+  return Json{{"by", m.by}, {"groups", groups}, {"workloads", workloads}};
+}
+
 } // namespace
 
 std::string render_fleet_json(const model::FleetSummary& s) {
@@ -42,6 +67,7 @@ std::string render_fleet_json(const model::FleetSummary& s) {
   Json configurations = Json::array();
   for (const auto& c : s.configurations) {
     Json entry = Json::object();
+    entry["gpu"] = c.gpu ? Json(*c.gpu) : Json(nullptr);
     for (std::size_t i = 0; i < c.versions.size(); ++i) {
       entry[model::k_configuration_keys[i]] = c.versions[i] ? Json(*c.versions[i]) : Json(nullptr);
     }
@@ -85,6 +111,7 @@ std::string render_fleet_json(const model::FleetSummary& s) {
   Json doc{{"schema_version", 1},       {"summary", summary},     {"nodes", nodes}, {"configurations", configurations},
            {"findings", findings},      {"workloads", workloads}, {"stale", stale}, {"unreadable", s.unreadable},
            {"exit_code", s.exit_code()}};
+  if (s.matrix) doc["matrix"] = matrix_json(*s.matrix);
   return util::json_text(doc, 2) + "\n";
 }
 

@@ -6,6 +6,10 @@
 // Worst case by default: 1 summary line + configurations (blank, title, column header, 8 rows,
 // "more") 12 + findings (blank, title, 8 x 2, "more") 19 + workloads (blank, title, 3 x (name +
 // 4 backends), "more") 18 + stale (blank, title, 2, "more") 5 + unreadable 5 = 60.
+//
+// With `--by` the text is the admin's view instead: the summary line, then the workload x
+// configuration matrix (blank, title, legend, header, 20 rows, "more") 25, then its fixes
+// (blank, title, 16, "more") 19: 45 lines at most.
 #include "report/render.hpp"
 
 #include "util/hostlist.hpp"
@@ -25,17 +29,32 @@ constexpr std::size_t k_max_workloads = 3;
 constexpr std::size_t k_max_backends = 4;
 constexpr std::size_t k_max_stale = 2;
 constexpr std::size_t k_max_unreadable = 2;
+constexpr std::size_t k_max_matrix_rows = 20;
+constexpr std::size_t k_max_matrix_workloads = 6;
+constexpr std::size_t k_max_matrix_fixes = 16;
+
+// "NVIDIA H100 80GB HBM3" -> "H100 80GB HBM3": the vendor says nothing in a column of NVIDIA GPUs.
+std::string short_gpu(std::string_view name) {
+  std::string out(name);
+  for (std::size_t at; (at = out.find("NVIDIA ")) != std::string::npos;) out.erase(at, 7);
+  return out;
+}
 
 // Text from other nodes' files, safe to print: one line, no terminal control sequences.
 std::string safe(std::string_view text) { return util::terminal_safe(util::one_line(text)); }
 
 std::string plural(std::size_t n, std::string_view word) { return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s"); }
 
+// Columns count characters, not bytes: continuation bytes of UTF-8 take no column.
+std::size_t columns(std::string_view text) {
+  std::size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 std::string pad_right(std::string text, std::size_t width) {
-  // Columns count characters, not bytes: continuation bytes of UTF-8 take no column.
-  std::size_t columns = 0;
-  for (unsigned char c : text) columns += (c & 0xC0) != 0x80;
-  if (columns < width) text.append(width - columns, ' ');
+  std::size_t used = columns(text);
+  if (used < width) text.append(width - used, ' ');
   return text;
 }
 
@@ -59,10 +78,11 @@ std::string configurations_text(const model::FleetSummary& s, const FleetTextOpt
   if (s.configurations.empty()) return {};
   std::size_t shown = options.all ? s.configurations.size() : std::min(s.configurations.size(), k_max_configurations);
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"nodes", "worst", "driver", "CUDA", "cuDNN", "NCCL", "torch", "TE", "hosts"});
+  rows.push_back({"nodes", "worst", "GPU", "driver", "CUDA", "cuDNN", "NCCL", "torch", "TE", "hosts"});
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& c = s.configurations[i];
-    std::vector<std::string> row{std::to_string(c.nodes.size()), safe(c.worst_status.empty() ? "?" : c.worst_status)};
+    std::vector<std::string> row{std::to_string(c.nodes.size()), safe(c.worst_status.empty() ? "?" : c.worst_status),
+                                 c.gpu ? safe(short_gpu(*c.gpu)) : "-"};
     for (const auto& v : c.versions) row.push_back(v ? safe(*v) : "-");
     row.push_back(hosts_text(c.nodes, options.hosts));
     rows.push_back(std::move(row));
@@ -71,7 +91,7 @@ std::string configurations_text(const model::FleetSummary& s, const FleetTextOpt
   for (const auto& row : rows) {
     for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
   }
-  std::string out = "\nConfigurations (driver, CUDA, cuDNN, NCCL, torch, TE): " + std::to_string(s.configurations.size()) + "\n";
+  std::string out = "\nConfigurations (GPU, driver, CUDA, cuDNN, NCCL, torch, TE): " + std::to_string(s.configurations.size()) + "\n";
   for (const auto& row : rows) {
     std::string line = "  ";
     for (std::size_t i = 0; i < row.size(); ++i) {
@@ -125,6 +145,92 @@ std::string workloads_text(const model::FleetSummary& s, const FleetTextOptions&
     if (lines < backends.size()) out += "    … " + std::to_string(backends.size() - lines) + " more backends\n";
   }
   return out + more_line(s.workloads.size(), shown, "workloads");
+}
+
+// Aligned columns: the first `right` columns right-aligned, the last one not padded.
+std::string table_text(const std::vector<std::vector<std::string>>& rows, std::size_t right) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], columns(row[i]));
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = "  ";
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i < right) line += std::string(widths[i] - columns(row[i]), ' ') + row[i];
+      else if (i + 1 == row.size()) line += row[i];
+      else line += pad_right(row[i], widths[i]);
+      if (i + 1 < row.size()) line += "  ";
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string key_value_text(const std::string& key, const std::optional<std::string>& value) {
+  if (!value) return "-";
+  return safe(key == "gpu" ? short_gpu(*value) : *value);
+}
+
+// The admin's view: one row per configuration (the --by keys), one column per workload; a cell
+// is the worst verdict on those nodes ("fails 3/400" when not all of them) and the number of its
+// fix in the list below.
+std::string matrix_text(const model::FleetMatrix& m, const FleetTextOptions& options) {
+  static const std::map<std::string, std::string> k_titles = {{"gpu", "GPU"},   {"driver", "driver"}, {"cuda", "CUDA"}, {"cudnn", "cuDNN"},
+                                                              {"nccl", "NCCL"}, {"torch", "torch"},   {"te", "TE"}};
+  std::vector<std::string> titles;
+  for (const auto& key : m.by) titles.push_back(k_titles.at(key));
+  std::size_t rows_shown = options.all ? m.groups.size() : std::min(m.groups.size(), k_max_matrix_rows);
+  std::size_t columns_shown = options.all ? m.workloads.size() : std::min(m.workloads.size(), k_max_matrix_workloads);
+  std::string out = "\nWorkloads by " + util::join(titles, ", ") + ": " + plural(m.workloads.size(), "workload") + " on " +
+                    plural(m.groups.size(), "configuration") + "\n";
+  out += "  (a cell: the worst verdict there, with its nodes when not all; [n]: its fix below)\n";
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header{"nodes"};
+  header.insert(header.end(), titles.begin(), titles.end());
+  for (std::size_t w = 0; w < columns_shown; ++w) header.push_back(safe(m.workloads[w]));
+  rows.push_back(std::move(header));
+  std::vector<std::string> fixes; // numbered from 1, in order of first use
+  std::vector<std::string> fix_where;
+  for (std::size_t g = 0; g < rows_shown; ++g) {
+    const auto& group = m.groups[g];
+    std::vector<std::string> row{std::to_string(group.nodes.size())};
+    for (std::size_t k = 0; k < m.by.size(); ++k) row.push_back(key_value_text(m.by[k], group.key[k]));
+    for (std::size_t w = 0; w < columns_shown; ++w) {
+      const auto& cell = m.cells[w][g];
+      if (cell.worst.empty()) {
+        row.push_back("-");
+        continue;
+      }
+      std::size_t worst_nodes = cell.by_verdict.at(cell.worst).size();
+      std::string text = cell.worst;
+      if (worst_nodes != group.nodes.size()) text += " " + std::to_string(worst_nodes) + "/" + std::to_string(group.nodes.size());
+      if (!cell.fix.empty() && cell.worst != "runs") {
+        auto it = std::find(fixes.begin(), fixes.end(), cell.fix);
+        if (it == fixes.end()) {
+          fixes.push_back(cell.fix);
+          fix_where.push_back(cell.fix_finding);
+          it = fixes.end() - 1;
+        }
+        text += " [" + std::to_string(it - fixes.begin() + 1) + "]";
+      }
+      row.push_back(std::move(text));
+    }
+    rows.push_back(std::move(row));
+  }
+  out += table_text(rows, 1);
+  if (rows_shown < m.groups.size()) out += more_line(m.groups.size(), rows_shown, "configurations");
+  if (columns_shown < m.workloads.size())
+    out +=
+        "  … " + std::to_string(m.workloads.size() - columns_shown) + " more workloads (--all shows them; --format json has everything)\n";
+  if (fixes.empty()) return out;
+  std::size_t fixes_shown = options.all ? fixes.size() : std::min(fixes.size(), k_max_matrix_fixes);
+  out += "\nFixes:\n";
+  for (std::size_t i = 0; i < fixes_shown; ++i) {
+    out += "  [" + std::to_string(i + 1) + "] " + safe(fixes[i]) + (fix_where[i].empty() ? "" : "  (" + safe(fix_where[i]) + ")") + "\n";
+  }
+  return out + more_line(fixes.size(), fixes_shown, "fixes");
 }
 
 std::string stale_text(const model::FleetSummary& s, const FleetTextOptions& options) {
@@ -190,6 +296,7 @@ std::string render_fleet_text(const model::FleetSummary& s, const FleetTextOptio
     out += newest == oldest ? "; report " + human_age(newest) : "; newest report " + human_age(newest) + ", oldest " + human_age(oldest);
   }
   out += "\n";
+  if (s.matrix) return out + matrix_text(*s.matrix, options);
   return out + configurations_text(s, options) + findings_text(s, options) + workloads_text(s, options) + stale_text(s, options) +
          unreadable_text(s, options);
 }

@@ -68,7 +68,9 @@ std::string render_te_log_text(const model::Explanation& e, const model::Observe
                      std::to_string(te->ignored_lines) + " other line(s) of the log") +
            "\n";
   }
-  return out;
+  // The log's path and TE's lines are the user's data: no terminal control gets through, as in
+  // every other text renderer (audit 2026-12-01 item 23: a file name that set the window title).
+  return util::terminal_safe(out, options.color == Color::yes ? util::Sgr::keep : util::Sgr::show);
 }
 
 Json te_log_to_json(const model::Explanation& e, const model::ObservedSelection& te) {

@@ -15,7 +15,7 @@ namespace report {
 
 // explain's text for a workload read from a TE log: the agreement line, or the differences and
 // the line to paste. With options.verbose, also every field read from TE's config line and what
-// was ignored.
+// was ignored. Terminal-safe, as every text renderer's output (util::terminal_safe).
 std::string render_te_log_text(const model::Explanation& explanation, const model::ObservedSelection& te, const TextOptions& options);
 
 // explain --format json's "te_log" member of a workload read from a TE log: TE's logged verdict,

@@ -83,7 +83,11 @@ std::string render_verdict_line(const model::Explanation& e, const TextOptions& 
     head = style.red(verdict) + ": " + util::one_line(v.because) + (backend.empty() ? "" : " (TE selects " + backend + ")");
     break;
   case model::Verdict::no_backend: head = style.red(verdict); break;
-  case model::Verdict::unknown: head = style.yellow(verdict) + ": " + util::one_line(v.because); break;
+  case model::Verdict::unknown:
+    // What TE would select, unless the reason already says it (TE absent: "TE X would select ...").
+    head = style.yellow(verdict) + ": " + util::one_line(v.because) +
+           (backend.empty() || v.because.find(*v.backend) != std::string::npos ? "" : " (TE would select " + backend + ")");
+    break;
   }
   std::string tail;
   if (v.verdict == model::Verdict::unknown && !v.how_to_know.empty()) tail = " · " + v.how_to_know;

@@ -64,6 +64,22 @@ std::string render_python_tier(const Json& r, bool verbose) {
   return out;
 }
 
+// What kind of failure it was, the finding that explains it, and that finding's fix with what
+// re-running the check with it showed.
+std::string render_failure_cause(const model::SelftestCheck& o) {
+  if (o.failure_class.empty()) return {};
+  std::string out = "           class: " + o.failure_class;
+  if (!o.explained_by.empty()) out += "; explained by " + o.explained_by;
+  out += "\n";
+  if (!o.fix) return out;
+  out += "           fix: " + (o.fix->command.empty() ? o.fix->description : o.fix->command);
+  if (o.fix_verified == "here") out += " (verified here)";
+  else if (o.fix_verified == "did_not_help") out += " (did not help here)";
+  out += "\n";
+  if (!o.fix_note.empty()) out += "             " + o.fix_note + "\n";
+  return out;
+}
+
 } // namespace
 
 std::string render_selftest_text(const model::SelftestSummary& selftest, const std::vector<model::Explanation>& workloads,
@@ -77,7 +93,7 @@ std::string render_selftest_text(const model::SelftestSummary& selftest, const s
   int gpu_checks = 0, gpu_ran = 0;
   for (const auto& o : selftest.checks) {
     // GPU checks: all but NVRTC's compile and the Python tier; "ran" when not skipped.
-    if (o.check != "nvrtc" && o.check != "python") {
+    if (o.check != "nvrtc" && !model::is_python_tier_check(o.check)) {
       ++gpu_checks;
       gpu_ran += o.status != "skipped";
     }
@@ -98,9 +114,11 @@ std::string render_selftest_text(const model::SelftestSummary& selftest, const s
       out += "  busbw=" + std::to_string(r["bus_bandwidth_gbps"].get<double>()) + " GB/s";
     if (r.contains("backend") && r["backend"].is_string()) out += "  TE chose " + r["backend"].get<std::string>();
     out += "\n";
-    if (!error.empty() && (status != "skipped" || verbose)) {
+    // The Python tier never skips silently: its reason shows without -v.
+    if (!error.empty() && (status != "skipped" || verbose || model::is_python_tier_check(check))) {
       for (auto line : util::split(error, '\n')) out += "           " + std::string(line) + "\n";
     }
+    out += render_failure_cause(o);
     if (check == "python" && r.is_object()) out += render_python_tier(r, verbose);
     if (r.contains("scaled") && r["scaled"].is_string()) out += "           " + r["scaled"].get<std::string>() + "\n";
     if (r.contains("note") && r["note"].is_string() && (verbose || r.contains("reference"))) out += "           " + r["note"].get<std::string>() + "\n";

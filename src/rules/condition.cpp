@@ -944,4 +944,54 @@ bool evaluate(const Condition& condition, Reader& reader) {
   return evaluator.run(condition.root);
 }
 
+bool evaluate_node(const Condition& condition, int node, Reader& reader) {
+  if (node < 0 || static_cast<std::size_t>(node) >= condition.nodes.size()) return false;
+  Evaluator evaluator{condition, reader, {}};
+  return evaluator.run(node);
+}
+
+std::vector<int> conjuncts(const Condition& condition) {
+  if (condition.root < 0) return {};
+  const Node& root = condition.nodes[static_cast<std::size_t>(condition.root)];
+  if (root.kind == NodeKind::all) return root.children;
+  return {condition.root};
+}
+
+namespace {
+
+bool operand_slots(const Condition& condition, const Operand& o, std::vector<int>& slots) {
+  switch (o.kind) {
+  case Operand::Kind::fact: slots.push_back(o.index); return false;
+  case Operand::Kind::count: return true;
+  case Operand::Kind::literal: return false;
+  case Operand::Kind::arithmetic: {
+    const Arithmetic& a = condition.arithmetic[static_cast<std::size_t>(o.index)];
+    return operand_slots(condition, a.lhs, slots) | operand_slots(condition, a.rhs, slots); // both sides, always
+  }
+  }
+  return false;
+}
+
+} // namespace
+
+bool slots_read(const Condition& condition, int node, std::vector<int>& slots) {
+  const Node& n = condition.nodes[static_cast<std::size_t>(node)];
+  bool counts = false;
+  switch (n.kind) {
+  case NodeKind::constant: break;
+  case NodeKind::fact_true:
+  case NodeKind::has:
+  case NodeKind::env_is: slots.push_back(n.lhs.index); break;
+  case NodeKind::compare: counts = operand_slots(condition, n.lhs, slots) | operand_slots(condition, n.rhs, slots); break;
+  case NodeKind::in_list:
+  case NodeKind::in_range: counts = operand_slots(condition, n.lhs, slots); break;
+  case NodeKind::all:
+  case NodeKind::any:
+  case NodeKind::negate:
+    for (int child : n.children) counts = slots_read(condition, child, slots) || counts;
+    break;
+  }
+  return counts;
+}
+
 } // namespace rules::detail

@@ -128,6 +128,15 @@ protected:
 };
 
 bool evaluate(const Condition& condition, Reader& reader);
+// Evaluates the subtree at `node` alone (one conjunct of the condition).
+bool evaluate_node(const Condition& condition, int node, Reader& reader);
+
+// The conjuncts of the condition: the children of a top-level `and`, else the root alone; empty
+// for a condition that did not compile.
+std::vector<int> conjuncts(const Condition& condition);
+// Every fact slot the subtree at `node` reads, arithmetic included, appended to `slots`; whether
+// it counts a collection is in the return value.
+bool slots_read(const Condition& condition, int node, std::vector<int>& slots);
 
 // Orders two values of comparable types (integers and numbers mix); nullopt otherwise.
 std::optional<int> compare_values(const model::Value& a, const model::Value& b);

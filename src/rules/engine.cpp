@@ -78,9 +78,26 @@ struct NodeMemo {
   std::vector<unsigned char> state;         // per slot; 0: not looked up, 1: looked up, 2: not a node fact
   std::vector<unsigned char> fresh_state;   // state before any lookup, worked out once per database
   std::vector<signed char> applies;         // per rule; -1: not known, else whether its applies_to holds
+  // Per rule of the explain (backend and workload rules), worked out once per database: the
+  // conjuncts of its condition that read the node alone (see node_determined); and per node,
+  // whether they all hold (-1: not known). A rule whose node conjuncts fail is never evaluated
+  // again for any workload on this node: on one node most version- and GPU-gated rules are out.
+  // For a rule over a collection (per GPU), the elements for which they hold.
+  std::vector<std::vector<int>> node_conjuncts;
+  std::vector<signed char> node_holds;
+  std::vector<std::vector<Element>> node_elements;
   std::vector<long> counts;                 // per collection; -1: not counted yet
   // Per collection slot ("gpu.sm"), per element: the fact, nullptr, or unknown() before the lookup.
   std::vector<std::vector<const model::Value*>> elements;
+
+  // Whether a slot's value, as the explain's View reads it, is fixed by the node and the database
+  // (for a collection-relative name such as gpu.sm: by the node and the element): a node fact
+  // (collections and their counts included), or te.version and doctor.assumed_te_version, which
+  // are the node's or else the database's default release. Never workload.* or explain.*.
+  static bool node_determined(const detail::SlotSpec& spec) {
+    if (spec.collection >= 0) return true;
+    return View::node_only(spec.name) || spec.name == "te.version" || spec.name == "doctor.assumed_te_version";
+  }
 
   static const model::Value* unknown() {
     static const model::Value marker;
@@ -99,11 +116,26 @@ struct NodeMemo {
       fresh_state.assign(slots.size(), 0);
       for (std::size_t i = 0; i < slots.size(); ++i)
         if (slots[i].collection >= 0 || !View::node_only(slots[i].name)) fresh_state[i] = 2;
+      node_conjuncts.assign(impl.rules.size(), {});
+      std::vector<int> read;
+      for (std::size_t r = 0; r < impl.rules.size(); ++r) {
+        const detail::Rule& rule = impl.rules[r];
+        if (rule.kind == detail::RuleKind::node) continue;
+        for (int conjunct : detail::conjuncts(rule.when)) {
+          read.clear();
+          detail::slots_read(rule.when, conjunct, read);
+          if (std::all_of(read.begin(), read.end(), [&](int slot) { return node_determined(slots[static_cast<std::size_t>(slot)]); }))
+            node_conjuncts[r].push_back(conjunct);
+        }
+      }
     }
     facts_stamp = facts.stamp();
     values.assign(slots.size(), nullptr);
     state = fresh_state;
     applies.assign(impl.rules.size(), -1);
+    node_holds.assign(impl.rules.size(), -1);
+    for (auto& e : node_elements) e.clear();
+    node_elements.resize(impl.rules.size());
     counts.assign(impl.slots.collections().size(), -1);
     for (auto& e : elements) e.clear();
     elements.resize(slots.size());
@@ -116,11 +148,33 @@ NodeMemo& node_memo(const model::Facts& facts, const RuleSet::Impl& impl) {
   return memo;
 }
 
+// The per-frame cache of the slots that are not node facts, kept per thread so that a frame
+// allocates nothing: an entry is the frame's only when it carries the frame's epoch (a new one
+// per frame, so frames never see each other's entries, also when they interleave).
+struct FrameCache {
+  std::vector<const model::Value*> values;
+  std::vector<std::uint64_t> epochs;
+  std::uint64_t last_epoch = 0;
+
+  std::uint64_t open(std::size_t slots) {
+    if (values.size() < slots) {
+      values.resize(slots, nullptr);
+      epochs.resize(slots, 0);
+    }
+    return ++last_epoch;
+  }
+};
+
+FrameCache& frame_cache() {
+  thread_local FrameCache cache;
+  return cache;
+}
+
 class Frame final : public detail::Reader {
 public:
   Frame(const View& view, const RuleSet::Impl& impl)
-      : m_view(view), m_impl(impl), m_table(impl.slots), m_memo(node_memo(view.node(), impl)),
-        m_cache(m_table.slots().size(), nullptr), m_known(m_table.slots().size(), 0) {}
+      : m_view(view), m_impl(impl), m_table(impl.slots), m_memo(node_memo(view.node(), impl)), m_cache(frame_cache()),
+        m_epoch(m_cache.open(m_table.slots().size())) {}
 
   // The thread's memo for this frame's node, bound again if another frame took it meanwhile.
   NodeMemo& memo() {
@@ -141,11 +195,11 @@ public:
         if (m_evidence) record(spec.name, memo.values[i]);
         return memo.values[i];
       }
-      if (!m_known[static_cast<std::size_t>(slot)]) {
-        m_cache[static_cast<std::size_t>(slot)] = m_view.get(spec.name);
-        m_known[static_cast<std::size_t>(slot)] = 1;
+      if (m_cache.epochs[i] != m_epoch) {
+        m_cache.values[i] = m_view.get(spec.name);
+        m_cache.epochs[i] = m_epoch;
       }
-      const model::Value* v = m_cache[static_cast<std::size_t>(slot)];
+      const model::Value* v = m_cache.values[i];
       if (m_evidence) record(spec.name, v);
       return v;
     }
@@ -191,8 +245,8 @@ private:
   const RuleSet::Impl& m_impl;
   const detail::SlotTable& m_table;
   NodeMemo& m_memo;
-  std::vector<const model::Value*> m_cache; // slots that are not node facts
-  std::vector<unsigned char> m_known;
+  FrameCache& m_cache; // slots that are not node facts
+  std::uint64_t m_epoch;
   Element m_element;
   std::vector<std::pair<std::string, std::string>>* m_evidence = nullptr;
   std::string m_name;
@@ -226,12 +280,52 @@ bool applies(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
   return holds;
 }
 
+// Whether the rule's conjuncts that read the node alone hold, remembered per node (explain's
+// backend and workload rules only: node rules are read through a View without the assumed TE
+// release, so the same slot can read differently there).
+// For a rule over a collection, `candidates` is set to the elements for which they hold (nullptr:
+// every element is a candidate).
+bool node_conjuncts_hold(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, const std::vector<Element>*& candidates) {
+  candidates = nullptr;
+  NodeMemo& memo = frame.memo();
+  auto index = static_cast<std::size_t>(&rule - impl.rules.data());
+  const auto& conjuncts = memo.node_conjuncts[index];
+  if (conjuncts.empty()) return true;
+  auto holds_for = [&](Element element) {
+    frame.set_element(element);
+    return std::all_of(conjuncts.begin(), conjuncts.end(), [&](int c) { return detail::evaluate_node(rule.when, c, frame); });
+  };
+  if (memo.node_holds[index] < 0) {
+    bool holds = false;
+    if (rule.when.collection < 0) {
+      holds = holds_for({});
+    } else {
+      auto& elements = memo.node_elements[index];
+      elements.clear();
+      for (std::size_t i = 0, n = frame.count(rule.when.collection); i < n; ++i)
+        if (holds_for({rule.when.collection, i})) elements.push_back({rule.when.collection, i});
+      holds = !elements.empty();
+    }
+    memo.node_holds[index] = holds ? 1 : 0;
+  }
+  if (rule.when.collection >= 0) candidates = &memo.node_elements[index];
+  return memo.node_holds[index] != 0;
+}
+
 // The elements (or the single non-collection evaluation) for which the rule's condition holds.
-void firing_elements(const Rule& rule, Frame& frame, std::vector<Element>& out) {
+// Over a collection, only `candidates` are evaluated when given (node_conjuncts_hold).
+void firing_elements(const Rule& rule, Frame& frame, std::vector<Element>& out, const std::vector<Element>* candidates = nullptr) {
   out.clear();
   if (rule.when.collection < 0) {
     frame.set_element({});
     if (detail::evaluate(rule.when, frame)) out.push_back({});
+    return;
+  }
+  if (candidates) {
+    for (Element element : *candidates) {
+      frame.set_element(element);
+      if (detail::evaluate(rule.when, frame)) out.push_back(element);
+    }
     return;
   }
   for (std::size_t i = 0, n = frame.count(rule.when.collection); i < n; ++i) {
@@ -260,6 +354,7 @@ model::Finding make_finding(const RuleSet::Impl& impl, const Rule& rule, Frame& 
   f.impact = rule.summary.impact;
   f.verdict = rule.summary.verdict;
   f.verdict_backends = rule.summary.verdict_backends;
+  f.explains = rule.summary.explains;
   f.title = rule.summary.title;
   f.area = rule.summary.area;
   f.references = rule.summary.references;
@@ -384,8 +479,8 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     ex.te_version_assumed = true;
   }
   // The rules see what DotProductAttention hands the selector (model/dpa_inputs.hpp).
-  const model::Workload workload = model::selector_inputs(given, node, te);
-  ex.workload = workload;
+  ex.workload = model::selector_inputs(given, node, te);
+  const model::Workload& workload = ex.workload; // ex.workload is not changed below
   View view(node, &workload, &overlay, impl.default_te_version);
   const SelectionOrder& order = pick_order(impl.selection, te);
 
@@ -409,8 +504,9 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
         };
         if (rule.while_sub.empty() ? out(backends, rule.while_backend) : out(subs, rule.while_sub)) continue;
       }
-      if (!applies(impl, rule, frame)) continue;
-      firing_elements(rule, frame, elements);
+      const std::vector<Element>* candidates = nullptr;
+      if (!applies(impl, rule, frame) || !node_conjuncts_hold(impl, rule, frame, candidates)) continue;
+      firing_elements(rule, frame, elements, candidates);
       for (auto element : elements) {
         model::Reason reason;
         reason.rule = rule.summary.id;
@@ -507,8 +603,9 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
   std::vector<Element> elements;
   for (const auto& rule : impl.rules) {
     if (rule.kind != RuleKind::workload || (only && &rule != only)) continue;
-    if (!applies(impl, rule, frame)) continue;
-    firing_elements(rule, frame, elements);
+    const std::vector<Element>* candidates = nullptr;
+    if (!applies(impl, rule, frame) || !node_conjuncts_hold(impl, rule, frame, candidates)) continue;
+    firing_elements(rule, frame, elements, candidates);
     std::size_t before = ex.findings.size();
     add_findings(impl, rule, frame, elements, ex.findings);
     for (std::size_t i = before; i < ex.findings.size(); ++i) ex.findings[i].workload = workload.name;

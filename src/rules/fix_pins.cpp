@@ -80,8 +80,8 @@ std::optional<model::Fix> recheck(Session& session, const model::Finding& target
   Goal goal{target.id, target.severity, target.id == "attention-no-backend" || target.id == "workload-no-attention-backend",
             session.workload() != nullptr};
   Session::Applied applied;
-  Outcome o = session.evaluate(changes, &applied);
-  if (!meets(goal, session.baseline(), o)) return std::nullopt;
+  std::shared_ptr<const Outcome> o = session.evaluate(changes, &applied);
+  if (!meets(goal, *o)) return std::nullopt;
   if (session.workload() &&
       !session.new_node_problem(applied.facts, std::min(goal.severity, model::Severity::error), goal.finding_id).empty())
     return std::nullopt;
@@ -203,9 +203,9 @@ void unify_pins(const RuleSet& rules, const model::Facts& facts, const std::vect
       }
       auto alone = repinned({Change{ChangeKind::package, fact, version, nullptr, nullptr}}, rules, node, fact, choice.version);
       if (alone) {
-        Outcome o = node_session.evaluate(*alone);
+        std::shared_ptr<const Outcome> o = node_session.evaluate(*alone);
         for (const auto& [id, severity] : node_session.baseline().findings)
-          if (severity >= model::Severity::warning && o.ok && !o.findings.count(id)) ++choice.node_clears;
+          if (severity >= model::Severity::warning && o->ok && !o->findings.count(id)) ++choice.node_clears;
       }
     }
     // Clears the most workload findings, with the fastest backends; clears the most node findings;
@@ -260,8 +260,9 @@ void unify_pins(const RuleSet& rules, const model::Facts& facts, const std::vect
       auto moved = changes ? repinned(*changes, rules, node, fact, *model::Version::parse(chosen)) : std::nullopt;
       Session& session = session_for(&r.explanation->workload);
       Session::Applied applied;
-      Outcome o = moved ? session.evaluate(*moved, &applied) : Outcome{};
-      if (o.ok && o.available[r.backend]) {
+      std::shared_ptr<const Outcome> evaluated = moved ? session.evaluate(*moved, &applied) : std::make_shared<const Outcome>();
+      const Outcome& o = *evaluated;
+      if (o.ok && o.is_available(r.backend)) {
         std::vector<Change> all = *moved;
         all.insert(all.end(), applied.extra.begin(), applied.extra.end());
         model::Fix rendered = detail::render_changes(all, facts);

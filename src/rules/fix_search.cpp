@@ -57,7 +57,7 @@ using detail::Verified;
 // A single change the search evaluated, with what the model said.
 struct Tried {
   Candidate candidate;
-  Outcome outcome;
+  std::shared_ptr<const Outcome> outcome;
 };
 
 class Search {
@@ -70,13 +70,13 @@ public:
   std::optional<Verified> attempt(const Candidate& c) {
     if (!m_session.budget_left()) return std::nullopt;
     Session::Applied applied;
-    Outcome o = m_session.evaluate(c.changes, &applied);
-    if (!c.pair && o.ok) m_tried.push_back({c, o});
+    std::shared_ptr<const Outcome> o = m_session.evaluate(c.changes, &applied);
+    if (!c.pair && o->ok) m_tried.push_back({c, o});
     // Clears the finding but brings another problem: a second change may remove that one.
-    bool clears = o.ok && !o.findings.count(m_goal.finding_id);
-    if (!meets(m_goal, m_session.baseline(), o)) {
+    bool clears = o->ok && !o->findings.count(m_goal.finding_id);
+    if (!meets(m_goal, *o)) {
       if (clears && !c.pair) m_clearing.push_back(c);
-      else if (!c.pair && progress(m_session.baseline(), o)) m_progress.push_back(c);
+      else if (!c.pair && progress(m_session.baseline(), *o)) m_progress.push_back(c);
       return std::nullopt;
     }
     if (m_session.workload()) {
@@ -85,7 +85,7 @@ public:
         return std::nullopt;
       }
     }
-    int tier = m_session.workload() ? tier_of(o, c.changes) : 0;
+    int tier = m_session.workload() ? tier_of(*o, c.changes) : 0;
     return Verified{c, std::move(o), std::move(applied.extra), tier};
   }
 
@@ -203,7 +203,7 @@ public:
       if (x.weight() != y.weight()) return x.weight() < y.weight();
       if (x.cost_class != y.cost_class) return x.cost_class < y.cost_class;
       if (x.step != y.step) return x.step < y.step;
-      int ra = backend_rank(a.outcome.selected), rb = backend_rank(b.outcome.selected);
+      int ra = backend_rank(a.outcome->selected), rb = backend_rank(b.outcome->selected);
       if (ra != rb) return ra < rb;
       return x.order < y.order;
     });
@@ -269,9 +269,9 @@ private:
         if (detail::counterfactual_class(b.candidate.cost_class) || a.candidate.family == b.candidate.family) continue;
         std::optional<std::size_t> best;
         for (const auto& key : wanted) {
-          auto ta = took(a.outcome, key), tb = took(b.outcome, key);
+          auto ta = took(*a.outcome, key), tb = took(*b.outcome, key);
           if (!beyond(ta, tb) || !beyond(tb, ta)) continue;
-          auto la = left(a.outcome, key), lb = left(b.outcome, key);
+          auto la = left(*a.outcome, key), lb = left(*b.outcome, key);
           std::size_t both =
               static_cast<std::size_t>(std::count_if(la.begin(), la.end(), [&](const std::string& r) { return lb.count(r) > 0; }));
           if (!best || both < *best) best = both;
@@ -485,16 +485,16 @@ std::vector<std::vector<Candidate>> candidates(const Session& s, bool step_aroun
 // depends on; nullopt when it reads explain.* (the whole selection) or the rule is unknown.
 std::optional<std::vector<std::string>> facts_read_by(const RuleSet& rules, const std::string& id) {
   const auto& impl = rules.impl();
-  for (const auto& rule : impl.rules) {
-    if (rule.summary.id != id) continue;
-    if (rule.when.reads_explain) return std::nullopt;
-    std::vector<std::string> names;
-    for (int slot : rule.when.slots) names.push_back(impl.slots.slots()[static_cast<std::size_t>(slot)].name);
-    for (const auto& a : rule.applies_to)
-      if (a.slot >= 0) names.push_back(impl.slots.slots()[static_cast<std::size_t>(a.slot)].name);
-    return names;
-  }
-  return std::nullopt;
+  // By the index: a scan of every rule per finding made check quadratic in its firing rules.
+  auto found = impl.rule_index.find(id);
+  if (found == impl.rule_index.end()) return std::nullopt;
+  const auto& rule = impl.rules[found->second];
+  if (rule.when.reads_explain) return std::nullopt;
+  std::vector<std::string> names;
+  for (int slot : rule.when.slots) names.push_back(impl.slots.slots()[static_cast<std::size_t>(slot)].name);
+  for (const auto& a : rule.applies_to)
+    if (a.slot >= 0) names.push_back(impl.slots.slots()[static_cast<std::size_t>(a.slot)].name);
+  return names;
 }
 
 // What the rules of the reasons ("backend:rule") read; nullopt where one of them reads explain.*.
@@ -647,11 +647,12 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
       continue;
     }
     Session::Applied applied;
-    Outcome o = session.evaluate(interpreted.changes, &applied);
+    std::shared_ptr<const Outcome> evaluated = session.evaluate(interpreted.changes, &applied);
+    const Outcome& o = *evaluated;
     std::string problem;
-    if (meets(goal, session.baseline(), o) && workload)
+    if (meets(goal, o) && workload)
       problem = session.new_node_problem(applied.facts, std::min(goal.severity, model::Severity::error), goal.finding_id);
-    if (meets(goal, session.baseline(), o) && problem.empty()) {
+    if (meets(goal, o) && problem.empty()) {
       std::vector<Change> all = interpreted.changes;
       all.insert(all.end(), applied.extra.begin(), applied.extra.end());
       model::Fix rendered = detail::render_changes(all, facts);
@@ -667,8 +668,8 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
       verified.push_back(std::move(fix));
     } else {
       if (problem.empty())
-        for (const auto& [id, severity] : o.findings)
-          if (severity >= goal.severity && id != target.id && !session.baseline().findings.count(id)) problem = id;
+        for (const auto& [id, severity] : o.added)
+          if (severity >= goal.severity && id != target.id) problem = id;
       bool no_backend = o.ok && !o.selected && goal.workload;
       fix.unverified_reason =
           detail::failure_reason(interpreted.label, o.why_not, o.ok && o.findings.count(target.id) > 0, no_backend, problem);
@@ -734,8 +735,9 @@ void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::
           continue;
         }
         Session::Applied applied;
-        Outcome o = session.evaluate(interpreted.changes, &applied);
-        if (o.ok && o.available[key]) {
+        std::shared_ptr<const Outcome> evaluated = session.evaluate(interpreted.changes, &applied);
+        const Outcome& o = *evaluated;
+        if (o.ok && o.is_available(key)) {
           std::vector<Change> all = interpreted.changes;
           all.insert(all.end(), applied.extra.begin(), applied.extra.end());
           model::Fix rendered = detail::render_changes(all, facts);

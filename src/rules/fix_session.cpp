@@ -30,14 +30,19 @@ int tier_of(const Outcome& o, const std::vector<Change>& changes) {
   return outcome_tier(*o.selected, forced);
 }
 
-bool meets(const Goal& goal, const Outcome& base, const Outcome& o) {
+void note_added(Outcome& outcome, const Outcome& baseline) {
+  for (const auto& [id, severity] : outcome.findings)
+    if (!baseline.findings.count(id)) outcome.added.emplace_back(id, severity);
+}
+
+bool meets(const Goal& goal, const Outcome& o) {
   if (!o.ok) return false;
   if (o.findings.count(goal.finding_id)) return false;
   // A workload keeps (or gets) a backend: clearing one finding of a workload that cannot run is
   // no fix.
   if (goal.workload && !o.selected) return false;
-  for (const auto& [id, severity] : o.findings)
-    if (severity >= goal.severity && !base.findings.count(id)) return false;
+  for (const auto& [id, severity] : o.added)
+    if (severity >= goal.severity) return false;
   return true;
 }
 
@@ -54,8 +59,8 @@ model::Fix to_fix(const Verified& v, const Session& s, const Goal& goal) {
   model::Fix fix = render_changes(all, s.facts());
   model::FixOutcome outcome;
   if (s.workload()) {
-    outcome.backend = v.outcome.selected.value_or("");
-    if (outcome.backend == "FusedAttention") outcome.sub_backend = v.outcome.sub_backend.value_or("");
+    outcome.backend = v.outcome->selected.value_or("");
+    if (outcome.backend == "FusedAttention") outcome.sub_backend = v.outcome->sub_backend.value_or("");
   }
   outcome.clears = goal.finding_id;
   fix.verified = outcome;

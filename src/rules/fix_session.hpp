@@ -26,7 +26,18 @@ struct Outcome {
   std::map<std::string, model::Severity> findings; // workload findings (and node findings once verified)
   std::set<std::string> reasons;                   // rule ids of the reasons that keep backends out
   std::map<std::string, bool> available;           // backend key -> available
+  // The findings the session's baseline lacks, with their severity: what meets() asks about. A
+  // node outcome holds every firing rule (5,000 in the audit's check), so this short list, made
+  // once per outcome, keeps a search from walking (or copying) all of them per candidate.
+  std::vector<std::pair<std::string, model::Severity>> added;
+  bool is_available(const std::string& backend) const {
+    auto it = available.find(backend);
+    return it != available.end() && it->second;
+  }
 };
+
+// outcome.added against baseline.
+void note_added(Outcome& outcome, const Outcome& baseline);
 
 struct Candidate {
   std::vector<Change> changes;
@@ -48,7 +59,7 @@ struct Candidate {
 // changes at once; the first outcome stored is kept, and both are the same).
 struct NodeOutcomeMemo {
   std::mutex mutex;
-  std::map<std::string, std::shared_ptr<const Outcome>> outcomes;
+  std::map<std::string, std::shared_ptr<const Outcome>> outcomes; // "" is the baseline
 };
 
 std::string change_key(const std::vector<Change>& changes);
@@ -123,20 +134,25 @@ public:
   }
 
   // One model evaluation of the changed inputs (workload findings and backends; node findings
-  // only through verify_node()).
-  Outcome evaluate(const std::vector<Change>& changes, Applied* out = nullptr) {
+  // only through verify_node()). Shared, never copied: a node outcome holds every firing rule.
+  std::shared_ptr<const Outcome> evaluate(const std::vector<Change>& changes, Applied* out = nullptr) {
     ++m_used;
     Applied a = apply(changes);
-    Outcome o;
+    std::shared_ptr<const Outcome> result;
     if (!a.ok) {
-      o.why_not = a.why_not;
-      if (out) *out = std::move(a);
-      return o;
+      auto o = std::make_shared<Outcome>();
+      o->why_not = a.why_not;
+      result = std::move(o);
+    } else if (m_memo) {
+      // Shared with every search of the report.
+      result = remembered_node_outcome(change_key(changes), a.facts);
+    } else {
+      auto o = std::make_shared<Outcome>(evaluate_plain(a.facts, m_workload ? &a.workload : nullptr));
+      note_added(*o, *m_baseline);
+      result = std::move(o);
     }
-    if (m_workload) o = evaluate_plain(a.facts, &a.workload);
-    else o = m_memo ? *remembered_node_outcome(change_key(changes), a.facts) : node_outcome(a.facts);
     if (out) *out = std::move(a);
-    return o;
+    return result;
   }
 
   // New node findings at or above severity after the change; empty when none.
@@ -188,12 +204,18 @@ private:
     return o;
   }
 
+  // The memo's outcome for the changes (key), made the first time; "" is the baseline, made by
+  // the first session (the constructor), so every other outcome's added list is against it.
   std::shared_ptr<const Outcome> remembered_node_outcome(const std::string& key, const model::Facts& facts) const {
+    std::shared_ptr<const Outcome> baseline;
     {
       std::lock_guard lock(m_memo->mutex);
       if (auto it = m_memo->outcomes.find(key); it != m_memo->outcomes.end()) return it->second;
+      if (!key.empty()) baseline = m_memo->outcomes.at("");
     }
-    auto outcome = std::make_shared<const Outcome>(node_outcome(facts));
+    auto made = std::make_shared<Outcome>(node_outcome(facts));
+    if (baseline) note_added(*made, *baseline);
+    std::shared_ptr<const Outcome> outcome = std::move(made);
     std::lock_guard lock(m_memo->mutex);
     return m_memo->outcomes.emplace(key, std::move(outcome)).first->second;
   }
@@ -227,15 +249,16 @@ struct Goal {
 // The outcome_tier a workload outcome reaches after changes (k_no_backend_tier: none).
 int tier_of(const Outcome& o, const std::vector<Change>& changes = {});
 
-// Whether an outcome meets the goal on the workload side (node findings are checked after).
-bool meets(const Goal& goal, const Outcome& base, const Outcome& o);
+// Whether an outcome meets the goal on the workload side (node findings are checked after); the
+// session's baseline is in o.added.
+bool meets(const Goal& goal, const Outcome& o);
 
 // Took away at least one reason that blocks the workload, or the finding's own rule.
 bool progress(const Outcome& base, const Outcome& o);
 
 struct Verified {
   Candidate candidate;
-  Outcome outcome;
+  std::shared_ptr<const Outcome> outcome;
   std::vector<Change> extra;
   int tier = 0; // outcome_tier of what the workload then runs (0 for node findings)
 };

@@ -7,6 +7,7 @@
 #include "rules/ruleset_impl.hpp"
 #include "rules/yaml_tree.hpp"
 #include "model/fact_catalog.hpp"
+#include "model/selftest_summary.hpp"
 #include "util/edit_distance.hpp"
 #include "util/file.hpp"
 #include "util/parallel.hpp"
@@ -26,9 +27,9 @@ namespace {
 
 using Node = YamlNode;
 
-constexpr std::string_view k_rule_keys[] = {"id",      "title",      "severity",   "impact",  "verdict", "verdict_backends",
-                                            "area",    "applies_to", "when",       "backend", "effect",  "while_in",
-                                            "message", "fixes",      "references", "tags",    "tests"};
+constexpr std::string_view k_rule_keys[] = {"id",       "title",   "severity",   "impact",     "verdict", "verdict_backends",
+                                            "explains", "area",    "applies_to", "when",       "backend", "effect",
+                                            "while_in", "message", "fixes",      "references", "tags",    "tests"};
 constexpr std::string_view k_fix_kinds[] = {"pip", "env", "config", "hardware", "upgrade", "debug", "model"};
 constexpr std::string_view k_backends[] = {"flash_attention", "fused_attention", "unfused_attention"};
 constexpr std::string_view k_sub_backends[] = {"F16_max512_seqlen", "F16_arbitrary_seqlen", "FP8"};
@@ -377,6 +378,13 @@ private:
         if (!one_of(b, k_selection_backends))
           error(it->second, "unknown backend '" + b + "' in verdict_backends", list_of(k_selection_backends));
       if (summary.verdict == model::VerdictEffect::none) error(it->second, "'verdict_backends' needs 'verdict:'");
+    }
+    // `explains:` the self-test failure classes this finding explains (model/selftest_summary.hpp).
+    if (auto it = fields.find("explains"); it != fields.end()) {
+      summary.explains = string_list(it->second, "explains");
+      for (const auto& c : summary.explains)
+        if (!one_of(c, model::k_selftest_failure_classes))
+          error(it->second, "unknown self-test failure class '" + c + "' in explains", list_of(model::k_selftest_failure_classes));
     }
   }
 
@@ -848,6 +856,7 @@ std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, s
   }
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->relative < b->relative; });
   impl->digest = fnv1a_hex(sorted);
+  for (std::size_t i = 0; i < impl->rules.size(); ++i) impl->rule_index.try_emplace(impl->rules[i].summary.id, i);
   if (impl->selection.orders.empty()) impl->selection.orders = default_selection().orders;
   return impl;
 }

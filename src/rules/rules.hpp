@@ -47,6 +47,7 @@ struct RuleSummary {
   // which selected backends it concerns (`verdict_backends:`; empty = every workload).
   model::VerdictEffect verdict = model::VerdictEffect::none;
   std::vector<std::string> verdict_backends;
+  std::vector<std::string> explains; // self-test failure classes its finding explains (`explains:`)
   std::string area;
   std::string file;
   int line = 0;

@@ -8,6 +8,8 @@
 #include "rules/templates.hpp"
 #include "util/unique_id.hpp"
 
+#include <unordered_map>
+
 namespace rules::detail {
 
 enum class RuleKind { node, workload, backend };
@@ -57,6 +59,7 @@ struct rules::RuleSet::Impl {
   const std::uint64_t id = util::next_unique_id();
   detail::SlotTable slots;
   std::vector<detail::Rule> rules;
+  std::unordered_map<std::string, std::size_t> rule_index; // id -> index in rules (ids are unique once loaded)
   Selection selection;
   std::optional<model::Version> default_te_version;
   std::string digest;

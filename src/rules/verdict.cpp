@@ -56,6 +56,9 @@ void decide_verdict(model::Explanation& e, const VerdictInputs& in) {
     v.verdict = model::Verdict::unknown;
     v.because = "no GPU is known: this machine has none and no snapshot of the job's node was given";
     v.how_to_know = "pass --facts FILE (nvte-doctor probe --format json on the job's node) or --set gpu.compute_capability=X";
+    // Without a GPU, TE's selection is for a GPU nobody named: no backend is promised or blamed.
+    v.backend.reset();
+    v.sub_backend.reset();
     e.verdict = std::move(v);
     return;
   }
@@ -83,7 +86,8 @@ void decide_verdict(model::Explanation& e, const VerdictInputs& in) {
     for (const auto& f : e.findings)
       if (f.severity == model::Severity::error && (!decided || f.id == "attention-no-backend")) decided = &f;
   } else {
-    for (const auto& f : e.findings) consider(f);
+    for (const auto& f : e.findings)
+      if (concerns(f, *v.backend)) consider(f);
     if (in.node_findings)
       for (const auto& f : *in.node_findings)
         if (concerns(f, *v.backend)) consider(f);
@@ -110,6 +114,8 @@ void decide_verdict(model::Explanation& e, const VerdictInputs& in) {
       // A finding that already put the workload at risk explains the failure and has its fix
       // (two cuDNN copies: CUDNN_PATH); its title is the cause, the self-test the proof.
       if (decided) v.because = decided->title + "; " + v.because;
+      if (failed->fix_verified == "here" && failed->fix)
+        v.because += "; with `" + failed->fix->command + "` it passed here (verified by re-running the check)";
     }
   }
 
@@ -118,9 +124,46 @@ void decide_verdict(model::Explanation& e, const VerdictInputs& in) {
     v.finding = decided->id;
     if (v.because.empty()) v.because = decided->title;
     if (const model::Fix* fix = model::best_fix(decided->fixes)) v.fix = *fix;
+    // A finding that makes the answer unknowable says how to get it (its first fix's words).
+    if (verdict == model::Verdict::unknown)
+      for (const auto& fix : decided->fixes)
+        if (v.how_to_know.empty()) v.how_to_know = fix.command.empty() ? fix.description : fix.command;
   }
   if (verdict == model::Verdict::no_backend && v.because.empty()) v.because = "TE selects no attention backend for this workload";
   e.verdict = std::move(v);
+}
+
+namespace {
+
+bool explains(const model::Finding& f, const model::SelftestCheck& c) {
+  if (std::find(f.explains.begin(), f.explains.end(), c.failure_class) == f.explains.end()) return false;
+  return c.backend.empty() || f.verdict_backends.empty() ||
+         std::find(f.verdict_backends.begin(), f.verdict_backends.end(), c.backend) != f.verdict_backends.end();
+}
+
+const model::Fix* fix_of(const model::Finding& f) {
+  if (const model::Fix* best = model::best_fix(f.fixes)) return best;
+  for (const auto& fix : f.fixes)
+    if (!fix.command.empty() && !model::is_counterfactual(fix)) return &fix;
+  return nullptr;
+}
+
+} // namespace
+
+void join_selftest_failures(model::SelftestSummary& selftest, const std::vector<model::Finding>& node_findings,
+                            const std::vector<model::Explanation>& workloads) {
+  for (auto& c : selftest.checks) {
+    if (c.failure_class.empty() || !c.explained_by.empty()) continue;
+    const model::Finding* found = nullptr;
+    if (c.workload >= 0 && static_cast<std::size_t>(c.workload) < workloads.size())
+      for (const auto& f : workloads[static_cast<std::size_t>(c.workload)].findings)
+        if (!found && explains(f, c)) found = &f;
+    for (const auto& f : node_findings)
+      if (!found && explains(f, c)) found = &f;
+    if (!found) continue;
+    c.explained_by = found->id;
+    if (const model::Fix* fix = fix_of(*found)) c.fix = *fix;
+  }
 }
 
 } // namespace rules

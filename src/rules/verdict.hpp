@@ -25,10 +25,18 @@ struct VerdictInputs {
 
 // Sets explanation.verdict. In order: no GPU known, or TE absent without an assumption ->
 // unknown (with how to know); no backend selected -> no_backend; else the worst verdict effect of
-// the workload's findings, the node findings that concern its backend and a self-test failure of
-// that backend at this shape (fails), else runs. The fix is the best fix of the finding that
+// the findings (the workload's and the node's) that concern its backend and a self-test failure
+// of that backend at this shape (fails), else runs. The fix is the best fix of the finding that
 // decided it. Evidence: ran when the self-test ran the backend at this shape, observed when TE's
 // log says what it selected, else predicted.
 void decide_verdict(model::Explanation& explanation, const VerdictInputs& inputs);
+
+// Joins each failed self-test check not yet explained to the finding that explains it: the
+// first of findings whose `explains:` names the check's failure class and, when both name
+// backends, concerns the check's backend; workload findings (a workload's own) only for checks
+// at that workload. Sets explained_by and fix (the finding's best fix, else its first with a
+// command). workloads: the explanations in the self-test's workload order, or empty.
+void join_selftest_failures(model::SelftestSummary& selftest, const std::vector<model::Finding>& node_findings,
+                            const std::vector<model::Explanation>& workloads);
 
 } // namespace rules

@@ -9,10 +9,13 @@
 #include "util/subprocess.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <map>
 #include <optional>
+
+#include <unistd.h>
 
 namespace selftest {
 
@@ -195,21 +198,33 @@ void compare_te_choices(Json& result, const std::vector<std::string>& predicted,
 
 } // namespace
 
-CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script, const std::vector<model::Workload>& workloads,
-                             const std::vector<std::string>& predicted, std::chrono::milliseconds timeout) {
+namespace {
+
+// Environment variables a re-run can change, by recipe kind: the C++ children load cuDNN, NVRTC
+// and TE by the paths in their arguments (CUDNN_PATH cannot move them), TE's selector child reads
+// NVTE_*; the Python tier imports torch and TE as a job does.
+Json honours(std::string_view kind) {
+  if (kind == "python") return Json::array({"CUDNN_PATH", "CUDNN_HOME", "NVTE_", "LD_LIBRARY_PATH"});
+  if (kind == "te_selector") return Json::array({"NVTE_"});
+  return Json::array();
+}
+
+CheckOutcome run_python_shapes(const std::string& interpreter, const std::string& script, const Json& shapes,
+                               const std::vector<std::string>& shape_predictions, std::chrono::milliseconds timeout,
+                               const std::map<std::string, std::string>& environment) {
   CheckOutcome outcome;
   outcome.check = "python";
   outcome.label = interpreter;
-  Json shapes = Json::array();
-  std::vector<std::string> shape_predictions;
-  for (std::size_t i = 0; i < workloads.size(); ++i) {
-    auto args = sdpa_args(workloads[i]);
-    if (!args) continue;
-    shapes.push_back(*args);
-    shape_predictions.push_back(i < predicted.size() ? predicted[i] : "");
-  }
+  outcome.rerun = Json{{"kind", "python"},
+                       {"interpreter", interpreter},
+                       {"script", script},
+                       {"shapes", shapes},
+                       {"predicted", shape_predictions},
+                       {"timeout_ms", timeout.count()},
+                       {"honours", honours("python")}};
   util::CommandOptions options;
   options.timeout = timeout;
+  if (!environment.empty()) options.environment = environment_with(environment);
   auto ran = util::run_command({interpreter, script, util::json_text(Json{{"workloads", shapes}})}, options);
   if (!ran) {
     outcome.status = "error";
@@ -224,6 +239,7 @@ CheckOutcome run_python_tier(const std::string& interpreter, const std::string& 
       !result["status"].is_string()) {
     auto err = util::split(util::trim(ran->err), '\n');
     outcome.status = "error";
+    outcome.timed_out = ran->timed_out;
     outcome.error = interpreter + " " + script + " " + ran->describe() + (err.empty() ? "" : ": " + std::string(err.back()));
     return outcome;
   }
@@ -232,6 +248,132 @@ CheckOutcome run_python_tier(const std::string& interpreter, const std::string& 
   compare_te_choices(result, shape_predictions, outcome);
   outcome.result = std::move(result);
   return outcome;
+}
+
+bool executable_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+} // namespace
+
+CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script, const std::vector<model::Workload>& workloads,
+                             const std::vector<std::string>& predicted, std::chrono::milliseconds timeout,
+                             const std::map<std::string, std::string>& environment) {
+  Json shapes = Json::array();
+  std::vector<std::string> shape_predictions;
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    auto args = sdpa_args(workloads[i]);
+    if (!args) continue;
+    shapes.push_back(*args);
+    shape_predictions.push_back(i < predicted.size() ? predicted[i] : "");
+  }
+  return run_python_shapes(interpreter, script, shapes, shape_predictions, timeout, environment);
+}
+
+std::string python_tier_unavailable(const std::string& interpreter, const std::string& script) {
+  if (script.empty())
+    return "the Python tier's script selftest.py was not found (looked at $NVTE_DOCTOR_SELFTEST_PY, next to the binary, "
+           "share/nvte-doctor and the source tree)";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(script, ec)) return "the Python tier's script " + script + " does not exist";
+  if (interpreter.empty()) return "no Python interpreter is known (--python '' turns the Python tier off; pass --python PATH)";
+  if (interpreter.find('/') != std::string::npos) {
+    if (!executable_file(interpreter)) return "the Python interpreter " + interpreter + " does not exist or is not executable";
+    return {};
+  }
+  const char* path = std::getenv("PATH");
+  for (auto dir : util::split(path ? path : "", ':'))
+    if (!dir.empty() && executable_file(std::filesystem::path(std::string(dir)) / interpreter)) return {};
+  return "no Python interpreter '" + interpreter + "' on PATH (pass --python PATH)";
+}
+
+std::vector<CheckOutcome> python_te_outcomes(const CheckOutcome& tier, const std::vector<int>& workload_indices) {
+  std::vector<CheckOutcome> out;
+  const Json& r = tier.result;
+  if (!r.is_object()) return out;
+  auto str = [](const Json& j, const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  if (r.contains("te_present") && r["te_present"].is_boolean() && !r["te_present"].get<bool>() && tier.status != "skipped") {
+    CheckOutcome o;
+    o.check = "python_te";
+    o.label = tier.label;
+    o.status = "skipped";
+    o.error = "TransformerEngine is not installed for " + tier.label +
+              ": TE's DotProductAttention did not run here (the Python tier ran torch's SDPA backends instead)";
+    o.started = tier.started;
+    out.push_back(std::move(o));
+    return out;
+  }
+  if (!r.contains("selections") || !r["selections"].is_array() || !r.contains("cases") || !r["cases"].is_array()) return out;
+  // The k-th "default" case is the k-th workload's run as TE chose.
+  std::vector<const Json*> defaults;
+  for (const auto& c : r["cases"])
+    if (c.is_object() && str(c, "backend") == "default") defaults.push_back(&c);
+  const auto& selections = r["selections"];
+  for (std::size_t k = 0; k < selections.size() && k < defaults.size(); ++k) {
+    const Json& selection = selections[k];
+    const Json& c = *defaults[k];
+    CheckOutcome o;
+    o.check = "python_te";
+    o.label = str(selection, "label");
+    o.started = tier.started;
+    o.status = str(c, "status");
+    if (o.status != "ok" && o.status != "failed" && o.status != "skipped") o.status = "error";
+    o.error = str(c, "error");
+    if (c.contains("ms") && c["ms"].is_number()) o.seconds = c["ms"].get<double>() / 1000;
+    std::string ran = str(c, "ran").empty() ? str(selection, "chosen") : str(c, "ran");
+    if (ran != "none" && ran != "unknown") o.backend = ran.substr(0, ran.find(" ("));
+    if (k < workload_indices.size()) o.workload = workload_indices[k];
+    o.result = Json{{"status", o.status}, {"ran", ran}, {"selection", selection}, {"case", c}};
+    if (!o.error.empty()) o.result["error"] = o.error;
+    if (tier.rerun.is_object() && tier.rerun.contains("shapes") && k < tier.rerun["shapes"].size()) {
+      o.rerun = tier.rerun;
+      o.rerun["shapes"] = Json::array({tier.rerun["shapes"][k]});
+      o.rerun["predicted"] = Json::array({k < tier.rerun["predicted"].size() ? tier.rerun["predicted"][k] : Json("")});
+      o.rerun["pick"] = "python_te";
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+CheckOutcome rerun_check(const model::SelftestCheck& check, const std::map<std::string, std::string>& environment) {
+  const Json& recipe = check.rerun;
+  auto fail = [&](std::string why) {
+    CheckOutcome o;
+    o.check = check.check;
+    o.label = check.label;
+    o.status = "error";
+    o.error = std::move(why);
+    return o;
+  };
+  if (!recipe.is_object() || !recipe.contains("kind")) return fail("this check cannot be re-run alone");
+  std::string kind = recipe.value("kind", "");
+  std::chrono::milliseconds timeout{recipe.value("timeout_ms", std::int64_t{k_default_timeout.count()})};
+  if (kind == "python") {
+    std::vector<std::string> predicted;
+    for (const auto& p : recipe["predicted"]) predicted.push_back(p.is_string() ? p.get<std::string>() : "");
+    CheckOutcome tier =
+        run_python_shapes(recipe.value("interpreter", ""), recipe.value("script", ""), recipe["shapes"], predicted, timeout, environment);
+    if (recipe.value("pick", "") != "python_te") return tier;
+    auto te = python_te_outcomes(tier, {check.workload});
+    if (te.empty() || te.front().status == "skipped")
+      return tier.status == "ok" ? fail("the re-run gave no TE result: " + tier.error) : tier;
+    return te.front();
+  }
+  RunnerOptions runner;
+  runner.executable = recipe.value("executable", runner.executable);
+  runner.timeout = timeout;
+  runner.environment = environment;
+  if (kind == "cudnn") {
+    for (auto& o : run_forward_and_backward(runner, recipe["args"], check.label))
+      if (o.check == check.check) return o;
+    return fail("the re-run ended before the " + check.check + " part");
+  }
+  if (kind == "child") return run_check(runner, recipe.value("check", check.check), recipe["args"], check.label);
+  return fail("unknown re-run recipe '" + kind + "'");
 }
 
 // The backward needs the forward's output and statistics anyway, so one child runs both; its
@@ -348,6 +490,11 @@ Results run_all(const Plan& input) {
     support.workload = static_cast<int>(i);
     for (auto& outcome : passes) {
       outcome.workload = static_cast<int>(i);
+      outcome.rerun = Json{{"kind", "cudnn"},
+                           {"executable", cudnn_runner.executable},
+                           {"args", cudnn_args},
+                           {"timeout_ms", cudnn_runner.timeout.count()},
+                           {"honours", honours("cudnn")}};
       if (outcome.check == "cudnn_sdpa" || trains) outcome.backend = "FusedAttention";
       kernel_checks.push_back(std::move(outcome));
     }
@@ -379,9 +526,20 @@ Results run_all(const Plan& input) {
   out.push_back(std::move(basics[1]));
   for (auto& outcome : kernel_checks) out.push_back(std::move(outcome));
   out.push_back(std::move(basics[2]));
-  if (!plan.python_executable.empty() && !plan.python_script.empty())
-    out.push_back(
-        run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.predicted_selected, plan.runner.timeout * 4));
+  // The Python tier never skips silently: what kept it from running is its skipped check's reason.
+  if (std::string why = python_tier_unavailable(plan.python_executable, plan.python_script); !why.empty()) {
+    out.push_back(skipped_outcome("python", plan.python_executable, why));
+    return results;
+  }
+  CheckOutcome tier =
+      run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.predicted_selected, plan.runner.timeout * 4);
+  tier.started = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan.runner.epoch).count() - tier.seconds;
+  std::vector<int> indices; // the workloads the tier ran, in its order (those sdpa_args takes)
+  for (std::size_t i = 0; i < plan.workloads.size(); ++i)
+    if (sdpa_args(plan.workloads[i])) indices.push_back(static_cast<int>(i));
+  auto per_workload = python_te_outcomes(tier, indices);
+  out.push_back(std::move(tier));
+  for (auto& o : per_workload) out.push_back(std::move(o));
   return results;
 }
 
@@ -416,6 +574,8 @@ void add_facts(const Results& results, model::Facts& facts) {
       const Json& r = first_bad->result;
       bool has_stage = r.is_object() && r.contains("stage") && r["stage"].is_string();
       facts.set(prefix + "stage", has_stage ? r["stage"].get<std::string>() : first_bad->status == "error" ? "child" : "unknown");
+      facts.set(prefix + "class", model::classify_selftest_failure(first_bad->status, first_bad->error, first_bad->timed_out,
+                                                                   has_stage ? r["stage"].get<std::string>() : ""));
       if (first_bad->status == "error") {
         facts.set(prefix + "timed_out", first_bad->timed_out);
         if (!first_bad->phase.empty()) facts.set(prefix + "phase", first_bad->phase);
@@ -443,7 +603,10 @@ void add_facts(const Results& results, model::Facts& facts) {
 }
 
 namespace {
-bool needs_gpu(const CheckOutcome& o) { return o.check != "nvrtc" && o.check != "python"; }
+std::string stage_of(const CheckOutcome& o) {
+  return o.result.is_object() && o.result.contains("stage") && o.result["stage"].is_string() ? o.result["stage"].get<std::string>() : "";
+}
+bool needs_gpu(const CheckOutcome& o) { return o.check != "nvrtc" && !model::is_python_tier_check(o.check); }
 } // namespace
 
 int gpu_checks(const Results& results) {
@@ -458,8 +621,20 @@ int gpu_checks_ran(const Results& results) {
 model::SelftestSummary summarize(const Results& results) {
   model::SelftestSummary summary;
   for (const auto& o : results.outcomes) {
-    model::SelftestCheck check{o.check,     o.label, o.status, o.error,  o.seconds,  o.started,
-                               o.timed_out, o.phase, {},       o.result, o.workload, o.backend};
+    model::SelftestCheck check;
+    check.check = o.check;
+    check.label = o.label;
+    check.status = o.status;
+    check.error = o.error;
+    check.seconds = o.seconds;
+    check.started = o.started;
+    check.timed_out = o.timed_out;
+    check.phase = o.phase;
+    check.result = o.result;
+    check.workload = o.workload;
+    check.backend = o.backend;
+    check.failure_class = model::classify_selftest_failure(o.status, o.error, o.timed_out, stage_of(o));
+    check.rerun = o.rerun;
     for (const auto& p : o.phases) check.phases.push_back({p.phase, p.what, p.start, p.seconds, p.open});
     summary.checks.push_back(std::move(check));
   }

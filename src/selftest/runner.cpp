@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+extern char** environ; // NOLINT(readability-redundant-declaration): POSIX, for the child's environment
+
 namespace selftest {
 
 namespace {
@@ -25,6 +27,17 @@ std::string stderr_tail(const std::string& err) {
 
 } // namespace
 
+std::map<std::string, std::string> environment_with(const std::map<std::string, std::string>& overrides) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string_view::npos) env.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  for (const auto& [name, value] : overrides) env[name] = value;
+  return env;
+}
+
 CheckOutcome run_check(const RunnerOptions& options, std::string_view check, const Json& args, std::string label,
                        ChildStream* stream_out) {
   CheckOutcome outcome;
@@ -32,6 +45,7 @@ CheckOutcome run_check(const RunnerOptions& options, std::string_view check, con
   outcome.label = std::move(label);
   util::CommandOptions command;
   command.timeout = options.timeout;
+  if (!options.environment.empty()) command.environment = environment_with(options.environment);
   outcome.started = std::chrono::duration<double>(std::chrono::steady_clock::now() - options.epoch).count();
   auto ran = util::run_command({options.executable, "selftest-child", std::string(check), util::json_text(args)}, command);
   if (!ran) {

@@ -24,6 +24,9 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,6 +60,7 @@ struct RunnerOptions {
   std::chrono::milliseconds timeout = k_default_timeout; // per check
   bool timeout_given = false; // --timeout: also for the cuDNN checks, instead of their shape's budget (budget.hpp)
   std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now(); // CheckOutcome::started counts from here
+  std::map<std::string, std::string> environment; // set in the child's environment on top of the doctor's (a fix under test)
 };
 
 // One check's outcome as the parent saw it. (Its implicit move is noexcept by its members, which
@@ -76,7 +80,14 @@ struct CheckOutcome { // NOLINT(bugprone-exception-escape)
   std::vector<PhaseSpan> phases; // every phase the child reported, with its time
   int workload = -1;             // the plan's workload it ran for; -1 for checks of the node
   std::string backend;           // the TE backend it exercised ("FusedAttention" for cuDNN's SDPA), else empty
+  // How to run it again alone (rerun_check): {"kind": "cudnn"|"child"|"python", ...}; null when
+  // it cannot be. "honours" lists the environment variables (a trailing '_' a prefix) that can
+  // change what the re-run does: the C++ children load cuDNN by path, CUDNN_PATH cannot.
+  Json rerun;
 };
+
+// The doctor's own environment with overrides set on top (a child's environment under a fix).
+std::map<std::string, std::string> environment_with(const std::map<std::string, std::string>& overrides);
 
 // Runs check in a child (protocol above). Never fails: what went wrong is in the outcome. The
 // stream's parts are returned through parts when given.
@@ -128,8 +139,36 @@ Results run_all(const Plan& plan);
 
 // The Python tier: runs script with interpreter for the workloads, bounded by the timeout.
 // predicted: explain's selected backend per workload; TE's own choice is held against it.
+// environment: set on top of the doctor's own (a fix under test).
 CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script, const std::vector<model::Workload>& workloads,
-                             const std::vector<std::string>& predicted, std::chrono::milliseconds timeout);
+                             const std::vector<std::string>& predicted, std::chrono::milliseconds timeout,
+                             const std::map<std::string, std::string>& environment = {});
+
+// Why the Python tier cannot start (no script, no interpreter, an interpreter that is not an
+// executable file), or empty when it can. Such a tier is a skipped "python" check with this reason.
+std::string python_tier_unavailable(const std::string& interpreter, const std::string& script);
+
+// The Python tier's per-workload checks ("python_te"), from its result: TE's DotProductAttention
+// as TE chose under the node's settings, one per workload the tier ran (workload_indices: the
+// workloads' indices in the plan, in the tier's order), with the backend TE ran, so a failure of
+// that backend at that shape decides the workload's verdict. A tier that found torch but no TE
+// gives one skipped check saying so; a tier that did not run gives none.
+std::vector<CheckOutcome> python_te_outcomes(const CheckOutcome& tier, const std::vector<int>& workload_indices);
+
+// "export A=x B=y" / "A=x": the assignments when the command is nothing else, else nullopt.
+std::optional<std::vector<std::pair<std::string, std::string>>> env_assignments(std::string_view command);
+
+// Re-runs one check of a summary alone (its rerun recipe) with environment applied on top of
+// the doctor's: the outcome of the same check. The recipe's absence is an error outcome.
+CheckOutcome rerun_check(const model::SelftestCheck& check, const std::map<std::string, std::string>& environment);
+using RerunFn = std::function<CheckOutcome(const model::SelftestCheck&, const std::map<std::string, std::string>&)>;
+
+// Verified by experiment: each failed check whose fix (set by rules::join_selftest_failures) is
+// only environment assignments of CUDNN_PATH, CUDNN_HOME, NVTE_* or LD_LIBRARY_PATH is re-run
+// alone through rerun with them applied: fix_verified "here" when it then passes, "did_not_help"
+// when it does not; otherwise fix_note says why it was not tried (no GPU ran, a check the
+// variable cannot change). One re-run per recipe and environment.
+void verify_env_fixes(model::SelftestSummary& summary, const RerunFn& rerun, bool gpu_ran);
 
 // Facts selftest.<check>.{status,ok,error,seconds,...}; checks run once per workload are folded
 // (ok when all ok, the first failure's error and case label, the largest errors).

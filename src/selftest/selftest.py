@@ -22,13 +22,51 @@ Without TE: torch.nn.functional.scaled_dot_product_attention with each SDPA back
 flash, efficient) against the math backend in fp32, forward and backward.
 "mapped": the cuDNN / NVRTC / cuBLAS files this process has mapped once torch and TE are imported
 (/proc/self/maps), the truth the doctor's load-order model predicts.
+"timings": where this process's time went, in seconds (issue 40's budget for the tier is 2 s):
+"start" (interpreter start to this script's first line, from the process's start time),
+"import_torch", "cuda_init" (the CUDA context, the GPU's name, cuDNN's version), "import_te",
+"reference" (the fp32 references, all workloads), "cases" (the backends' runs, references
+excluded), "total" (the process's age at the end). Read it in `selftest --format json`: the python
+check's "result".
 """
-import json
-import os
-import sys
 import time
 
+_T0 = time.perf_counter()
+
+import json  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+
 TOLERANCE = {"bf16": 2.5e-2, "fp16": 5e-3}
+TIMINGS = {}
+
+
+def lap(name, since):
+    """Adds the seconds since `since` to TIMINGS[name]; returns now."""
+    now = time.perf_counter()
+    TIMINGS[name] = round(TIMINGS.get(name, 0.0) + now - since, 4)
+    return now
+
+
+def process_age():
+    """Seconds since this process started (/proc/self/stat's start time), or None."""
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def timings():
+    out = dict(TIMINGS)
+    age = process_age()
+    if age is not None:
+        out["total"] = round(age, 3)
+        out["start"] = round(max(age - (time.perf_counter() - _T0), 0.0), 3)
+    return out
 
 
 def emit(obj):
@@ -86,9 +124,12 @@ def run_torch(torch, workloads):
                 return F.scaled_dot_product_attention(qq, kk, vv, is_causal=w["causal"], enable_gqa=gqa)
 
         # Reference: the math backend in fp32.
+        ref_start = time.perf_counter()
         ref_in = [t.detach().float().requires_grad_() for t in (q, k, v)]
         ref = attend(SDPBackend.MATH, *ref_in)
         ref.backward(grad.float())
+        torch.cuda.synchronize()
+        lap("reference", ref_start)
         for name, backend in backends:
             case = {"label": label_of(w), "backend": name}
             if backend is None:
@@ -219,6 +260,7 @@ def run_te(torch, te, workloads):
         if w.get("window_left", -1) >= 0 or w.get("window_right", -1) > 0:
             window = (int(w.get("window_left", -1)), 0 if w["causal"] else int(w.get("window_right", -1)))
         q, k, v, grad = make_inputs(torch, w, "cuda")
+        started = time.perf_counter()
         # The reference: torch's math SDPA in fp32 on the same inputs ([batch, heads, seq, dim]);
         # a sliding window as an explicit mask (query i sees keys i-left .. i+right).
         ref_in = [t.detach().float().requires_grad_() for t in (q, k, v)]
@@ -241,6 +283,8 @@ def run_te(torch, te, workloads):
             to_fmt = lambda t: t.permute(2, 0, 1, 3).contiguous()  # noqa: E731
         ref_out = to_fmt(ref.detach())
         ref_grads = [to_fmt(t.grad) for t in ref_in]
+        torch.cuda.synchronize()
+        lap("reference", started)
         selection = {"label": label_of(w), "selector": te_selector(torch, utils, w, mask, fmt, window) if utils else
                      {"error": "this TE has no get_attention_backend the self-test knows"}}
         tol = TOLERANCE[w["dtype"]]
@@ -312,28 +356,35 @@ def main():
     args = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     workloads = args.get("workloads") or [{"dtype": "bf16", "layout": "bshd_bshd_bshd", "batch": 2, "heads": 16, "kv_heads": 16,
                                           "seq_q": 512, "seq_kv": 512, "dim_qk": 128, "dim_v": 128, "causal": True}]
+    t = time.perf_counter()
     try:
         import torch
     except ImportError as e:
         emit({"status": "skipped", "error": "torch is not importable: %s" % e, "te_present": False})
         return
+    t = lap("import_torch", t)
     result = {"torch": torch.__version__, "python": sys.version.split()[0]}
     if not torch.cuda.is_available():
-        emit(dict(result, status="skipped", error="no GPU: torch.cuda.is_available() is False", te_present=False))
+        emit(dict(result, status="skipped", error="no GPU: torch.cuda.is_available() is False", te_present=False,
+                  timings=timings()))
         return
     result["gpu"] = torch.cuda.get_device_name(0)
     result["cudnn"] = torch.backends.cudnn.version()
+    t = lap("cuda_init", t)
     import importlib.util
     te_spec = importlib.util.find_spec("transformer_engine")
     try:
         import transformer_engine as te
         import transformer_engine.pytorch  # noqa: F401
+        t = lap("import_te", t)
         result["te_present"] = True
         result["te_version"] = getattr(te, "__version__", "")
         result["te_path"] = os.path.dirname(te.__file__)
         result["mapped"] = mapped_libraries()
         cases, result["selections"] = run_te(torch, te, workloads)
     except Exception as e:  # ImportError, or a RuntimeError from a library clash at import
+        if "import_te" not in TIMINGS:
+            t = lap("import_te", t)
         result["te_present"] = te_spec is not None
         result["mapped"] = mapped_libraries()
         if te_spec is not None:
@@ -341,6 +392,9 @@ def main():
             result["te_path"] = os.path.dirname(te_spec.origin or "") or None
         result["note"] = "TransformerEngine is not importable here (%s): ran torch's SDPA backends instead" % first_line(e)
         cases = run_torch(torch, workloads)
+    lap("cases", t)
+    TIMINGS["cases"] = round(max(TIMINGS["cases"] - TIMINGS.get("reference", 0.0), 0.0), 4)
+    result["timings"] = timings()
     result["cases"] = cases
     bad = [c for c in cases if c.get("status") == "failed"]
     fwd = [c["fwd_max_abs_err"] for c in cases if "fwd_max_abs_err" in c]

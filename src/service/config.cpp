@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <functional>
+#include <sys/stat.h>
 #include <map>
 
 namespace service {
@@ -344,6 +345,14 @@ util::Result<void> check_trusted_tree(const fs::path& dir, std::string_view what
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
   for (; !ec && it != end && seen < k_max_entries; it.increment(ec), ++seen) {
     if (it.depth() >= k_max_depth) it.disable_recursion_pending();
+    // The directory's own path was walked above, and the iterator enters no symlinked
+    // directory, so an entry that is no link is reached through trusted components alone: its
+    // lstat settles it. Links and refusals take the full walk (and its message). Walking every
+    // entry's path from / again was most of `run`'s configuration time (issue 40).
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) == 0 && !S_ISLNK(st.st_mode) && util::trusted_owner(st.st_uid) &&
+        (st.st_mode & (S_IWGRP | S_IWOTH)) == 0)
+      continue;
     NVTE_TRY_VOID(util::check_trusted_path(it->path(), std::string(what) + " entry"));
   }
   return {};

@@ -84,7 +84,7 @@ model::FleetSummary FleetReader::finish() const {
   summary.max_age_seconds = static_cast<double>(m_max_age.count());
   std::map<std::pair<std::string, std::string>, model::FleetFinding> findings;
   std::map<std::string, model::FleetWorkload> workloads;
-  std::map<model::StackVersions, model::FleetConfiguration> configurations;
+  std::map<std::pair<model::GpuModel, model::StackVersions>, model::FleetConfiguration> configurations;
   summary.nodes.reserve(m_newest.size());
   for (const auto& [host, loaded] : m_newest) {
     summary.nodes.push_back(loaded.node);
@@ -97,12 +97,12 @@ model::FleetSummary FleetReader::finish() const {
       if (entry.title.empty()) entry.title = f.title;
       if (entry.nodes.empty() || entry.nodes.back() != host) entry.nodes.push_back(host);
     }
-    for (const auto& [name, backend] : loaded.workloads) {
-      workloads[name].name = name;
-      auto& hosts = workloads[name].by_backend[backend];
+    for (const auto& w : loaded.workloads) {
+      workloads[w.name].name = w.name;
+      auto& hosts = workloads[w.name].by_backend[w.label];
       if (hosts.empty() || hosts.back() != host) hosts.push_back(host);
     }
-    auto& configuration = configurations[loaded.versions];
+    auto& configuration = configurations[{loaded.gpu, loaded.versions}];
     if (configuration.nodes.empty() || model::status_rank(loaded.node.status) > model::status_rank(configuration.worst_status)) {
       configuration.worst_status = loaded.node.status;
     }
@@ -113,18 +113,115 @@ model::FleetSummary FleetReader::finish() const {
     if (severity_rank(a.severity) != severity_rank(b.severity)) return severity_rank(a.severity) < severity_rank(b.severity);
     return a.nodes.size() > b.nodes.size();
   });
-  for (auto& [versions, c] : configurations) {
-    c.versions = versions;
+  for (auto& [key, c] : configurations) {
+    c.gpu = key.first;
+    c.versions = key.second;
     summary.configurations.push_back(std::move(c));
   }
   std::stable_sort(summary.configurations.begin(), summary.configurations.end(),
                    [](const model::FleetConfiguration& a, const model::FleetConfiguration& b) { return a.nodes.size() > b.nodes.size(); });
   for (auto& [_, w] : workloads) summary.workloads.push_back(std::move(w));
+  if (!m_matrix_by.empty()) summary.matrix = matrix();
   return summary;
 }
 
-model::FleetSummary summarize_fleet(const std::vector<fs::path>& inputs, std::chrono::seconds max_age, double now_seconds) {
+model::FleetMatrix FleetReader::matrix() const {
+  model::FleetMatrix m;
+  m.by = m_matrix_by;
+  std::vector<std::size_t> slots; // index into k_fleet_group_keys per `by` key
+  for (const auto& key : m.by) {
+    auto it = std::find(model::k_fleet_group_keys.begin(), model::k_fleet_group_keys.end(), key);
+    slots.push_back(static_cast<std::size_t>(it - model::k_fleet_group_keys.begin()));
+  }
+  auto key_of = [&](const Loaded& loaded) {
+    std::vector<std::optional<std::string>> key;
+    for (auto slot : slots) key.push_back(slot == 0 ? loaded.gpu : loaded.versions[slot - 1]);
+    return key;
+  };
+  std::map<std::vector<std::optional<std::string>>, std::vector<std::string>> groups;
+  std::map<std::string, int> workload_names;
+  for (const auto& [host, loaded] : m_newest) {
+    groups[key_of(loaded)].push_back(host);
+    for (const auto& w : loaded.workloads) workload_names[w.name] = 0;
+  }
+  for (auto& [key, nodes] : groups) m.groups.push_back({key, std::move(nodes)});
+  std::stable_sort(m.groups.begin(), m.groups.end(), [](const auto& a, const auto& b) { return a.nodes.size() > b.nodes.size(); });
+  std::map<std::vector<std::optional<std::string>>, std::size_t> group_index;
+  for (std::size_t g = 0; g < m.groups.size(); ++g) group_index[m.groups[g].key] = g;
+  int next = 0;
+  for (auto& [name, index] : workload_names) {
+    index = next++;
+    m.workloads.push_back(name);
+  }
+  m.cells.assign(m.workloads.size(), std::vector<model::FleetMatrixCell>(m.groups.size()));
+  // Per cell: fix command -> (nodes giving it, finding) among the worst verdict's nodes.
+  std::vector<std::vector<std::map<std::string, std::pair<std::size_t, std::string>>>> fixes(
+      m.workloads.size(), std::vector<std::map<std::string, std::pair<std::size_t, std::string>>>(m.groups.size()));
+  for (const auto& [host, loaded] : m_newest) {
+    std::size_t g = group_index[key_of(loaded)];
+    for (const auto& w : loaded.workloads) {
+      auto wi = static_cast<std::size_t>(workload_names[w.name]);
+      auto& cell = m.cells[wi][g];
+      auto& hosts = cell.by_verdict[w.verdict];
+      if (!hosts.empty() && hosts.back() == host) continue; // one workload named twice in a report
+      hosts.push_back(host);
+      auto& cell_fixes = fixes[wi][g];
+      if (cell.worst.empty() || model::verdict_rank(w.verdict) > model::verdict_rank(cell.worst)) {
+        cell.worst = w.verdict;
+        cell_fixes.clear();
+      }
+      if (w.verdict == cell.worst && !w.fix.empty()) {
+        auto& entry = cell_fixes[w.fix];
+        ++entry.first;
+        if (entry.second.empty()) entry.second = w.finding;
+      }
+    }
+  }
+  for (std::size_t wi = 0; wi < m.workloads.size(); ++wi) {
+    for (std::size_t g = 0; g < m.groups.size(); ++g) {
+      std::size_t best = 0;
+      for (const auto& [command, entry] : fixes[wi][g]) {
+        if (entry.first > best) {
+          best = entry.first;
+          m.cells[wi][g].fix = command;
+          m.cells[wi][g].fix_finding = entry.second;
+        }
+      }
+    }
+  }
+  return m;
+}
+
+util::Result<std::vector<std::string>> parse_matrix_keys(std::string_view text) {
+  std::vector<std::string> keys;
+  for (const auto& part : util::split(text, ',')) {
+    std::string key(util::trim(part));
+    if (std::find(model::k_fleet_group_keys.begin(), model::k_fleet_group_keys.end(), key) == model::k_fleet_group_keys.end()) {
+      std::string nearest;
+      std::size_t best = 3;
+      for (const char* known : model::k_fleet_group_keys) {
+        if (auto d = util::edit_distance(key, known); d < best) {
+          best = d;
+          nearest = known;
+        }
+      }
+      return util::Error{
+          util::ErrorKind::invalid,
+          "--by: unknown key '" + key + "'" + (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") + "; the keys are " +
+              util::join(std::vector<std::string>(model::k_fleet_group_keys.begin(), model::k_fleet_group_keys.end()), ", ")};
+    }
+    if (std::find(keys.begin(), keys.end(), key) != keys.end())
+      return util::Error{util::ErrorKind::invalid, "--by: key '" + key + "' given twice"};
+    keys.push_back(key);
+  }
+  if (keys.empty()) return util::Error{util::ErrorKind::invalid, "--by needs keys, e.g. --by gpu,te"};
+  return keys;
+}
+
+model::FleetSummary summarize_fleet(const std::vector<fs::path>& inputs, std::chrono::seconds max_age, double now_seconds,
+                                    const std::vector<std::string>& matrix_by) {
   FleetReader reader(max_age, now_seconds);
+  reader.set_matrix(matrix_by);
   std::vector<fs::path> files;
   for (const auto& input : inputs) {
     std::error_code ec;

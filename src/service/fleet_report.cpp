@@ -1,8 +1,9 @@
 // One report text into the few fields the fleet summary needs, with nlohmann's SAX parser: no
 // tree is built, so a report costs its parse and a few strings. The handler keeps the key under
 // which each open container sits; a value is taken when that path is one of the few wanted
-// (host, generated_at, summary.status, findings[].id|severity|title, workloads[].name|selected,
-// facts.<component>.version). Anything else in the report is skipped as it streams by.
+// (host, generated_at, summary.status, findings[].id|severity|title, workloads[].name|selected|
+// verdict|backend|verdict_finding|fix.command, facts.<component>.version, facts.gpu[0].name).
+// Anything else in the report is skipped as it streams by.
 #include "service/fleet.hpp"
 
 #include "util/input_guard.hpp"
@@ -82,7 +83,7 @@ private:
       // A new entry of findings[] or workloads[].
       if (key_at(0) == "findings") m_out.findings.emplace_back();
       else if (key_at(0) == "workloads") {
-        m_out.workloads.emplace_back(std::string(), "none");
+        m_out.workloads.emplace_back();
         m_workload = {};
       }
     } else if (!array && depth == 1 && key_at(0) == "summary") {
@@ -95,8 +96,13 @@ private:
   bool close() {
     // The end of a workloads[] entry: its verdict and backend (or, before verdicts, its
     // selected backend) make the node's answer for it.
-    if (m_stack.size() == 3 && m_stack[1].array && key_at(0) == "workloads" && !m_out.workloads.empty())
-      m_out.workloads.back().second = m_workload.label();
+    if (m_stack.size() == 3 && m_stack[1].array && key_at(0) == "workloads" && !m_out.workloads.empty()) {
+      auto& w = m_out.workloads.back();
+      w.label = m_workload.label();
+      w.verdict = m_workload.verdict_or_selection();
+      w.fix = m_workload.fix;
+      w.finding = m_workload.finding;
+    }
     m_stack.pop_back();
     return true;
   }
@@ -121,10 +127,15 @@ private:
       else if (k == "severity") f.severity = text;
       else if (k == "title") f.title = text;
     } else if (depth == 3 && m_stack[1].array && key_at(0) == "workloads" && !m_out.workloads.empty()) {
-      if (k == "name" && s) m_out.workloads.back().first = *s;
+      if (k == "name" && s) m_out.workloads.back().name = *s;
       else if (k == "selected") m_workload.selected = s ? *s : "";
       else if (k == "verdict" && s) m_workload.verdict = *s;
       else if (k == "backend") m_workload.backend = s ? *s : "";
+      else if (k == "verdict_finding") m_workload.finding = s ? *s : "";
+    } else if (depth == 4 && m_stack[1].array && key_at(0) == "workloads" && key_at(2) == "fix" && k == "command" && s) {
+      m_workload.fix = *s;
+    } else if (depth == 4 && m_stack[2].array && key_at(0) == "facts" && key_at(1) == "gpu" && k == "name" && s) {
+      if (!m_out.gpu) m_out.gpu = *s;
     } else if (depth == 3 && key_at(0) == "facts" && s) {
       for (const auto& fact : k_stack_facts) {
         if (key_at(1) != fact.component || k != fact.field) continue;
@@ -139,7 +150,11 @@ private:
 
   // The members of the workloads[] entry being read.
   struct WorkloadFields {
-    std::string selected, verdict, backend;
+    std::string selected, verdict, backend, fix, finding;
+    std::string verdict_or_selection() const {
+      if (!verdict.empty()) return verdict;
+      return selected.empty() ? "no_backend" : "runs";
+    }
     std::string label() const {
       if (verdict.empty()) return selected.empty() ? "none" : selected;
       if (verdict == "runs") return backend.empty() ? "runs" : backend;

@@ -109,6 +109,25 @@ Result<std::vector<DirEntry>> list_directory_entries(const std::filesystem::path
   return entries;
 }
 
+std::string file_kind(const std::filesystem::path& path) {
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) != 0) return errno == ENOENT || errno == ENOTDIR ? "" : "unknown (" + errno_text(errno) + ")";
+  struct stat target = link;
+  std::string via;
+  if (S_ISLNK(link.st_mode)) {
+    if (::stat(path.c_str(), &target) != 0) return errno == ENOENT ? "a dangling symlink" : "a symlink (" + errno_text(errno) + ")";
+    via = "a symlink to ";
+  }
+  std::string kind = S_ISDIR(target.st_mode)    ? "a directory"
+                     : S_ISREG(target.st_mode)  ? "a regular file"
+                     : S_ISCHR(target.st_mode)  ? "a character device"
+                     : S_ISBLK(target.st_mode)  ? "a block device"
+                     : S_ISFIFO(target.st_mode) ? "a FIFO"
+                     : S_ISSOCK(target.st_mode) ? "a socket"
+                                                : "an unknown kind of file";
+  return via + kind;
+}
+
 std::filesystem::path under_root(const std::filesystem::path& root, const std::filesystem::path& path) {
   if (root.empty() || root == "/") return path;
   return root / path.relative_path();

@@ -75,6 +75,11 @@ Result<std::vector<DirEntry>> list_directory_entries(const std::filesystem::path
 // "/tmp/fake/usr/lib"). With root "/" the path is returned as it is.
 std::filesystem::path under_root(const std::filesystem::path& root, const std::filesystem::path& path);
 
+// What is at path, for a message: "a directory", "a regular file", "a character device", "a
+// block device", "a FIFO", "a socket", "a symlink to a character device", "a dangling symlink";
+// "" when nothing is there, and "unknown (permission denied)" where stat(2) cannot look.
+std::string file_kind(const std::filesystem::path& path);
+
 // Describes errno for a message: "permission denied" etc.
 std::string errno_text(int err);
 ErrorKind errno_kind(int err);

@@ -2,7 +2,9 @@
 // parser or any recursive walk sees the text, so no input can nest deeply enough to overflow a
 // stack, expand aliases into billions of nodes or grow a collection without bound. A violation is
 // an Error of kind parse whose message is "ORIGIN:LINE: WHAT (limit N)" (exit 3 at the command
-// line). docs/reliability.md ("Inputs") lists which reader applies which limit and its test.
+// line). Logs are read line by line under their own limits (read_lines), and the limits on the
+// work a tree or an environment may cause live here too (walks, environment facts, explained
+// records). docs/reliability.md ("Inputs") lists which reader applies which limit and its test.
 #pragma once
 
 #include "util/result.hpp"
@@ -10,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -27,6 +30,41 @@ struct InputLimits {
 
 // The file's content, at most limits.max_bytes ("PATH: larger than N bytes (limit N)").
 Result<std::string> read_input(const std::filesystem::path& path, const InputLimits& limits = {});
+
+// Logs read line by line (--te-log): a long run's log is large and only a few of its lines
+// matter, so the reader holds one line at a time. The limits bound its time and its memory, for
+// a file and for standard input alike.
+struct LineLimits {
+  std::size_t max_bytes = 256u << 20;     // the whole input
+  std::size_t max_line_bytes = 16u << 20; // one line
+};
+
+// Records that a reader explains one at a time, each at the cost of a full explanation and fix
+// search (a TE log's distinct configurations, 14 ms each): at most this many per input; the rest
+// are counted and named in a note.
+inline constexpr std::size_t k_max_explained_records = 50;
+
+// Recursive walks of a tree a probe reads (TE's glob of /usr/local/cuda, CUDNN_HOME, ...): a
+// chain of nested directories made the walk cubic in its depth (audit 2026-12-01 item 16: 1,000
+// levels 14 s). The libraries such a walk looks for are a few levels down (the toolkit's
+// targets/x86_64-linux/lib/stubs is 4); a walk goes no deeper than this and lists at most this
+// many entries, then stops and says so.
+inline constexpr std::size_t k_max_walk_depth = 16;
+inline constexpr std::size_t k_max_walk_entries = 200'000;
+
+// Environment variables recorded as facts (env.NVTE_*, NCCL_*, CUDA_*, CUDNN_* and a few named
+// ones), from the node, an image's config or a snapshot: a job's environment holds dozens, and
+// every fix search copies the facts once per candidate change, so their number multiplies its
+// work (audit 2026-12-01 item 17: 50,000 NVTE_* variables took 10 s). More is refused.
+inline constexpr std::size_t k_max_environment_facts = 4096;
+
+// Calls on_line with each line of path, or of standard input for "-", without its '\n' (a last
+// line without one too), in order, holding one line at a time; stops at the first error on_line
+// returns and returns it. Reads regular files, FIFOs (a shell's <(...)) and standard input; a
+// directory or socket is refused. Past a limit: "ORIGIN: larger than N bytes (limit N)" or
+// "ORIGIN:LINE: a line larger than N bytes (limit N)", ORIGIN being the path or "standard input".
+Result<void> read_lines(const std::filesystem::path& path, const std::function<Result<void>(std::string_view line)>& on_line,
+                        const LineLimits& limits = {});
 
 // Checks JSON text against the limits with a linear scan (strings and escapes skipped), before a
 // parser builds a tree from it: "ORIGIN:LINE: nested deeper than 64 levels (limit 64)".

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
 #include <sched.h>
 #include <system_error>
 #include <thread>
@@ -36,17 +38,37 @@ void parallel_for(std::size_t count, unsigned max_threads, const std::function<v
     return;
   }
   std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next.fetch_add(1, std::memory_order_relaxed); i < count; i = next.fetch_add(1, std::memory_order_relaxed)) fn(i);
+  // The lowest index that threw (count: none yet) and its exception. A thread that threw takes no
+  // more items, nor does any other once the next item is past a failure.
+  std::atomic<std::size_t> failed{count};
+  std::exception_ptr first;
+  std::mutex mutex;
+  auto work = [&]() noexcept {
+    for (std::size_t i = next.fetch_add(1, std::memory_order_relaxed); i < count && i < failed.load();
+         i = next.fetch_add(1, std::memory_order_relaxed)) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (i < failed.load()) {
+          failed.store(i);
+          first = std::current_exception();
+        }
+        return;
+      }
+    }
   };
-  std::vector<std::jthread> helpers; // joined when it goes
-  try {
-    for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
-  } catch (const std::system_error&) {
-    // No more threads to be had (a container's pids limit): those started and this one share the
-    // items all the same.
+  {
+    std::vector<std::jthread> helpers; // joined when it goes
+    try {
+      for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+    } catch (const std::system_error&) {
+      // No more threads to be had (a container's pids limit): those started and this one share the
+      // items all the same.
+    }
+    work();
   }
-  work();
+  if (first) std::rethrow_exception(first);
 }
 
 } // namespace util

@@ -19,9 +19,13 @@ unsigned available_cpus();
 unsigned capped_cpus(unsigned cpus, const char* cap);
 
 // Calls fn(i) for every i in [0, count) on up to max_threads threads (the caller's included);
-// returns when all calls have returned. fn must not throw. With max_threads <= 1 or count <= 1
-// it runs in order on the caller's thread; where no thread can be started (a pids limit), the
-// ones that could and the caller's share the items.
+// returns when all calls have returned. With max_threads <= 1 or count <= 1 it runs in order on
+// the caller's thread; where no thread can be started (a pids limit), the ones that could and the
+// caller's share the items.
+// fn may throw: no exception leaves the thread it was thrown on. Once a call throws, no item
+// after it is started; when every started call has returned, the exception of the lowest index
+// that threw is rethrown on the caller's thread. That is the one a loop in order would have
+// thrown, whatever the schedule: items are handed out in order, so every lower index had started.
 void parallel_for(std::size_t count, unsigned max_threads, const std::function<void(std::size_t)>& fn);
 
 } // namespace util

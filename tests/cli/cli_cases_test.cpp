@@ -1,21 +1,24 @@
 // CLI end-to-end cases: each entry of tests/cli/cases/*.yaml runs the built nvte-doctor as a user
 // would and checks its exit code, output text and JSON. One gtest per case, named by file and
 // case. Placeholders in args: {fixtures} (tests/fixtures), {tmp} (a fresh temporary directory),
-// {rules} (the shipped rules directory).
+// {rules} (the shipped rules directory), {source} (the source tree), {binary} (the built binary).
 //
-// Case keys: name, args (list), exit (int), stdout_contains / stderr_contains / stdout_lacks
+// Case keys: name, args (list), exit (int), stdout_contains / stderr_contains / stdout_lacks / stderr_lacks
 // (lists of substrings), stderr_lines (exact number of stderr lines), stdout_lines_max (at most so
 // many stdout lines), stdout_first_line (the exact first line), json (map of dotted path ->
 // expected JSON value, checked on stdout), files_absent (paths that must not exist afterwards),
 // env (map of extra environment variables), files (map of path -> content written before the
 // run), copies (map of path -> file copied there before the run, {binary} being the built
 // nvte-doctor; the copy keeps its permissions), program (run this file instead of the built binary,
-// e.g. a copy), setup (list of argument lists run with the binary first, any exit code), report_files
-// (report JSON files validated against the shipped schema). A stdout that is a report JSON (it
-// has "tool" and "summary") is always validated against the schema; one of explain (it has
-// "schema_version" and "workloads", and no "tool") against explain.schema.json; selftest's (it has
-// "schema_version" and "selftest") against selftest.schema.json; fleet's (it has
-// "configurations" and "exit_code") against fleet.schema.json.
+// e.g. a copy), setup (list of argument lists run with the binary first, any exit code), shell
+// (sh commands run first, each must succeed), after_shell (sh commands that must succeed after the
+// run), files_present, report_files (report JSON files validated against the shipped schema). A
+// stdout that is a report JSON (it has "tool" and "summary") is always validated against the
+// schema; one of explain (it has "schema_version" and "workloads", and no "tool") against
+// explain.schema.json; selftest's (it has "schema_version" and "selftest") against
+// selftest.schema.json; fleet's (it has "configurations" and "exit_code") against
+// fleet.schema.json; rules list, show and lint's (they have "rules_digest", or "directories" and
+// "problems") against rules.schema.json.
 #include "support/report_schema.hpp"
 #include "util/file.hpp"
 #include "util/subprocess.hpp"
@@ -93,7 +96,7 @@ json yaml_to_json(const YAML::Node& node) {
     for (const auto& item : node) out[item.first.as<std::string>()] = yaml_to_json(item.second);
     return out;
   }
-  const std::string text = node.Scalar();
+  const std::string& text = node.Scalar();
   if (node.Tag() == "!") return text; // quoted scalar: a string
   if (text == "true" || text == "false") return text == "true";
   if (text == "null" || text == "~") return nullptr;
@@ -118,6 +121,7 @@ TEST_P(CliCase, Runs) {
   auto expand = [&](std::string s) {
     s = replace_all(s, "{fixtures}", std::string(NVTE_TESTS_DIR) + "/fixtures");
     s = replace_all(s, "{rules}", std::string(NVTE_SOURCE_DIR) + "/rules");
+    s = replace_all(s, "{source}", NVTE_SOURCE_DIR);
     s = replace_all(s, "{tmp}", tmp.string());
     s = replace_all(s, "{binary}", NVTE_BINARY);
     return s;
@@ -164,6 +168,8 @@ TEST_P(CliCase, Runs) {
   }
   for (const auto& s : c.node["stdout_contains"]) EXPECT_NE(r.out.find(expand(s.as<std::string>())), std::string::npos) << "stdout lacks '" << s.as<std::string>() << "'" << context;
   for (const auto& s : c.node["stdout_lacks"]) EXPECT_EQ(r.out.find(expand(s.as<std::string>())), std::string::npos) << "stdout has '" << s.as<std::string>() << "'" << context;
+  for (const auto& s : c.node["stderr_lacks"])
+    EXPECT_EQ(r.err.find(expand(s.as<std::string>())), std::string::npos) << "stderr has '" << s.as<std::string>() << "'" << context;
   for (const auto& s : c.node["stderr_contains"]) EXPECT_NE(r.err.find(expand(s.as<std::string>())), std::string::npos) << "stderr lacks '" << s.as<std::string>() << "'" << context;
   if (c.node["stdout_lines_max"]) {
     EXPECT_LE(std::count(r.out.begin(), r.out.end(), '\n'), c.node["stdout_lines_max"].as<int>()) << context;
@@ -193,6 +199,8 @@ TEST_P(CliCase, Runs) {
     EXPECT_VALID_REPORT_JSON(r.out);
   } else if (doc.is_object() && doc.contains("configurations") && doc.contains("exit_code")) {
     EXPECT_VALID_JSON_FOR(r.out, "fleet.schema.json");
+  } else if (doc.is_object() && (doc.contains("rules_digest") || (doc.contains("directories") && doc.contains("problems")))) {
+    EXPECT_VALID_JSON_FOR(r.out, "rules.schema.json");
   } else if (doc.is_object() && doc.contains("schema_version") && doc.contains("workloads")) {
     EXPECT_VALID_JSON_FOR(r.out, "explain.schema.json");
   } else if (doc.is_object() && doc.contains("schema_version") && doc.contains("selftest")) {

@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <string_view>
 #include <unistd.h>
 #include <vector>
@@ -69,6 +70,14 @@ Json cudnn_forward_and_backward(const Json& args, selftest::Progress& progress) 
   return Json{{"status", "error"}, {"error", "unknown fake " + fake}};
 }
 
+// ok when the environment variable args "var" is set (to args "value" when given), else the
+// failure two cuDNN copies in one process give: a fix under test, applied by the parent.
+Json needs_env(const Json& args, selftest::Progress&) {
+  const char* value = std::getenv(args.value("var", "").c_str());
+  if (value && (!args.contains("value") || args["value"].get<std::string>() == value)) return Json{{"status", "ok"}};
+  return Json{{"status", "failed"}, {"stage", "execute"}, {"error", "cuDNN Error: CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED"}};
+}
+
 // Goes through load and plan, then enters the phase args "phase" names and hangs there, or
 // crashes there with "crash": true. Another thread's phase stays open beside it with "beside".
 Json phases_then_hang(const Json& args, selftest::Progress& progress) {
@@ -104,10 +113,19 @@ Json cuda(const Json& args, selftest::Progress& progress) {
 int main(int argc, char** argv) {
   if (argc != 4 || std::string_view(argv[1]) != "selftest-child") return 2;
   std::vector<selftest::CheckEntry> checks(selftest::builtin_checks().begin(), selftest::builtin_checks().end());
-  for (auto entry : {selftest::CheckEntry{"ok", ok}, {"noisy", noisy}, {"crash", crash}, {"hang", hang},
-                     {"hang_with_grandchild", hang_with_grandchild}, {"exit3", exit3}, {"no_result", no_result},
-                     {"bad_status", bad_status}, {"failed", failed},
-                     {"cudnn_sdpa_bwd", cudnn_forward_and_backward}, {"phases_then_hang", phases_then_hang}, {"cuda", cuda}})
+  for (auto entry : {selftest::CheckEntry{"ok", ok},
+                     {"noisy", noisy},
+                     {"crash", crash},
+                     {"hang", hang},
+                     {"hang_with_grandchild", hang_with_grandchild},
+                     {"exit3", exit3},
+                     {"no_result", no_result},
+                     {"bad_status", bad_status},
+                     {"failed", failed},
+                     {"cudnn_sdpa_bwd", cudnn_forward_and_backward},
+                     {"phases_then_hang", phases_then_hang},
+                     {"cuda", cuda},
+                     {"needs_env", needs_env}})
     checks.push_back(entry);
   return selftest::child_main(argv[2], argv[3], checks);
 }

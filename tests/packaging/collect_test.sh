@@ -135,11 +135,11 @@ for path in sorted(glob.glob(os.path.join(textdir, "*.prom"))):
         labels = labels.rstrip("}")
         labels = f'instance="{host}"' + ("," + labels if labels else "")
         series.append({"series": f"{name}{{{labels}}}", "values": f"{value.strip()}x5"})
-# The expected samples are fleet's configurations: nodes and worst status per stack.
+# The expected samples are fleet's configurations: nodes and worst status per GPU model and stack.
 rank = {"OK": 0, "WARNING": 1, "CRITICAL": 2}
 nodes, worst = [], []
 for c in json.load(open(fleet))["configurations"]:
-    labels = ",".join(f'{k}="{c[k]}"' for k in ("driver", "cuda", "cudnn", "nccl", "torch", "te") if c[k])
+    labels = ",".join(f'{k}="{c[k]}"' for k in ("gpu", "driver", "cuda", "cudnn", "nccl", "torch", "te") if c[k])
     nodes.append({"labels": f"nvte_doctor:configuration:nodes{{{labels}}}", "value": c["count"]})
     worst.append({"labels": f"nvte_doctor:configuration:worst_status{{{labels}}}", "value": rank.get(c["worst_status"], 3)})
 print(json.dumps({"rule_files": [rules], "evaluation_interval": "1m", "tests": [{"interval": "1m", "input_series": series,

@@ -2,7 +2,8 @@
 # Shell completions (packaging/completions): the bash completion is sourced and driven through
 # COMP_WORDS/COMP_CWORD for a few prefixes (subcommands, nested subcommands, options, option
 # values in both spellings, rule ids, files, directories). The zsh completion, when zsh is
-# installed, completes for real in an interactive zsh driven through a pseudo-terminal.
+# installed, completes for real in an interactive zsh driven through a pseudo-terminal; the fish
+# completion, when fish is installed, through `fish -c 'complete -C LINE'`.
 # Usage: completion_test.sh BINARY SOURCE_DIR
 set -uo pipefail
 binary=$1 source_dir=$2
@@ -39,10 +40,14 @@ expect "nvte-doctor rules l" = list lint
 expect "nvte-doctor check --fo" = --format
 expect "nvte-doctor check --format " = text json prometheus nfd
 expect "nvte-doctor check --format = j" = json
+# Only the formats a command takes are offered (probe refuses prometheus and nfd).
+expect "nvte-doctor probe --format " = text json
+expect "nvte-doctor fleet --format " = text json
+expect "nvte-doctor fleet --b" = --by
 expect "nvte-doctor --format json rules li" = list lint
 expect "nvte-doctor explain --sw" = --sweep
 expect "nvte-doctor explain --hf-config tests/fixtures/hf/kim" = tests/fixtures/hf/kimi-k2
-expect "nvte-doctor check --facts tests/fixtures/snapshots/h1" = tests/fixtures/snapshots/h100-node.json
+expect "nvte-doctor check --facts tests/fixtures/snapshots/h1" = tests/fixtures/snapshots/h100-node.json tests/fixtures/snapshots/h100-node-te.json
 expect "nvte-doctor -w tests/fixtures/hf/llama-3-8b/config.json explain --hf" = --hf-config
 expect "nvte-doctor check --rules tests/fix" = tests/fixtures
 expect "nvte-doctor check --set " =
@@ -71,6 +76,44 @@ if command -v zsh >/dev/null; then
   done
 else
   echo "zsh not installed: zsh completion not exercised"
+fi
+
+if command -v fish >/dev/null; then
+  fish -n packaging/completions/nvte-doctor.fish || { echo "FAIL: fish -n"; failures=$((failures + 1)); }
+  # Real completion in fish (complete -C), the binary found on PATH as nvte-doctor.
+  fishbin=$(mktemp -d)
+  ln -s "$binary" "$fishbin/nvte-doctor"
+  # fish_expect "LINE" EXPECTED...: every EXPECTED among the candidates; with "=" only them.
+  fish_expect() {
+    local line=$1; shift
+    local exact=0
+    [[ "$1" == "=" ]] && { exact=1; shift; }
+    local got
+    got=$(PATH="$fishbin:$PATH" fish --no-config -c "source packaging/completions/nvte-doctor.fish; complete -C '$line'" 2>&1 | cut -f1 | sort -u)
+    local word
+    for word in "$@"; do
+      grep -qxF -- "$word" <<< "$got" || { echo "FAIL fish '$line' -> [$(tr '\n' ' ' <<< "$got")]: missing $word"; failures=$((failures + 1)); return; }
+    done
+    if ((exact)) && [[ "$(grep -c . <<< "$got")" != "$#" ]]; then
+      echo "FAIL fish '$line' -> [$(tr '\n' ' ' <<< "$got")]: want exactly $*"; failures=$((failures + 1)); return
+    fi
+    echo "ok   fish '$line'"
+  }
+  fish_expect "nvte-doctor ch" = check
+  fish_expect "nvte-doctor " check probe explain rules fleet
+  fish_expect "nvte-doctor rules " = list show lint update sign keygen
+  fish_expect "nvte-doctor check --fo" = --format
+  fish_expect "nvte-doctor check --format " = text json prometheus nfd
+  fish_expect "nvte-doctor probe --format " = text json
+  fish_expect "nvte-doctor check --format=j" = --format=json
+  fish_expect "nvte-doctor --format json rules li" = list lint
+  fish_expect "nvte-doctor fleet --b" = --by
+  fish_expect "nvte-doctor rules show attention-no-back" attention-no-backend
+  fish_expect "nvte-doctor check --facts tests/fixtures/snapshots/h1" tests/fixtures/snapshots/h100-node.json
+  fish_expect "nvte-doctor explain --hf-config tests/fixtures/hf/kim" = tests/fixtures/hf/kimi-k2/
+  rm -rf "$fishbin"
+else
+  echo "fish not installed: fish completion not exercised"
 fi
 
 # The zsh driver once gave compinit `-d /dev/null`, and as root that replaced the device node.

@@ -92,7 +92,11 @@ exec "$binary" "\$@" --facts "$source_dir/tests/fixtures/snapshots/h100-node.jso
   --hf-config "$source_dir/tests/fixtures/hf/deepseek-v3/config.json"
 EOS
 chmod +x "$work/doctor-incident"
-expect "real doctor, incident 1 (no backend) drains" 1 "nvte-doctor: ?*" "" -- -r "$work/none.json" -b "$work/doctor-incident"
+# A workload without a backend is the workload's verdict, not the node's: logged, no drain...
+expect "real doctor, incident 1 (no backend) logs the workload" 0 "" "*workload deepseek-v3: No dot product attention backend*" \
+  -- -r "$work/none.json" -b "$work/doctor-incident"
+# ...unless the operator opts in with -w.
+expect "real doctor, incident 1 with -w drains" 1 "nvte-doctor: ?*deepseek-v3*" "" -- -w -r "$work/none.json" -b "$work/doctor-incident"
 
 ((failures == 0)) && echo "all NHC cases passed"
 ((failures == 0))

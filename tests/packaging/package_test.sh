@@ -50,7 +50,8 @@ contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for path in ./usr/bin/nvte-doctor ./usr/share/nvte-doctor/rules/ ./usr/share/nvte-doctor/report.schema.json \
             ./etc/nvte-doctor/config.yaml ./usr/share/man/man1/nvte-doctor.1.gz ./usr/share/man/man5/nvte-doctor-rules.5.gz \
             ./usr/share/man/man5/nvte-doctor.conf.5.gz ./usr/share/bash-completion/completions/nvte-doctor \
-            ./usr/share/zsh/vendor-completions/_nvte-doctor ./usr/share/doc/nvte-doctor/copyright \
+            ./usr/share/zsh/vendor-completions/_nvte-doctor ./usr/share/fish/vendor_completions.d/nvte-doctor.fish \
+            ./usr/share/doc/nvte-doctor/copyright \
             ./usr/share/doc/nvte-doctor/changelog.Debian.gz ./usr/libexec/nvte-doctor/nvte-doctor-healthcheck; do
   grep -qxF "$path" <<< "$contents" || fail "the package lacks $path"
 done
@@ -87,6 +88,11 @@ man_out=$(zcat /usr/share/man/man1/nvte-doctor.1.gz | head -n 20)
 [[ "$man_out" == *nvte-doctor* ]] || fail "the installed man page is unreadable"
 out=$(bash -c 'source /usr/share/bash-completion/completions/nvte-doctor; COMP_WORDS=(nvte-doctor rules sh); COMP_CWORD=2; _nvte_doctor; echo "${COMPREPLY[*]}"')
 [[ "$out" == show ]] || fail "the installed bash completion completed 'rules sh' to '$out'"
+if command -v fish >/dev/null; then
+  # fish finds vendor completions by itself: nothing sourced.
+  out=$(fish -c 'complete -C "nvte-doctor rules sh"')
+  [[ "$out" == show* ]] || fail "the installed fish completion completed 'rules sh' to '$out'"
+fi
 NVTE_DOCTOR_LIBEXEC=/usr/libexec/nvte-doctor /usr/libexec/nvte-doctor/npd-check --report /nonexistent > /dev/null
 [[ $? == 2 ]] || fail "the installed npd-check does not exit 2 (Unknown) without a report"
 dpkg -L "$pkg" > "$work/files"

@@ -94,13 +94,14 @@ check "healthcheck: node name from SLURMD_NODENAME" 'grep -q "update NodeName=gp
 
 # Features and the split between the node's findings and a workload's, on reports made by the
 # binary: a mixed fleet, two A100 nodes and two H100 nodes, with the DeepSeek-V3 MLA workload
-# and NVTE_UNFUSED_ATTN=0 (incident 1: no backend for it on an A100, FusedAttention on an H100).
+# and NVTE_UNFUSED_ATTN=0 on TE 2.8 (the snapshots have no TE: without an assumed version every
+# verdict would be unknown) -- incident 1: no backend for it on an A100, FusedAttention on an H100.
 if [[ -n "$doctor" ]]; then
   fleet="$work/fleet"; mkdir -p "$fleet"
   for n in gpu001 gpu002 gpu003 gpu004; do
     case $n in gpu001|gpu002) snap=a100-node ;; *) snap=h100-node ;; esac
     "$doctor" check --facts "$source_dir/tests/fixtures/snapshots/$snap.json" \
-      --workload "$source_dir/packaging/workloads/deepseek-v3-mla.yaml" --set env.NVTE_UNFUSED_ATTN=0 --format json > "$fleet/$n.json"
+      --workload "$source_dir/packaging/workloads/deepseek-v3-mla.yaml" --set env.NVTE_UNFUSED_ATTN=0 --set te.version=2.8.0 --format json > "$fleet/$n.json"
     mkdir -p "$fleet/$n.state"
   done
   fleet_hc() { # NODE [OPTIONS...]: the health check with the node's own scontrol state

@@ -291,8 +291,8 @@ TEST(DiskFull, PreviousReportStaysIntact) {
 TEST(MalformedRules, ExitThreeWithOneLine) {
   TempDir dir("badrules");
   ASSERT_TRUE(util::write_file_atomic(dir / "bad.yaml", "rules:\n  - id: x\n    when: [unclosed\n").ok());
-  auto run = run_doctor({"check", "--facts", std::string(NVTE_TESTS_DIR) + "/fixtures/snapshots/h100-node.json",
-                         "--rules", dir.path().string()});
+  auto run = run_doctor(
+      {"check", "--facts", std::string(NVTE_TESTS_DIR) + "/fixtures/snapshots/h100-node.json", "--rules-only", dir.path().string()});
   EXPECT_EQ(run.exit_code, 3) << reliability::context(run);
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << reliability::context(run);
   EXPECT_NE(run.err.find("bad.yaml:"), std::string::npos) << reliability::context(run);

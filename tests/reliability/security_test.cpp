@@ -77,7 +77,7 @@ TEST(Rules, ShellTextInTemplatesIsOnlyText) {
 )yaml";
   for (std::size_t pos; (pos = rule.find("MARK")) != std::string::npos;) rule.replace(pos, 4, marker);
   ASSERT_TRUE(util::write_file_atomic(dir / "rules" / "shell.yaml", rule).ok());
-  auto run = run_doctor({"check", "--format", "json", "--rules", (dir / "rules").string(), "--facts",
+  auto run = run_doctor({"check", "--format", "json", "--rules-only", (dir / "rules").string(), "--facts",
                          std::string(NVTE_TESTS_DIR) + "/fixtures/snapshots/h100-node.json"});
   EXPECT_EQ(run.exit_code, 1) << reliability::context(run);
   EXPECT_FALSE(fs::exists(marker)) << reliability::context(run);
@@ -87,8 +87,8 @@ TEST(Rules, ShellTextInTemplatesIsOnlyText) {
   ASSERT_EQ(commands.size(), 1u) << reliability::context(run);
   EXPECT_EQ(commands[0], "echo $(touch " + marker + ") `touch " + marker + "`; touch " + marker);
   EXPECT_NE(run.out.find("$(touch " + marker + ") on 580.159.04"), std::string::npos) << reliability::context(run);
-  auto text = run_doctor({"check", "--rules", (dir / "rules").string(), "--facts",
-                          std::string(NVTE_TESTS_DIR) + "/fixtures/snapshots/h100-node.json"});
+  auto text = run_doctor(
+      {"check", "--rules-only", (dir / "rules").string(), "--facts", std::string(NVTE_TESTS_DIR) + "/fixtures/snapshots/h100-node.json"});
   EXPECT_NE(text.out.find("$(touch " + marker + ")"), std::string::npos) << reliability::context(text);
   EXPECT_FALSE(fs::exists(marker));
 }

@@ -1,7 +1,11 @@
 #include "model/fact_catalog.hpp"
 #include "model/facts.hpp"
 
+#include "support/build_factors.hpp"
+
 #include <gtest/gtest.h>
+
+#include <ctime>
 
 using model::Facts;
 using model::Value;
@@ -143,4 +147,40 @@ TEST(Facts, OverrideIndexMustNameAMemberOrTheNextOne) {
   ASSERT_TRUE(facts.apply_override("gpu[1].sm=75").ok());
   EXPECT_EQ(facts.count("gpu"), 2u);
   EXPECT_EQ(facts.get_int("gpu[1].sm"), 75);
+}
+
+TEST(Facts, ToJsonIsLinearInItsFacts) {
+  // Audit 2026-12-01 item 17: every member was found by ordered_json's linear search, so the
+  // "env" object of 50,000 NVTE_* variables cost 50,000^2 / 2 key comparisons (check's
+  // fingerprint and report JSON both write the facts): seconds, now milliseconds.
+  Facts facts;
+  facts.set("gpu[0].sm", 90);
+  for (int i = 0; i < 50000; ++i) facts.set("env.NVTE_AUDIT_" + std::to_string(i), std::to_string(i));
+  auto cpu = [] {
+    timespec now{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+  };
+  double start = cpu();
+  std::string json = facts.to_json(-1);
+  double seconds = cpu() - start;
+  EXPECT_LT(seconds, 0.5 * test_support::k_time_factor) << "to_json of 50,000 facts took " << seconds << " s of CPU";
+  // The same document as before: it loads back to the same facts.
+  auto back = Facts::from_json(json, "back.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->get_string("env.NVTE_AUDIT_49999"), "49999");
+  EXPECT_EQ(back->get_int("gpu[0].sm"), 90);
+  EXPECT_EQ(back->to_json(-1), json);
+}
+
+TEST(Facts, ToJsonKeepsTheOrderAndShapeOfItsTree) {
+  // Names sort by their text, so a key can come back after a sibling ("a.b" < "a.b-c" < "a.b.d"
+  // puts b, b-c, then b again): the member index must find it, not add it twice.
+  Facts facts;
+  facts.set("a.b", std::string("leaf"));
+  facts.set("a.b-c", 1);
+  facts.set("x.y[0].z", 2);
+  facts.set("x.y[1].z", 3);
+  facts.set("x.y[1].w", 4);
+  EXPECT_EQ(facts.to_json(-1), R"({"schema_version":1,"facts":{"a":{"b":"leaf","b-c":1},"x":{"y":[{"z":2},{"w":4,"z":3}]}}})");
 }

@@ -366,6 +366,25 @@ TEST(RulesLoader, SchemaErrorsAreAllReported) {
     EXPECT_NE(all.find(part), std::string::npos) << part << "\n" << all;
 }
 
+// `explains:` names self-test failure classes: a known one reaches the finding, an unknown one is
+// an error that lists them.
+TEST(RulesLoader, ExplainsNamesSelftestFailureClasses) {
+  auto good = rules::RuleSet::load_text("rules:\n  - id: r\n    title: t\n    severity: warning\n    explains: [sublibrary_load, crash]\n"
+                                        "    when: true\n    message: m\n",
+                                        "x.yaml");
+  ASSERT_TRUE(good.rules) << rules::render(good.diagnostics);
+  auto summaries = good.rules->rule_summaries();
+  ASSERT_EQ(summaries.size(), 1U);
+  EXPECT_EQ(summaries[0].explains, (std::vector<std::string>{"sublibrary_load", "crash"}));
+  auto bad = rules::RuleSet::load_text("rules:\n  - id: r\n    title: t\n    severity: warning\n    explains: [two_copies]\n"
+                                       "    when: true\n    message: m\n",
+                                       "x.yaml");
+  ASSERT_FALSE(bad.rules);
+  std::string all = rules::render(bad.diagnostics);
+  EXPECT_NE(all.find("unknown self-test failure class 'two_copies'"), std::string::npos) << all;
+  EXPECT_NE(all.find("sublibrary_load"), std::string::npos) << all;
+}
+
 TEST(RulesLoader, DuplicateIdsAcrossFilesNameBothPlaces) {
   auto dir = std::filesystem::temp_directory_path() / ("nvte-rules-dup-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "sub");

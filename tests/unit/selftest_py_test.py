@@ -95,5 +95,20 @@ class WithoutTorch(unittest.TestCase):
         self.assertIn("torch is not importable", result["error"])
 
 
+class Timings(unittest.TestCase):
+    """Issue 40: the tier says where its time went (the lead reads it on the GPU node)."""
+
+    def test_laps_add_up_and_the_process_age_is_there(self):
+        selftest.TIMINGS.clear()
+        t = selftest.lap("reference", 0.0)
+        selftest.lap("reference", t - 0.5)
+        self.assertGreater(selftest.TIMINGS["reference"], 0.5)
+        got = selftest.timings()
+        self.assertIn("reference", got)
+        self.assertGreater(got["total"], 0.0)
+        self.assertGreaterEqual(got["start"], 0.0)
+        self.assertLessEqual(got["start"], got["total"])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

@@ -270,7 +270,7 @@ TEST(TeSelector, SignatureRangesAndRefusals) {
 
 TEST(Facts, FoldedPerCheck) {
   selftest::Results r;
-  r.outcomes.push_back({"cudnn_sdpa", "a", "ok", "", 1.0, 0, Json{{"status", "ok"}, {"max_abs_err", 0.01}}, "", false, {}, -1, ""});
+  r.outcomes.push_back({"cudnn_sdpa", "a", "ok", "", 1.0, 0, Json{{"status", "ok"}, {"max_abs_err", 0.01}}, "", false, {}, -1, "", {}});
   r.outcomes.push_back({"cudnn_sdpa",
                         "b",
                         "failed",
@@ -282,9 +282,10 @@ TEST(Facts, FoldedPerCheck) {
                         false,
                         {},
                         -1,
-                        ""});
-  r.outcomes.push_back({"nccl", "NCCL", "skipped", "no GPU", 0.1, 0, Json{{"status", "skipped"}}, "", false, {}, -1, ""});
-  r.outcomes.push_back({"nvrtc", "NVRTC", "ok", "", 0.3, 0, Json{{"status", "ok"}, {"cuda_major", 13}}, "", false, {}, -1, ""});
+                        "",
+                        {}});
+  r.outcomes.push_back({"nccl", "NCCL", "skipped", "no GPU", 0.1, 0, Json{{"status", "skipped"}}, "", false, {}, -1, "", {}});
+  r.outcomes.push_back({"nvrtc", "NVRTC", "ok", "", 0.3, 0, Json{{"status", "ok"}, {"cuda_major", 13}}, "", false, {}, -1, "", {}});
   model::Facts facts;
   selftest::add_facts(r, facts);
   EXPECT_EQ(facts.get_bool("selftest.cudnn_sdpa.ok"), false);

@@ -64,8 +64,9 @@ TEST(Fleet, Summarises) {
   EXPECT_TRUE(s.nodes[2].stale);
   ASSERT_EQ(s.unreadable.size(), 1u);
   EXPECT_THAT(s.unreadable[0], HasSubstr("broken.json"));
-  // The broken file is listed; the fleet's verdict stays its nodes' (gpu-a is CRITICAL), not 3.
-  EXPECT_EQ(s.exit_code(), 2);
+  // The broken file is listed; the fleet's exit stays its nodes' status (WARNING: the workload
+  // without a backend is no node's CRITICAL), not 3.
+  EXPECT_EQ(s.exit_code(), 1);
 
   ASSERT_EQ(s.findings.size(), 2u);
   EXPECT_EQ(s.findings[0].id, "workload-no-attention-backend");
@@ -94,8 +95,8 @@ TEST(Fleet, Summarises) {
               HasSubstr("Unreadable: 1\n  " + (dir / "broken.json").string() + ": not valid JSON: parse error at line 1, column 10: "));
   EXPECT_THAT(text,
               HasSubstr("Stale reports (older than 24 h): 1 node, oldest first\n  gpu-c  generated 2026-11-19T05:00:00Z (3 d ago)\n"));
-  EXPECT_THAT(text, HasSubstr("  nodes  worst    driver      CUDA  cuDNN   NCCL    torch"));
-  EXPECT_THAT(text, HasSubstr("      3  WARNING  580.159.04  13.0  9.19.0  2.28.9  2.11.0+cu130"));
+  EXPECT_THAT(text, HasSubstr("  nodes  worst    GPU             driver      CUDA  cuDNN   NCCL    torch"));
+  EXPECT_THAT(text, HasSubstr("      3  WARNING  H100 80GB HBM3  580.159.04  13.0  9.19.0  2.28.9  2.11.0+cu130"));
 
   auto json = nlohmann::json::parse(report::render_fleet_json(s));
   EXPECT_EQ(json["findings"][0]["count"], 2);
@@ -107,7 +108,7 @@ TEST(Fleet, Summarises) {
   EXPECT_VALID_JSON_FOR(report::render_fleet_json(s), "fleet.schema.json");
   EXPECT_EQ(json["stale"], nlohmann::json::array({"gpu-c"}));
   EXPECT_EQ(json["workloads"][1]["runs_on"], nlohmann::json::array({"gpu-a", "gpu-b", "gpu-c"}));
-  EXPECT_EQ(json["exit_code"], 2);
+  EXPECT_EQ(json["exit_code"], 1);
 
   fs::remove(dir / "broken.json");
   auto fresh_only = service::summarize_fleet({dir / "node0.json", dir / "node1.json"}, 24h, now);
@@ -148,8 +149,8 @@ TEST(Fleet, ConfigurationsGroupNodesByStack) {
   EXPECT_EQ(s.configurations[1].worst_status, "CRITICAL");
 
   std::string text = report::render_fleet_text(s, {});
-  EXPECT_THAT(text, HasSubstr("      4  OK        580.95.05  12.4  -      -     -      2.3.0  gpu[0001-0004]\n"));
-  EXPECT_THAT(text, HasSubstr("      2  CRITICAL  535.54.03  12.4  -      -     -      2.3.0  gpu[0005-0006]\n"));
+  EXPECT_THAT(text, HasSubstr("      4  OK        -    580.95.05  12.4  -      -     -      2.3.0  gpu[0001-0004]\n"));
+  EXPECT_THAT(text, HasSubstr("      2  CRITICAL  -    535.54.03  12.4  -      -     -      2.3.0  gpu[0005-0006]\n"));
   EXPECT_THAT(text, HasSubstr("error    driver-too-old  on 2 nodes: gpu[0005-0006]\n           t driver-too-old\n"));
   EXPECT_THAT(text, HasSubstr("    no backend      2 nodes: gpu[0005-0006]\n    FusedAttention  4 nodes: gpu[0001-0004]\n"));
   auto json = nlohmann::json::parse(report::render_fleet_json(s));
@@ -158,6 +159,103 @@ TEST(Fleet, ConfigurationsGroupNodesByStack) {
   EXPECT_EQ(json["workloads"][0]["backends"][0],
             (nlohmann::json{{"backend", "FusedAttention"}, {"count", 4}, {"hostlist", "gpu[0001-0004]"}}));
   EXPECT_VALID_JSON_FOR(report::render_fleet_json(s), "fleet.schema.json");
+}
+
+// A report with a GPU model and one workload's verdict and fix, as text.
+std::string verdict_report(const std::string& host, const std::string& gpu, const std::string& te, const std::string& verdict,
+                           const std::string& fix = "") {
+  nlohmann::json doc{
+      {"host", host},
+      {"generated_at", "2026-11-22T04:00:00Z"},
+      {"facts", {{"gpu", {{{"index", 0}, {"name", gpu}}, {{"index", 1}, {"name", gpu}}}}, {"te", {{"version", te}}}}},
+      {"workloads",
+       {{{"name", "deepseek"},
+         {"selected", "FusedAttention"},
+         {"verdict", verdict},
+         {"backend", verdict == "no_backend" ? nlohmann::json(nullptr) : nlohmann::json("FusedAttention")},
+         {"verdict_finding", fix.empty() ? nlohmann::json(nullptr) : nlohmann::json("cudnn-too-old-for-mla")},
+         {"fix", fix.empty() ? nlohmann::json(nullptr) : nlohmann::json{{"kind", "pip"}, {"command", fix}, {"description", "d"}}}},
+        {{"name", "llama"}, {"selected", "FlashAttention"}, {"verdict", "runs"}, {"backend", "FlashAttention"}}}},
+      {"findings", nlohmann::json::array()},
+      {"summary", {{"status", "OK"}}}};
+  return doc.dump();
+}
+
+// `fleet --by gpu,te`: the nodes grouped by GPU model and TE, each workload's worst verdict per
+// group with the fix most of those nodes give; the configurations carry the GPU model too.
+TEST(Fleet, MatrixByGpuAndTe) {
+  service::FleetReader reader(24h, *service::parse_rfc3339("2026-11-22T05:00:00Z"));
+  reader.set_matrix({"gpu", "te"});
+  const std::string fix = "pip install 'nvidia-cudnn-cu12>=9.11'";
+  for (int i = 1; i <= 4; ++i)
+    reader.add("h" + std::to_string(i), verdict_report("h100-0" + std::to_string(i), "NVIDIA H100 80GB HBM3", "2.12.0", "runs"));
+  reader.add("b1", verdict_report("b200-01", "NVIDIA B200", "2.12.0", "fails", fix));
+  reader.add("b2", verdict_report("b200-02", "NVIDIA B200", "2.12.0", "runs"));
+  reader.add("b3", verdict_report("b200-03", "NVIDIA B200", "2.12.0", "at_risk", "export NVTE_FUSED_ATTN=0"));
+  reader.add("a1", verdict_report("a100-01", "NVIDIA A100-SXM4-80GB", "2.3.0", "no_backend", fix));
+  auto s = reader.finish();
+  ASSERT_EQ(s.configurations.size(), 3u);
+  EXPECT_EQ(s.configurations[0].gpu, "NVIDIA H100 80GB HBM3");
+  ASSERT_TRUE(s.matrix);
+  const auto& m = *s.matrix;
+  ASSERT_EQ(m.groups.size(), 3u);
+  EXPECT_EQ(m.groups[0].key, (std::vector<std::optional<std::string>>{"NVIDIA H100 80GB HBM3", "2.12.0"}));
+  EXPECT_EQ(m.groups[1].key, (std::vector<std::optional<std::string>>{"NVIDIA B200", "2.12.0"}));
+  ASSERT_EQ(m.workloads, (std::vector<std::string>{"deepseek", "llama"}));
+  EXPECT_EQ(m.cells[0][0].worst, "runs");
+  EXPECT_EQ(m.cells[0][1].worst, "fails"); // fails beats at_risk and runs
+  EXPECT_EQ(m.cells[0][1].fix, fix);       // the worst verdict's fix, not the at_risk node's
+  EXPECT_EQ(m.cells[0][1].fix_finding, "cudnn-too-old-for-mla");
+  EXPECT_EQ(m.cells[0][1].by_verdict.at("runs"), (std::vector<std::string>{"b200-02"}));
+  EXPECT_EQ(m.cells[0][2].worst, "no_backend");
+  EXPECT_EQ(m.cells[1][2].worst, "runs");
+
+  std::string text = report::render_fleet_text(s, {});
+  EXPECT_THAT(text, HasSubstr("Workloads by GPU, TE: 2 workloads on 3 configurations\n"));
+  EXPECT_THAT(text, HasSubstr("  nodes  GPU             TE      deepseek        llama\n"));
+  EXPECT_THAT(text, HasSubstr("      4  H100 80GB HBM3  2.12.0  runs            runs\n"));
+  EXPECT_THAT(text, HasSubstr("      3  B200            2.12.0  fails 1/3 [1]   runs\n"));
+  EXPECT_THAT(text, HasSubstr("      1  A100-SXM4-80GB  2.3.0   no_backend [1]  runs\n"));
+  EXPECT_THAT(text, HasSubstr("Fixes:\n  [1] pip install 'nvidia-cudnn-cu12>=9.11'  (cudnn-too-old-for-mla)\n"));
+  EXPECT_THAT(text, Not(HasSubstr("Findings:"))); // the matrix view replaces the sections
+  auto json = nlohmann::json::parse(report::render_fleet_json(s));
+  EXPECT_EQ(json["configurations"][0]["gpu"], "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(json["matrix"]["by"], nlohmann::json::array({"gpu", "te"}));
+  EXPECT_EQ(json["matrix"]["groups"][1]["key"], (nlohmann::json{{"gpu", "NVIDIA B200"}, {"te", "2.12.0"}}));
+  EXPECT_EQ(json["matrix"]["groups"][1]["hostlist"], "b200-[01-03]");
+  EXPECT_EQ(json["matrix"]["workloads"][0]["cells"][1]["verdict"], "fails");
+  EXPECT_EQ(json["matrix"]["workloads"][0]["cells"][1]["fix"], fix);
+  EXPECT_EQ(json["matrix"]["workloads"][0]["cells"][1]["by_verdict"]["at_risk"]["count"], 1);
+  EXPECT_VALID_JSON_FOR(report::render_fleet_json(s), "fleet.schema.json");
+}
+
+// Many groups and workloads: the matrix keeps to 60 lines and says what it left out.
+TEST(Fleet, MatrixFitsSixtyLines) {
+  service::FleetReader reader(24h, *service::parse_rfc3339("2026-11-22T05:00:00Z"));
+  reader.set_matrix({"gpu", "te"});
+  for (int i = 0; i < 600; ++i) {
+    nlohmann::json doc =
+        nlohmann::json::parse(verdict_report("node" + std::to_string(i), "GPU model " + std::to_string(i % 5), "2." + std::to_string(i % 9),
+                                             i % 4 ? "runs" : "fails", "fix number " + std::to_string(i)));
+    for (int w = 0; w < 9; ++w) doc["workloads"].push_back({{"name", "w" + std::to_string(w)}, {"verdict", "unknown"}});
+    reader.add("n" + std::to_string(i), doc.dump());
+  }
+  auto s = reader.finish();
+  std::string text = report::render_fleet_text(s, {});
+  EXPECT_LE(std::count(text.begin(), text.end(), '\n'), 60) << text;
+  EXPECT_THAT(text, HasSubstr("… 25 more configurations"));
+  EXPECT_THAT(text, HasSubstr("… 5 more workloads"));
+  EXPECT_THAT(text, HasSubstr("… 4 more fixes"));
+}
+
+TEST(Fleet, MatrixKeys) {
+  EXPECT_EQ(*service::parse_matrix_keys("gpu,te"), (std::vector<std::string>{"gpu", "te"}));
+  EXPECT_EQ(*service::parse_matrix_keys(" cudnn , gpu "), (std::vector<std::string>{"cudnn", "gpu"}));
+  auto typo = service::parse_matrix_keys("gpu,tee");
+  ASSERT_FALSE(typo);
+  EXPECT_THAT(typo.error().message, HasSubstr("unknown key 'tee' (did you mean 'te'?)"));
+  EXPECT_FALSE(service::parse_matrix_keys("gpu,gpu"));
+  EXPECT_FALSE(service::parse_matrix_keys(""));
 }
 
 // Many of everything: the default text keeps to 60 lines and says what it left out; --all and
@@ -181,7 +279,7 @@ TEST(Fleet, TextFitsSixtyLines) {
   auto s = reader.finish();
   std::string text = report::render_fleet_text(s, {});
   EXPECT_LE(std::count(text.begin(), text.end(), '\n'), 60) << text;
-  EXPECT_THAT(text, HasSubstr("Configurations (driver, CUDA, cuDNN, NCCL, torch, TE): 140\n"));
+  EXPECT_THAT(text, HasSubstr("Configurations (GPU, driver, CUDA, cuDNN, NCCL, torch, TE): 140\n"));
   EXPECT_THAT(text, HasSubstr("… 132 more configurations"));
   EXPECT_THAT(text, HasSubstr("… 17 more findings"));
   EXPECT_THAT(text, HasSubstr("… 3 more workloads"));

@@ -1,7 +1,16 @@
 #include "probe/te_load_order.hpp"
+#include "probe/node_path.hpp"
+#include "support/build_factors.hpp"
 #include "support/node_fixture.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace probe;
 using test_support::NodeFixture;
@@ -175,4 +184,43 @@ TEST(TeLoadOrder, WalksMadeAheadAnswerAsWalksMadeOnTheWay) {
       EXPECT_EQ(inline_walks.ctx.walks, ahead.ctx.walks) << te;
     }
   }
+}
+
+// Audit 2026-12-01 item 16: the walk of TE's recursive glob resolved every directory's whole path
+// again before listing it, so a chain of nested directories under /usr/local/cuda cost the cube
+// of its depth (1,000 levels: 14 s, 2,000: more than 100 s). Now each directory is listed by its
+// real path, and the walk goes 16 levels down at most: a library deeper than that is not seen.
+TEST(TeLoadOrder, ADeepChainOfDirectoriesIsWalkedQuicklyAndOnlySoFarDown) {
+  auto root = std::filesystem::temp_directory_path() / ("nvte-deep-walk-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "usr/local/cuda/lib64");
+  // Made one level at a time through directory descriptors, as the audit did: the whole path
+  // is longer than mkdir(2) takes.
+  int fd = ::open((root / "usr/local/cuda/lib64").c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  for (int level = 1; level <= 1000; ++level) {
+    ASSERT_EQ(::mkdirat(fd, "d", 0755), 0) << level;
+    int next = ::openat(fd, "d", O_RDONLY | O_DIRECTORY);
+    ::close(fd);
+    ASSERT_GE(next, 0) << level;
+    fd = next;
+    if (level == 3 || level == 40) ::close(::openat(fd, "libcudnn.so.9", O_CREAT | O_WRONLY, 0644));
+  }
+  ::close(fd);
+  auto cpu = [] {
+    timespec now{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+  };
+  double start = cpu();
+  TeWalks walks;
+  {
+    NodeFsMemo memo; // as the probe runs it
+    walks = te_walk_dirs(root, {"/usr/local/cuda"});
+  }
+  double seconds = cpu() - start;
+  ASSERT_EQ(std::system(("rm -rf '" + root.string() + "'").c_str()), 0); // rm walks any depth
+  ASSERT_EQ(walks.count("/usr/local/cuda"), 1u);
+  EXPECT_EQ(walks["/usr/local/cuda"], std::vector<std::string>{"/usr/local/cuda/lib64/d/d/d/libcudnn.so.9"});
+  EXPECT_LT(seconds, 1.0 * test_support::k_time_factor) << "the walk took " << seconds << " s of CPU";
 }

@@ -307,6 +307,58 @@ TEST(TeLog, FailsClearlyWithoutAConfigLineOrOnABrokenOne) {
   EXPECT_NE(typed.error().message.find("head_dim_qk"), std::string::npos) << typed.error().message;
 }
 
+TEST(TeLog, EveryValueErrorNamesTheFileAndLine) {
+  // Audit 2026-12-01 items 21 and 22: a value out of its range was reported under the workload's
+  // name ("job: workload key head_dim_qk: ..."), and NaN passed the dropout's range check.
+  auto error_of = [](const std::string& from, const std::string& to) {
+    std::string line = config_line();
+    line.replace(line.find(from), from.size(), to);
+    auto parsed =
+        workload::parse_te_log("noise\nRunning with config=" + config_line() + "\nRunning with config=" + line + "\n", "job.log", "job");
+    return parsed ? std::string("parsed") : parsed.error().message;
+  };
+  EXPECT_EQ(error_of("'head_dim_qk': 128", "'head_dim_qk': -128"), "job.log:3: workload key head_dim_qk: must be positive, got -128");
+  EXPECT_EQ(error_of("'num_heads': 16", "'num_heads': 0"), "job.log:3: workload key num_heads: must be positive, got 0");
+  EXPECT_EQ(error_of("'attention_dropout': 0.1", "'attention_dropout': inf"),
+            "job.log:3: workload key attention_dropout: must be in [0, 1), got inf");
+  EXPECT_EQ(error_of("'attention_dropout': 0.1", "'attention_dropout': nan"),
+            "job.log:3: workload key attention_dropout: must be in [0, 1), got nan");
+  EXPECT_EQ(error_of("'num_gqa_groups': 8", "'num_gqa_groups': 3"), "job.log:3: num_heads (16) is not divisible by num_gqa_groups (3)");
+  EXPECT_EQ(error_of("'head_dim_qk': 128", "'head_dim_qk': 'x'"), "job.log:3: workload key head_dim_qk: 'x' is not an integer");
+}
+
+TEST(TeLog, AtMostFiftyDistinctConfigsAreExplainedAndTheRestCounted) {
+  // Audit 2026-12-01 item 15: every distinct config became a workload explained with its own fix
+  // search (14 ms each: a long run of varying shapes took minutes). The first 50 are kept; the
+  // others are counted in a note, and their verdict lines never reach a kept config's block.
+  std::string log;
+  for (int i = 1; i <= 1000; ++i) {
+    std::string line = config_line("bshd_bshd_bshd", 16 * (1 + i % 2));
+    line.replace(line.find("'batch_size': 2"), 15, "'batch_size': " + std::to_string(i));
+    log += "Running with config=" + line + "\n";
+    log += i <= 50 ? "Selected backend = FusedAttention (sub-backend 1).\n" : "Selected backend = UnfusedDotProductAttention.\n";
+  }
+  auto parsed = workload::parse_te_log(log, "many.log", "many");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(parsed->workloads.size(), 50u);
+  EXPECT_EQ(parsed->configs_not_explained, 950u);
+  EXPECT_EQ(parsed->config_lines, 1000u);
+  for (const auto& w : parsed->workloads) EXPECT_EQ(w.observed->selected, "FusedAttention") << w.workload.name;
+  EXPECT_EQ(parsed->workloads.back().workload.name, "many[50]");
+  EXPECT_EQ(parsed->workloads.back().workload.get("batch_size")->to_string(), "50");
+  ASSERT_FALSE(parsed->workloads.back().workload.notes.empty());
+  EXPECT_EQ(parsed->workloads.back().workload.notes.front(),
+            "many.log holds 950 more distinct configs after these 50, not explained: at most 50 per log (limit 50); "
+            "to explain others, pass a log of only their lines");
+  // A kept config seen again after the limit was reached still finds its block (batch 2, 16 heads:
+  // the second).
+  auto again =
+      workload::parse_te_log(log + "Running with config=" + config_line() + "\nSelected backend = FlashAttention (2.7.4).\n", "a.log", "a");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->workloads.size(), 50u);
+  EXPECT_EQ(again->workloads.at(1).observed->selected, "FlashAttention");
+}
+
 TEST(TeLog, ADisagreementNamesTheBackendAndTheLineToPaste) {
   std::string log = "Running with config=" + config_line() + "\n" +
                     "Disabling FusedAttention as no backend supports the provided input\n" +

@@ -2,6 +2,7 @@
 #include "util/file.hpp"
 #include "util/strings.hpp"
 #include "util/subprocess.hpp"
+#include "util/text_wrap.hpp"
 
 #include <gtest/gtest.h>
 
@@ -408,4 +409,16 @@ TEST(Subprocess, MissingProgramExits127) {
   auto r = util::run_command({"/nonexistent/program"});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 127);
+}
+
+// Wrapping at a terminal's width: breaks at spaces, continuations indented two past the line's
+// own indentation, colour sequences and UTF-8 continuation bytes take no column, a word longer
+// than the width stays whole, width 0 changes nothing.
+TEST(TextWrap, BreaksAtSpacesKeepingIndentation) {
+  EXPECT_EQ(util::wrap_text("  one two three four five six\nshort\n", 17), "  one two three\n    four five six\nshort\n");
+  EXPECT_EQ(util::wrap_text("\x1b[1;31mred\x1b[0m word here", 12), "\x1b[1;31mred\x1b[0m word\n  here");
+  EXPECT_EQ(util::wrap_text("→→→→ →→→→ →→→→", 10), "→→→→ →→→→\n  →→→→");
+  EXPECT_EQ(util::wrap_text("/a/very/long/path/without/spaces/at/all and more", 10), "/a/very/long/path/without/spaces/at/all\n  and more");
+  EXPECT_EQ(util::wrap_text("a b c d e f g h", 0), "a b c d e f g h");
+  EXPECT_EQ(util::wrap_text("", 40), "");
 }

@@ -1,5 +1,6 @@
 // Workload importers: YAML/JSON workload files, Hugging Face config.json and --workload-set.
 #include "workload/hf_config.hpp"
+#include "workload/input_kind.hpp"
 #include "workload/workload_io.hpp"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <unistd.h>
 
 namespace {
@@ -204,4 +206,22 @@ TEST(WorkloadSettings, HeadDimQkMovesAnEqualHeadDimVOnly) {
   std::vector<std::string> qk = {"head_dim_qk=256"};
   ASSERT_TRUE(workload::apply_workload_settings(mla, qk).ok());
   EXPECT_EQ(mla.get("head_dim_v")->as_int(), 128);
+}
+
+// Each kind of workload input is told from its own markers, on the fixtures of each kind.
+TEST(InputKind, SniffsEachKindOfWorkloadInput) {
+  auto sniff = [](const std::string& relative) {
+    std::ifstream in(fixtures() / relative);
+    std::stringstream text;
+    text << in.rdbuf();
+    return workload::sniff_input_kind(text.str());
+  };
+  EXPECT_EQ(sniff("hf/llama-3-8b/config.json"), workload::InputKind::hf_config);
+  EXPECT_EQ(sniff("megatron/llama3_8b.args"), workload::InputKind::megatron_args);
+  EXPECT_EQ(sniff("megatron/deepseek_v3_cp.sh"), workload::InputKind::megatron_args);
+  EXPECT_EQ(sniff("megatron/llama3_8b_nemo2.yaml"), workload::InputKind::megatron_args);
+  EXPECT_EQ(sniff("te-logs/v2.12-hopper-post-scale-bias.log"), workload::InputKind::te_log);
+  EXPECT_EQ(workload::sniff_input_kind("name: mla\nhead_dim_qk: 192\nqkv_dtype: bf16\n"), workload::InputKind::workload);
+  EXPECT_EQ(workload::sniff_input_kind("hello\n"), workload::InputKind::unknown);
+  EXPECT_EQ(workload::option_for(workload::InputKind::megatron_args), "--megatron-args");
 }
