@@ -45,8 +45,14 @@ Json verdict_to_json(const std::string& backend, const model::BackendVerdict& ve
 Json finding_to_json(const model::Finding& finding) {
   Json evidence = Json::object();
   for (const auto& [name, value] : finding.evidence) evidence[name] = value;
-  Json fixes = Json::array();
-  for (const auto& fix : finding.fixes) fixes.push_back(fix_to_json(fix));
+  // `fixes` holds what a user can do; what the model ran and showed does not help, and what would
+  // run only on other hardware or with another model, each have their own field.
+  Json fixes = Json::array(), rejected = Json::array(), counterfactuals = Json::array();
+  for (const auto& fix : finding.fixes) {
+    if (fix.refuted) rejected.push_back(fix_to_json(fix));
+    else if (fix.verified && (fix.kind == "hardware" || fix.kind == "model")) counterfactuals.push_back(fix_to_json(fix));
+    else fixes.push_back(fix_to_json(fix));
+  }
   Json out{{"id", finding.id},
            {"severity", std::string(model::to_string(finding.severity))},
            {"title", finding.title},
@@ -57,6 +63,8 @@ Json finding_to_json(const model::Finding& finding) {
   if (finding.impact != model::Impact::none) out["impact"] = std::string(model::to_string(finding.impact));
   if (!finding.area.empty()) out["area"] = finding.area;
   if (!finding.workload.empty()) out["workload"] = finding.workload;
+  if (!rejected.empty()) out["rejected_fixes"] = std::move(rejected);
+  if (!counterfactuals.empty()) out["counterfactuals"] = std::move(counterfactuals);
   return out;
 }
 

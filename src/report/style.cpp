@@ -3,6 +3,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace report {
 
@@ -55,16 +56,65 @@ std::string render_fix(const model::Fix& fix, const Style& style, std::size_t in
   return out;
 }
 
+namespace {
+
+// The settings a fix changes that its command does not make (a Megatron-LM argument, a TE call
+// argument): "--attention-backend auto", "cp_comm_type=p2p".
+std::vector<std::string> settings_beside_command(const model::Fix& fix) {
+  std::vector<std::string> out;
+  bool packing = false;
+  for (const auto& [name, value] : fix.changes) packing = packing || name == "workload.qkv_format";
+  for (const auto& [name, value] : fix.changes) {
+    if (!name.starts_with("workload.") || (packing && name == "workload.attn_mask_type")) continue;
+    std::string key = name.substr(9);
+    out.push_back(key == "attention_backend" ? "--attention-backend " + value : key + "=" + value);
+  }
+  return out;
+}
+
+// What identifies a fix on screen: its command, else its changes, else its words.
+std::string shown_key(const model::Fix& fix) {
+  std::string key = fix.command;
+  for (const auto& [name, value] : fix.changes) key += "\x1f" + name + "=" + value;
+  return key.empty() ? fix.description : key;
+}
+
+// A fix as text shows it without -v: how a release is built from source (rules/catalog/) is
+// one short clause; JSON and -v keep the whole note.
+model::Fix brief(const model::Fix& fix) {
+  static constexpr std::string_view k_build = "; no prebuilt wheel for this node (";
+  auto at = fix.description.find(k_build);
+  if (at == std::string::npos) return fix;
+  int depth = 1;
+  std::size_t end = at + k_build.size();
+  for (; end < fix.description.size() && depth > 0; ++end) {
+    if (fix.description[end] == '(') ++depth;
+    else if (fix.description[end] == ')') --depth;
+  }
+  model::Fix out = fix;
+  out.description = fix.description.substr(0, at) + "; a source build here (-v says how)" + fix.description.substr(end);
+  return out;
+}
+
+} // namespace
+
 std::string fix_headline(const model::Fix& fix) {
   std::string what = fix.command.empty() ? fix.description : fix.command;
   if (fix.command.empty() && what.starts_with("with ")) what.erase(0, 5); // "--attention-backend auto in the Megatron-LM arguments"
+  // A command and a setting together (TE upgraded and --attention-backend auto): both, or the
+  // command alone would not do what the outcome says.
+  if (!fix.command.empty())
+    for (const auto& setting : settings_beside_command(fix)) what += " and " + setting;
   return what + (fix.verified && !fix.verified->backend.empty() ? " (verified → " + outcome_text(*fix.verified) + ")" : " (verified)");
 }
 
-std::string render_fixes(const std::vector<model::Fix>& fixes, const Style& style, std::size_t indent, bool verbose) {
+std::string render_fixes(const std::vector<model::Fix>& fixes, const Style& style, std::size_t indent, bool verbose,
+                         std::set<std::string>* shown) {
   std::string pad(indent, ' ');
   std::string out;
-  std::size_t shown = 0, hidden = 0;
+  std::set<std::string> own; // within this finding, when the caller keeps no record
+  std::set<std::string>& seen = shown ? *shown : own;
+  std::size_t slots = 0, hidden = 0;
   std::vector<const model::Fix*> counterfactual, debug, refuted;
   std::vector<std::string> footnotes; // why each unverified command could not be checked, once each
   for (const auto& fix : fixes)
@@ -88,13 +138,19 @@ std::string render_fixes(const std::vector<model::Fix>& fixes, const Style& styl
       refuted.push_back(&fix);
       continue;
     }
+    // No fix twice: within a finding, nor (with a record) across the findings of one workload,
+    // where the later one only points back.
+    if (!fix.refuted && (fix.verified || !fix.command.empty()) && !seen.insert(shown_key(fix)).second) {
+      if (fix.verified && &seen != &own) out += pad + "fix: " + style.dim(fix_headline(fix) + " (as above)") + "\n";
+      continue;
+    }
     if (fix.verified) {
-      if (!verbose && shown == 3) {
+      if (!verbose && slots == 3) {
         ++hidden;
         continue;
       }
-      ++shown;
-      out += render_fix(fix, style, indent);
+      ++slots;
+      out += render_fix(verbose ? fix : brief(fix), style, indent);
     } else if (!fix.unverified_reason.empty() && !fix.command.empty()) {
       // One short tag; the reason once, below.
       out += pad + "fix: " + style.bold(fix.command) + "  " + style.yellow(tag(fix.unverified_reason)) + "\n";

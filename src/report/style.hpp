@@ -4,6 +4,7 @@
 #include "model/finding.hpp"
 #include "report/render.hpp"
 
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -37,10 +38,14 @@ std::string render_fix(const model::Fix& fix, const Style& style, std::size_t in
 // check, each with a short [unverified] tag and the reason once below; the counterfactuals (a GPU,
 // the model's shape) on one "would also run (not a change you can make here)" line; logging aids
 // under "debug:"; with verbose, the commands the model showed do not help ("would not help: ...").
-std::string render_fixes(const std::vector<model::Fix>& fixes, const Style& style, std::size_t indent, bool verbose);
+// No fix is printed twice: shown (when given) records what was printed for one workload, and a
+// verified fix printed under an earlier finding is one "(as above)" line.
+std::string render_fixes(const std::vector<model::Fix>& fixes, const Style& style, std::size_t indent, bool verbose,
+                         std::set<std::string>* shown = nullptr);
 using model::best_fix;
 using model::is_counterfactual;
-// "<command> (verified → FusedAttention (F16_arbitrary_seqlen))": a fix on one line.
+// "<command> (verified → FusedAttention (F16_arbitrary_seqlen))": a fix on one line; a setting it
+// changes beside the command follows it ("... and --attention-backend auto").
 std::string fix_headline(const model::Fix& fix);
 // "FusedAttention (F16_arbitrary_seqlen)", or "clears <id>" for a node finding.
 std::string outcome_text(const model::FixOutcome& outcome);

@@ -6,6 +6,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace report {
 
@@ -184,6 +185,7 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
     for (const auto& f : e.findings)
       if (f.severity == severity && !(knowledge_said && f.id == model::k_knowledge_finding_id)) ordered.push_back(&f);
   std::size_t shown = 0;
+  std::set<std::string> fixes_shown; // no fix printed twice for the workload
   for (const model::Finding* finding : ordered) {
     const model::Finding& f = *finding;
     if (f.severity == model::Severity::info && !options.verbose) continue;
@@ -207,7 +209,7 @@ std::string render_explain_text(const model::Explanation& e, const TextOptions& 
     if (f.impact != model::Impact::none) out += "      " + style.red("impact: " + std::string(model::describe(f.impact))) + "\n";
     // "No backend" is the verdict line already; its message only points at the reasons above.
     if (options.verbose || f.id != "attention-no-backend") out += "      " + wrap_text(f.message, 6) + "\n";
-    out += render_fixes(f.fixes, style, 6, options.verbose);
+    out += render_fixes(f.fixes, style, 6, options.verbose, &fixes_shown);
   }
   std::size_t infos = 0;
   for (const auto& f : e.findings) infos += f.severity == model::Severity::info;

@@ -45,6 +45,7 @@ std::string gpu_label(std::string_view sm) {
 }
 
 bool is_te_argument(std::string_view key) { return key == "cp_comm_type" || key == "attn_input_format" || key == "qkv_interleaved"; }
+bool is_recipe_argument(std::string_view key) { return key == "fp8_dpa" || key == "fp8_mha"; }
 
 std::string change_label(const Change& c) {
   switch (c.kind) {
@@ -52,6 +53,9 @@ std::string change_label(const Change& c) {
   case ChangeKind::workload:
     if (c.name == "attention_backend") return "--attention-backend " + c.value.value_or("");
     if (c.name == "qkv_format" && c.value == "thd") return "packed sequences (qkv_format=thd)";
+    if (c.name == "fp8" && c.value == "false") return "BF16 training (fp8=false: no FP8 autocast, no --fp8-format)";
+    if (is_recipe_argument(c.name))
+      return c.name + "=" + (c.value == "false" ? "False" : c.value == "true" ? "True" : c.value.value_or(""));
     return c.name + "=" + c.value.value_or("");
   case ChangeKind::package: return fact_label(c.package->fact) + " " + c.release->version.to_string();
   case ChangeKind::gpu: return gpu_label(c.value.value_or(""));
@@ -298,7 +302,9 @@ std::vector<std::string> moved_fact_prefixes(const Change& c) {
   switch (c.kind) {
   // An environment variable or another TE release can move which cuDNN copy TE loads: the search
   // relinks cuDNN after either.
-  case ChangeKind::env: return {"env." + c.name, "cudnn.", "te.cudnn.", "torch.cudnn."};
+  // Both (and the TE release) also move workload keys TE derives from them (NVTE_DPA_FP8_RECIPE
+  // turns fp8_dpa off, model/dpa_inputs.hpp).
+  case ChangeKind::env: return {"env." + c.name, "cudnn.", "te.cudnn.", "torch.cudnn.", "workload."};
   case ChangeKind::workload: return {"workload."};
   case ChangeKind::gpu: return {"gpu"};
   case ChangeKind::package: {
@@ -307,7 +313,7 @@ std::vector<std::string> moved_fact_prefixes(const Change& c) {
       const std::string& lib = c.package->library; // its copies, and what TE and torch load
       prefixes.insert(prefixes.end(), {lib + ".", "te." + lib + ".", "torch." + lib + "."});
     }
-    if (c.name == "te.version") prefixes.insert(prefixes.end(), {"te.", "cudnn.", "torch.cudnn."});
+    if (c.name == "te.version") prefixes.insert(prefixes.end(), {"te.", "cudnn.", "torch.cudnn.", "workload."});
     // A TE, flash-attn or cuBLAS install relinks the native probe's facts (relink_native).
     if (c.name == "te.version" || c.name.starts_with("flash_attn") || (c.package && c.package->name.starts_with("nvidia-cublas")))
       prefixes.emplace_back("native.");
@@ -344,12 +350,15 @@ model::Fix render_changes(const std::vector<Change>& changes, const model::Facts
     }
   };
   bool install = false;
-  // Packing comes with its padding mask: one label for the two changes.
+  // Packing comes with its padding mask, FP8 attention off with fp8_mha, BF16 training with the
+  // recipe's attention settings and the dtype: one label for each.
   std::string packed_with;
   bool packing = false;
+  std::vector<std::string> workload_keys;
   for (const auto& c : changes) {
     if (c.kind == ChangeKind::workload && c.name == "qkv_format" && c.value == "thd") packing = true;
     if (c.kind == ChangeKind::workload && c.name == "attn_mask_type") packed_with = c.value.value_or("");
+    if (c.kind == ChangeKind::workload) workload_keys.push_back("workload." + c.name);
   }
   for (const auto& c : changes) {
     switch (c.kind) {
@@ -371,13 +380,18 @@ model::Fix render_changes(const std::vector<Change>& changes, const model::Facts
         labels.push_back(change_label(c) + " in the Megatron-LM arguments");
       } else if (c.name == "qkv_format" && c.value == "thd") {
         labels.push_back(packed_with.empty() ? change_label(c) : "packed sequences (qkv_format=thd, attn_mask_type=" + packed_with + ")");
-      } else if (packing && c.name == "attn_mask_type") {
-        // said with the packing
+      } else if ((packing && c.name == "attn_mask_type") || companion_change("workload." + c.name, workload_keys)) {
+        // said with the packing, with fp8_dpa or with fp8
+      } else if (c.name == "fp8") {
+        labels.push_back(change_label(c));
       } else {
-        labels.push_back(change_label(c) + (is_te_argument(c.name) ? " in the TE call" : " in the workload"));
+        labels.push_back(change_label(c) + (is_te_argument(c.name)       ? " in the TE call"
+                                            : is_recipe_argument(c.name) ? " in the FP8 recipe (attention in BF16)"
+                                                                         : " in the workload"));
       }
-      // A change of the model's shape is a counterfactual ("would also run"), not a setting.
-      if (counterfactual_class(change_class("workload." + c.name))) kind(4, "model");
+      // A change of what is computed or of the model's shape is a counterfactual ("would also
+      // run"), not a setting.
+      if (counterfactual_class(change_class("workload." + c.name, c.value.value_or("")))) kind(4, "model");
       else kind(1, "config");
       break;
     }
@@ -399,7 +413,8 @@ model::Fix render_changes(const std::vector<Change>& changes, const model::Facts
       commands.push_back(command + " " + util::shell_quote(requirement));
       fix.changes.emplace_back(c.package->fact, c.release->version.to_string());
       labels.push_back(change_label(c) + " (" + c.package->name + ")");
-      if (!prebuilt_for(*c.release, node) && !c.release->build_note.empty()) notes.push_back("no prebuilt wheel for this node: " + c.release->build_note);
+      if (!prebuilt_for(*c.release, node) && !c.release->build_note.empty())
+        notes.push_back("no prebuilt wheel for this node (" + c.release->build_note + ")");
       else if (!c.package->note.empty()) notes.push_back(c.package->note);
       kind(c.package->fact == "te.version" ? 3 : 2, c.package->fact == "te.version" ? "upgrade" : "pip");
       break;
@@ -518,23 +533,54 @@ std::string failure_reason(const std::string& label, const std::string& why_not,
   return "with " + label + " the model does not predict a working setup";
 }
 
-int change_class(std::string_view name) {
+int change_class(std::string_view name, std::string_view value) {
+  // FP8 attention emulated in higher precision by the unfused kernel: the last resort of FP8.
+  if (name == "env.NVTE_UnfusedDPA_Emulate_FP8") return 5;
   if (name.starts_with("env.")) return 0;
   if (name == "workload.cp_comm_type" || name == "workload.attn_input_format" || name == "workload.qkv_interleaved" ||
-      name == "workload.attention_backend")
+      name == "workload.attention_backend" || name == "workload.fp8_dpa" || name == "workload.fp8_mha")
     return 1;
   if (name == "cudnn.version" || name == "nccl.version" || name == "cublaslt.version") return 2;
   if (name.starts_with("flash_attn") || name == "cudnn_frontend.version" || (name.starts_with("package.") && name.ends_with(".version")))
     return 3;
   if (name == "te.version") return 4;
-  if (name == "workload.qkv_format" || name == "workload.qkv_dtype" || name == "workload.attn_mask_type" || name == "workload.fp8_dpa")
-    return 5;
+  // Packing sequences into one (thd) changes the batches the model sees (and, with documents that
+  // shared a row, what attends to what): a counterfactual. Unpacking keeps each sequence's math.
+  if (name == "workload.qkv_format") return value == "thd" ? 6 : 5;
+  if (name == "workload.qkv_dtype" || name == "workload.attn_mask_type" || name == "workload.fp8") return 5;
   if (name.starts_with("workload.")) return 6;
   return 7;
 }
 
-std::tuple<int, std::size_t, int, int, long, int> fix_rank(const model::Fix& fix, const model::Facts& facts) {
+int outcome_tier(std::string_view backend, bool forced) {
+  if (backend == "UnfusedDotProductAttention") return 2;
+  if (backend.empty()) return 0;
+  return forced ? 1 : 0;
+}
+
+bool forces_backend(std::string_view name, std::string_view value) {
+  if (name == "env.NVTE_FLASH_ATTN" || name == "env.NVTE_FUSED_ATTN") return value == "0";
+  if (name == "workload.attention_backend") return value != "auto";
+  return false;
+}
+
+int fix_tier(const model::Fix& fix) {
+  if (!fix.verified) return k_no_backend_tier;
+  bool forced = std::any_of(fix.changes.begin(), fix.changes.end(), [](const auto& c) { return forces_backend(c.first, c.second); });
+  return outcome_tier(fix.verified->backend, forced);
+}
+
+bool companion_change(std::string_view name, const std::vector<std::string>& names) {
+  auto has = [&](std::string_view other) { return std::find(names.begin(), names.end(), other) != names.end(); };
+  if (has("workload.fp8")) return name == "workload.fp8_dpa" || name == "workload.fp8_mha" || name == "workload.qkv_dtype";
+  if (has("workload.fp8_dpa")) return name == "workload.fp8_mha";
+  return false;
+}
+
+std::tuple<int, int, std::size_t, int, int, long, int> fix_rank(const model::Fix& fix, const model::Facts& facts) {
   bool cudnn_install = false, packing = false;
+  std::vector<std::string> names;
+  for (const auto& [name, value] : fix.changes) names.push_back(name);
   for (const auto& [name, value] : fix.changes) {
     cudnn_install = cudnn_install || name == "cudnn.version";
     packing = packing || name == "workload.qkv_format";
@@ -544,11 +590,13 @@ std::tuple<int, std::size_t, int, int, long, int> fix_rank(const model::Fix& fix
   int direction = 0; // 0 no version or an upgrade, 1 a downgrade, 2 a downgrade across a major release
   long step = 0;
   for (const auto& [name, value] : fix.changes) {
-    // Companions of another change: the load-order step of a wheel, the mask of packing.
+    // Companions of another change: the load-order step of a wheel, the mask of packing, the
+    // FP8 settings that go with FP8 attention or training off.
     if (cudnn_install && (name == "env.CUDNN_PATH" || name == "env.CUDNN_HOME")) continue;
     if (packing && name == "workload.attn_mask_type") continue;
+    if (companion_change(name, names)) continue;
     ++count;
-    cost_class = std::max(cost_class, change_class(name));
+    cost_class = std::max(cost_class, change_class(name, value));
     auto to = model::Version::parse(value);
     auto from = facts.get_version(name);
     if (to && from) {
@@ -561,7 +609,7 @@ std::tuple<int, std::size_t, int, int, long, int> fix_rank(const model::Fix& fix
     const std::string& b = fix.verified->backend;
     backend = b == "FlashAttention" ? 0 : b == "FusedAttention" ? 1 : b.empty() ? 3 : 2;
   }
-  return {counterfactual_class(cost_class) ? 1 : 0, count, direction, cost_class, step, backend};
+  return {counterfactual_class(cost_class) ? 1 : 0, fix_tier(fix), count, direction, cost_class, step, backend};
 }
 
 std::string packed_mask(std::string_view mask) {

@@ -67,17 +67,36 @@ std::string failure_reason(const std::string& label, const std::string& why_not,
                            const std::string& new_problem);
 
 // The kind of change a fact or workload key (as named in Fix::changes: "env.X", "workload.k",
-// "cudnn.version", "gpu.sm") stands for, cheapest first: 0 environment, 1 a TE or launcher
-// argument (Megatron-LM's --attention-backend), 2 a library wheel, 3 a Python package, 4 TE,
-// 5 the data layout or precision the user picks (packing, dtype), 6 the model's shape, 7 the GPU.
-int change_class(std::string_view name);
+// "cudnn.version", "gpu.sm") with its value stands for, cheapest first: 0 environment, 1 a TE or
+// launcher argument (cp_comm_type, the FP8 recipe's fp8_dpa, Megatron-LM's --attention-backend),
+// 2 a library wheel, 3 a Python package, 4 TE, 5 the data layout or precision the user picks
+// (packing off, dtype, BF16 training, FP8 emulated in higher precision), 6 what is computed or
+// the model's shape (packing sequences on, head dims), 7 the GPU.
+int change_class(std::string_view name, std::string_view value = {});
 // 6 and 7 are not changes a user can make on this node: "would also run", never a fix slot.
 inline bool counterfactual_class(int change_class) { return change_class >= 6; }
 
-// Sort key of a verified fix: counterfactual last; changes made; upgrades (or no version change)
-// before downgrades, a downgrade across a major release last; the costliest kind of change;
-// version distance; the backend it gets (TE's order).
-std::tuple<int, std::size_t, int, int, long, int> fix_rank(const model::Fix& fix, const model::Facts& facts);
+// How fast what a fix leaves the workload with is, by TE's own preference: 0 FlashAttention or
+// FusedAttention as TE picks it; 1 one of them reached only by turning off the one TE picks
+// (forced: NVTE_FUSED_ATTN=0, a Megatron-LM --attention-backend other than auto), which TE would
+// pass over (on Hopper it prefers cuDNN to flash-attn 2); 2 UnfusedDotProductAttention; 3 no
+// backend (k_no_backend_tier). A node finding's fix (no backend named) is 0.
+inline constexpr int k_no_backend_tier = 3;
+int outcome_tier(std::string_view backend, bool forced = false);
+// Whether a change turns a backend off or picks one for TE: an NVTE_FLASH_ATTN / NVTE_FUSED_ATTN
+// set to 0, Megatron-LM's --attention-backend flash, fused or unfused.
+bool forces_backend(std::string_view name, std::string_view value);
+// outcome_tier of a verified fix (its backend, forced by one of its changes or not).
+int fix_tier(const model::Fix& fix);
+
+// Sort key of a verified fix: counterfactual last; the outcome (outcome_tier); changes made;
+// upgrades (or no version change) before downgrades, a downgrade across a major release last;
+// the costliest kind of change; version distance; the backend it gets (TE's order).
+std::tuple<int, int, std::size_t, int, int, long, int> fix_rank(const model::Fix& fix, const model::Facts& facts);
+
+// Whether a change (by name) only goes with another of names: fp8_dpa, fp8_mha and qkv_dtype
+// with fp8 (training in BF16), fp8_mha with fp8_dpa (FP8 attention off).
+bool companion_change(std::string_view name, const std::vector<std::string>& names);
 
 // The mask a packed (thd) batch needs in place of mask: TE takes thd only with padding masks
 // (causal -> padding_causal, no_mask -> padding); a padding mask stays.

@@ -2,27 +2,33 @@
 // of the model (facts and workload), so "does it work" is answered by running the same engine on
 // the changed inputs — never by trusting the text a rule wrote. Candidates are cheap to make and
 // evaluation is a few microseconds per rule, so the search is a bounded enumeration:
-//   1. single changes, family by family (an env var, a TE argument, one package's releases in
-//      order of distance from the installed one, a workload key, a GPU class), stopping a
-//      version family at its first release that works;
-//   2. only when no single change works, pairs of changes that each made progress (took away
-//      one of the reasons that block the workload), from different families;
-//   3. rank: counterfactuals (the model's shape, the GPU) after every change the user can make;
-//      fewer changes; upgrades before downgrades; the cheaper kind of change (environment, TE or
-//      launcher argument, library wheel, Python package, TE, data layout, model, hardware); the
-//      smaller version step; the backend TE prefers.
-//   4. one pin per package for the whole report (unify_pins): the release that clears every
-//      finding the package can clear replaces the others.
+//   1. single changes, family by family (an env var, a TE or FP8-recipe argument, one package's
+//      releases in order of distance from the installed one, a workload key, a GPU class), each
+//      family up to its first release that works;
+//   2. where no change reaches the outcome the goal asks (the fused kernels as TE picks them),
+//      the families whose first working release runs a slower backend go on, keeping each
+//      release that does better;
+//   3. where still none does (or nothing works), pairs from different families: two changes that
+//      between them take away a faster backend's reasons, a change that clears the finding but
+//      brings another problem with any other;
+//   4. rank by the outcome (fix_commands.hpp, outcome_tier), then the fewest and most reversible
+//      changes: counterfactuals (the model's shape, packing, the GPU) after every change the
+//      user can make; fewer changes; upgrades before downgrades; the cheaper kind of change; the
+//      smaller version step; the backend TE prefers;
+//   5. one pin per package for the whole report (fix_pins.cpp, unify_pins).
 // Every evaluation counts against SearchOptions::budget.
 #include "rules/fix_search.hpp"
 
+#include "model/workload.hpp"
 #include "rules/fix_commands.hpp"
+#include "rules/fix_session.hpp"
 #include "rules/ruleset_impl.hpp"
 #include "rules/templates.hpp"
 #include "util/parallel.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -33,340 +39,146 @@ namespace rules {
 
 namespace {
 
+using detail::backend_rank;
+using detail::Candidate;
 using detail::Change;
 using detail::ChangeKind;
+using detail::Goal;
+using detail::meets;
+using detail::NodeOutcomeMemo;
+using detail::Outcome;
+using detail::progress;
+using detail::same_changes;
+using detail::Session;
+using detail::tier_of;
+using detail::to_fix;
+using detail::Verified;
 
-// What one evaluation of the model says, reduced to what goals and ranking need.
-struct Outcome {
-  bool ok = false; // the candidate could be applied (a wheel install that takes effect, ...)
-  std::string why_not;
-  std::optional<std::string> selected;
-  std::optional<std::string> sub_backend;
-  std::map<std::string, model::Severity> findings; // workload findings (and node findings once verified)
-  std::set<std::string> reasons;                   // rule ids of the reasons that keep backends out
-  std::map<std::string, bool> available;           // backend key -> available
-  // The findings the session's baseline lacks, with their severity: what meets() asks about. A
-  // node outcome holds every firing rule (5,000 in the audit's check), so this short list, made
-  // once per outcome, keeps a search from walking (or copying) all of them per candidate.
-  std::vector<std::pair<std::string, model::Severity>> added;
-  bool is_available(const std::string& backend) const {
-    auto it = available.find(backend);
-    return it != available.end() && it->second;
-  }
-};
-
-// outcome.added against baseline.
-void note_added(Outcome& outcome, const Outcome& baseline) {
-  for (const auto& [id, severity] : outcome.findings)
-    if (!baseline.findings.count(id)) outcome.added.emplace_back(id, severity);
-}
-
-struct Candidate {
-  std::vector<Change> changes;
-  int cost_class = 0; // detail::change_class: 0 env ... 5 data layout, 6 model shape, 7 hardware
-  long step = 0;      // version distance, for ranking
-  std::string family; // changes of one family are alternatives: only the best is kept
-  std::size_t order = 0;
-  bool pair = false; // two single changes together (packing and its mask is one change)
-  std::size_t weight() const { return pair ? 2 : 1; }
-};
-
-// Node outcomes shared by the searches for one report's node findings. Each search tries much
-// the same candidate changes on the same facts, and each evaluation runs every node rule: without
-// the memo, check was quadratic in the number of firing rules (audit 2026-11-25, item 12). An
-// outcome depends only on the changes (the facts, rules and options are the same for every
-// search that shares the memo), so the changes are the key; "" is the node as it is.
-// The searches of a report's findings run on several threads (verify_node_findings) and share
-// it: lookups and inserts hold the lock, evaluations do not (two threads may evaluate the same
-// changes at once; the first outcome stored is kept, and both are the same).
-struct NodeOutcomeMemo {
-  std::mutex mutex;
-  std::map<std::string, std::shared_ptr<const Outcome>> outcomes; // "" is the baseline
-};
-
-std::string change_key(const std::vector<Change>& changes) {
-  std::string key;
-  for (const auto& c : changes) {
-    key += std::to_string(static_cast<int>(c.kind)) + '\x1f' + c.name + '\x1f' + (c.value ? "=" + *c.value : "-") + '\x1f' +
-           std::to_string(reinterpret_cast<std::uintptr_t>(c.package)) + '\x1f' +
-           std::to_string(reinterpret_cast<std::uintptr_t>(c.release)) + '\x1e';
-  }
-  return key;
-}
-
-class Session {
-public:
-  Session(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload, const SearchOptions& options,
-          NodeOutcomeMemo* memo = nullptr)
-      : m_rules(rules), m_facts(facts), m_workload(workload), m_options(options), m_node(detail::node_abi(facts)),
-        m_memo(workload ? nullptr : memo) {
-    if (m_options.relink) {
-      // The load-order model is trusted only where it reproduces what the probe recorded.
-      model::Facts again = facts;
-      m_options.relink(again, "cudnn");
-      m_relink_ok = again.get_version("cudnn.version") == facts.get_version("cudnn.version");
-    }
-    if (m_memo) {
-      // Shared, not copied: a copy per finding would be quadratic again. m_baseline_node is
-      // only read by new_node_problem, which workload sessions use.
-      m_baseline = remembered_node_outcome("", facts);
-      return;
-    }
-    m_baseline = std::make_shared<const Outcome>(evaluate_plain(facts, workload));
-    m_baseline_node = node_ids(evaluate_node(rules, facts));
-  }
-
-  const Outcome& baseline() const { return *m_baseline; }
-  std::size_t used() const { return m_used; }
-
-  // The facts and workload after the changes (with the load-order step added to changes where a
-  // wheel would otherwise be shadowed); nullopt with why_not when the change cannot take effect.
-  struct Applied {
-    model::Facts facts;
-    model::Workload workload;
-    std::vector<Change> extra; // load-order steps the changes needed
-    std::string why_not;
-    bool ok = true;
-  };
-
-  Applied apply(const std::vector<Change>& changes) const {
-    Applied a{m_facts, m_workload ? *m_workload : model::Workload{}, {}, {}, true};
-    std::set<std::string> libraries;
-    for (const auto& c : changes) {
-      if (!detail::apply_change(c, a.facts, a.workload, a.why_not, &m_rules.catalog())) {
-        a.ok = false;
-        return a;
-      }
-      if (c.kind == ChangeKind::env || (c.kind == ChangeKind::package && c.package->fact == "te.version")) libraries.insert("cudnn");
-      if (c.kind == ChangeKind::package && !c.package->library.empty()) libraries.insert(c.package->library);
-    }
-    for (const auto& lib : libraries) relink(a.facts, lib);
-    // A wheel that TE or torch would not load is no fix by itself: add the step that makes it win.
-    for (const auto& c : changes) {
-      if (c.kind != ChangeKind::package || c.package->library.empty()) continue;
-      std::string fact = c.package->library + ".version";
-      if (a.facts.get_version(fact) == c.release->version) continue;
-      auto steps = detail::load_order_steps(a.facts, c.package->library);
-      for (const auto& step : steps) {
-        if (!detail::apply_change(step, a.facts, a.workload, a.why_not)) break;
-        a.extra.push_back(step);
-      }
-      relink(a.facts, c.package->library);
-      if (a.facts.get_version(fact) != c.release->version) {
-        a.ok = false;
-        auto path = a.facts.get_string(c.package->library + ".path");
-        a.why_not = "TE would still load " + std::string(c.package->library == "cudnn" ? "cuDNN " : "NCCL ") +
-                    a.facts.get_string(fact).value_or("(none)") + (path ? " from " + *path : "") + " after installing the wheel";
-        return a;
-      }
-    }
-    return a;
-  }
-
-  // One model evaluation of the changed inputs (workload findings and backends; node findings
-  // only through verify_node()).
-  std::shared_ptr<const Outcome> evaluate(const std::vector<Change>& changes, Applied* out = nullptr) {
-    ++m_used;
-    Applied a = apply(changes);
-    std::shared_ptr<const Outcome> result;
-    if (!a.ok) {
-      auto o = std::make_shared<Outcome>();
-      o->why_not = a.why_not;
-      result = std::move(o);
-    } else if (m_memo) {
-      // Shared with every search of the report: never copied (a node outcome holds every firing rule).
-      result = remembered_node_outcome(change_key(changes), a.facts);
-    } else {
-      auto o = std::make_shared<Outcome>(evaluate_plain(a.facts, m_workload ? &a.workload : nullptr));
-      note_added(*o, *m_baseline);
-      result = std::move(o);
-    }
-    if (out) *out = std::move(a);
-    return result;
-  }
-
-  // New node findings at or above severity after the change; empty when none.
-  std::string new_node_problem(const model::Facts& after, model::Severity severity, const std::string& except) {
-    for (const auto& f : evaluate_node(m_rules, after)) {
-      if (f.severity < severity || f.id == except || m_baseline_node.count(f.id)) continue;
-      return f.id;
-    }
-    return {};
-  }
-
-  bool budget_left() const { return m_used < m_options.budget; }
-  const NodeAbi& node() const { return m_node; }
-  const model::Facts& facts() const { return m_facts; }
-  const model::Workload* workload() const { return m_workload; }
-  const RuleSet& rules() const { return m_rules; }
-
-private:
-  void relink(model::Facts& facts, const std::string& library) const {
-    if (m_options.relink && m_relink_ok) m_options.relink(facts, library);
-  }
-
-  static std::set<std::string> node_ids(const std::vector<model::Finding>& findings) {
-    std::set<std::string> ids;
-    for (const auto& f : findings) ids.insert(f.id);
-    return ids;
-  }
-
-  Outcome evaluate_plain(const model::Facts& facts, const model::Workload* workload) const {
-    if (!workload) return node_outcome(facts);
-    model::Explanation e = explain(m_rules, facts, *workload);
-    Outcome o;
-    o.ok = true;
-    o.selected = e.selected;
-    for (const auto& [key, verdict] : e.backends) {
-      o.available[key] = verdict.available;
-      if (key == "fused_attention" && verdict.sub_backend) o.sub_backend = verdict.sub_backend;
-      if (!verdict.available)
-        for (const auto& r : verdict.reasons) o.reasons.insert(key + ":" + r.rule);
-    }
-    for (const auto& f : e.findings) o.findings[f.id] = std::max(o.findings[f.id], f.severity);
-    return o;
-  }
-
-  Outcome node_outcome(const model::Facts& facts) const {
-    Outcome o;
-    o.ok = true;
-    for (const auto& f : evaluate_node(m_rules, facts)) o.findings[f.id] = std::max(o.findings[f.id], f.severity);
-    return o;
-  }
-
-  // The memo's outcome for the changes (key), made the first time; "" is the baseline, made by
-  // the first session (the constructor), so every other outcome's added list is against it.
-  std::shared_ptr<const Outcome> remembered_node_outcome(const std::string& key, const model::Facts& facts) const {
-    std::shared_ptr<const Outcome> baseline;
-    {
-      std::lock_guard lock(m_memo->mutex);
-      if (auto it = m_memo->outcomes.find(key); it != m_memo->outcomes.end()) return it->second;
-      if (!key.empty()) baseline = m_memo->outcomes.at("");
-    }
-    auto made = std::make_shared<Outcome>(node_outcome(facts));
-    if (baseline) note_added(*made, *baseline);
-    std::shared_ptr<const Outcome> outcome = std::move(made);
-    std::lock_guard lock(m_memo->mutex);
-    return m_memo->outcomes.emplace(key, std::move(outcome)).first->second;
-  }
-
-  const RuleSet& m_rules;
-  const model::Facts& m_facts;
-  const model::Workload* m_workload;
-  SearchOptions m_options;
-  NodeAbi m_node;
-  bool m_relink_ok = false;
-  std::shared_ptr<const Outcome> m_baseline;
-  std::set<std::string> m_baseline_node;
-  std::size_t m_used = 0;
-  NodeOutcomeMemo* m_memo = nullptr; // node sessions of verify_node_findings only
-};
-
-// The backend order of TE's selection, for "the backend TE prefers".
-int backend_rank(const std::optional<std::string>& selected) {
-  if (!selected) return 9;
-  if (*selected == "FlashAttention") return 0;
-  if (*selected == "FusedAttention") return 1;
-  return 2;
-}
-
-struct Goal {
-  std::string finding_id;
-  model::Severity severity = model::Severity::error;
-  bool needs_backend = false; // the finding is "no backend"
-  bool workload = false;      // a workload finding: the workload must run afterwards
-};
-
-// Whether an outcome meets the goal on the workload side (node findings are checked after).
-bool meets(const Goal& goal, const Outcome& o) {
-  if (!o.ok) return false;
-  if (o.findings.count(goal.finding_id)) return false;
-  // A workload keeps (or gets) a backend: clearing one finding of a workload that cannot run is
-  // no fix.
-  if (goal.workload && !o.selected) return false;
-  for (const auto& [id, severity] : o.added)
-    if (severity >= goal.severity) return false;
-  return true;
-}
-
-// Took away at least one reason that blocks the workload, or the finding's own rule.
-bool progress(const Outcome& base, const Outcome& o) {
-  if (!o.ok) return false;
-  for (const auto& r : base.reasons)
-    if (!o.reasons.count(r)) return true;
-  return false;
-}
-
-struct Verified {
+// A single change the search evaluated, with what the model said.
+struct Tried {
   Candidate candidate;
   std::shared_ptr<const Outcome> outcome;
-  std::vector<Change> extra;
 };
 
 class Search {
 public:
   Search(Session& session, Goal goal) : m_session(session), m_goal(std::move(goal)) {}
 
-  // Evaluates a candidate; on success (goal met and no new node problem) records it.
-  bool try_candidate(const Candidate& c) {
-    if (!m_session.budget_left()) return false;
+  // Evaluates a candidate; returns what it verifies (goal met, no new node problem), else nullopt.
+  // Singles are remembered for pairs: every one evaluated, those that cleared the finding but
+  // brought another problem, those that took away a reason blocking the workload.
+  std::optional<Verified> attempt(const Candidate& c) {
+    if (!m_session.budget_left()) return std::nullopt;
     Session::Applied applied;
     std::shared_ptr<const Outcome> o = m_session.evaluate(c.changes, &applied);
-    if (!c.pair) m_singles.push_back(c);
+    if (!c.pair && o->ok) m_tried.push_back({c, o});
     // Clears the finding but brings another problem: a second change may remove that one.
     bool clears = o->ok && !o->findings.count(m_goal.finding_id);
     if (!meets(m_goal, *o)) {
       if (clears && !c.pair) m_clearing.push_back(c);
-      else if (progress(m_session.baseline(), *o)) m_progress.push_back(c);
-      return false;
+      else if (!c.pair && progress(m_session.baseline(), *o)) m_progress.push_back(c);
+      return std::nullopt;
     }
     if (m_session.workload()) {
       if (!m_session.new_node_problem(applied.facts, std::min(m_goal.severity, model::Severity::error), m_goal.finding_id).empty()) {
         if (!c.pair) m_clearing.push_back(c);
-        return false;
+        return std::nullopt;
       }
     }
-    m_found.push_back({c, o, applied.extra});
-    return true;
+    int tier = m_session.workload() ? tier_of(*o, c.changes) : 0;
+    return Verified{c, std::move(o), std::move(applied.extra), tier};
+  }
+
+  void record(Verified v) {
+    if (!detail::counterfactual_class(v.candidate.cost_class)) m_best_tier = std::min(m_best_tier, v.tier);
+    m_found.push_back(std::move(v));
   }
 
   // families are tried one change at a time; complements (changes that cannot clear the finding
   // alone) only as the second change of a pair.
   void run(const std::vector<std::vector<Candidate>>& families, const std::vector<Candidate>& complements = {}) {
-    for (auto& family : families) {
-      for (const auto& c : family) {
+    // 1. Each family up to its first release (or value) that works: the smallest step.
+    struct Progress {
+      std::size_t next = 0;
+      int tier = k_none; // the best outcome the family reached
+    };
+    std::vector<Progress> state(families.size());
+    for (std::size_t f = 0; f < families.size(); ++f) {
+      const auto& family = families[f];
+      state[f].next = family.size();
+      for (std::size_t i = 0; i < family.size(); ++i) {
         if (!m_session.budget_left()) return;
-        if (try_candidate(c)) break; // the first that works is the smallest step of its family
+        if (auto v = attempt(family[i])) {
+          state[f] = {i + 1, v->tier};
+          record(std::move(*v));
+          break;
+        }
       }
     }
-    if (!m_found.empty()) return;
-    m_singles.insert(m_singles.end(), complements.begin(), complements.end());
-    // Pairs, only when no single change works: a change that clears the finding but brings
-    // another problem with each other single change; then two changes that each took away a
-    // reason blocking the workload.
-    std::stable_sort(m_clearing.begin(), m_clearing.end(), ranked);
-    std::stable_sort(m_singles.begin(), m_singles.end(), ranked);
-    std::stable_sort(m_progress.begin(), m_progress.end(), ranked);
-    std::set<std::string> done;
-    auto try_pair = [&](const Candidate& a, const Candidate& b) {
-      if (a.family == b.family) return;
-      std::string key = std::min(a.family, b.family) + "+" + std::max(a.family, b.family);
-      if (done.count(key)) return;
-      Candidate pair;
-      pair.changes = a.changes;
-      pair.changes.insert(pair.changes.end(), b.changes.begin(), b.changes.end());
-      pair.cost_class = std::max(a.cost_class, b.cost_class);
-      pair.step = a.step + b.step;
-      pair.family = key;
-      pair.order = a.order * 1000 + b.order;
-      pair.pair = true;
-      if (try_candidate(pair)) done.insert(key);
-    };
-    for (const auto& a : m_clearing)
-      for (const auto& b : m_singles) {
-        if (!m_session.budget_left()) return;
-        try_pair(a, b);
+    // 2. The best outcome, not only the smallest step: a family whose first working change leaves
+    // the workload on a slower backend than the goal asks goes on (TE 2.11 runs packed MLA on an
+    // A100 unfused, TE 2.17 with FlashAttention), keeping each release that does better.
+    if (m_goal.workload && m_best_tier > m_goal.target_tier) {
+      for (std::size_t f = 0; f < families.size(); ++f) {
+        const auto& family = families[f];
+        if (state[f].tier == k_none || state[f].tier <= m_goal.target_tier) continue;
+        if (!family.empty() && detail::counterfactual_class(family.front().cost_class)) continue;
+        for (std::size_t i = state[f].next; i < family.size() && state[f].tier > m_goal.target_tier; ++i) {
+          if (!m_session.budget_left()) return;
+          auto v = attempt(family[i]);
+          if (v && v->tier < state[f].tier) {
+            state[f].tier = v->tier;
+            record(std::move(*v));
+          }
+        }
       }
+    }
+    bool none = !any_user_fix();
+    if (!none && (!m_goal.workload || m_best_tier <= m_goal.target_tier)) return;
+    // 3. Pairs, where no single change reaches the goal's outcome (or none works at all).
+    std::stable_sort(m_clearing.begin(), m_clearing.end(), ranked);
+    std::stable_sort(m_progress.begin(), m_progress.end(), ranked);
+    std::vector<Candidate> singles;
+    for (const auto& t : m_tried) singles.push_back(t.candidate);
+    singles.insert(singles.end(), complements.begin(), complements.end());
+    std::stable_sort(singles.begin(), singles.end(), ranked);
+    const int before = m_best_tier;
+    std::set<std::string> done;
+    // Records a pair that works: any, while nothing works; otherwise one that does better than
+    // every single change. True when the goal's outcome is reached.
+    auto try_pair = [&](const Candidate& a, const Candidate& b) {
+      if (a.family == b.family || detail::counterfactual_class(a.cost_class) || detail::counterfactual_class(b.cost_class)) return false;
+      std::string key = std::min(a.family, b.family) + "+" + std::max(a.family, b.family);
+      if (done.count(key)) return false;
+      auto v = attempt(paired(a, b, key));
+      if (!v) return false;
+      if (!none && v->tier >= before) return false;
+      done.insert(key);
+      bool reached = v->tier <= m_goal.target_tier;
+      record(std::move(*v));
+      return reached;
+    };
+    // A change that clears the finding but brings another problem, with each other single change.
+    auto clearing_pairs = [&] {
+      for (const auto& a : m_clearing)
+        for (const auto& b : singles) {
+          if (!m_session.budget_left()) return true;
+          if (try_pair(a, b) && !none) return true;
+        }
+      return false;
+    };
+    if (none && clearing_pairs()) return;
+    // Two changes that between them take away every reason that keeps a backend out which the
+    // goal wants (a Megatron --attention-backend switch and the TE release that takes the shape).
+    for (const auto& [a, b] : covering_pairs()) {
+      if (!m_session.budget_left()) return;
+      if (try_pair(a, b) && !none) return;
+    }
+    if (!none) {
+      clearing_pairs();
+      return;
+    }
+    // Then two changes that each took away some reason blocking the workload.
     for (std::size_t i = 0; i < m_progress.size(); ++i)
       for (std::size_t j = i + 1; j < m_progress.size(); ++j) {
         if (!m_session.budget_left()) return;
@@ -385,6 +197,9 @@ public:
     std::stable_sort(m_found.begin(), m_found.end(), [](const Verified& a, const Verified& b) {
       const Candidate& x = a.candidate;
       const Candidate& y = b.candidate;
+      bool cx = detail::counterfactual_class(x.cost_class), cy = detail::counterfactual_class(y.cost_class);
+      if (cx != cy) return cy;
+      if (a.tier != b.tier) return a.tier < b.tier;
       if (x.weight() != y.weight()) return x.weight() < y.weight();
       if (x.cost_class != y.cost_class) return x.cost_class < y.cost_class;
       if (x.step != y.step) return x.step < y.step;
@@ -396,12 +211,96 @@ public:
   }
 
 private:
+  bool any_user_fix() const {
+    return std::any_of(m_found.begin(), m_found.end(),
+                       [](const Verified& v) { return !detail::counterfactual_class(v.candidate.cost_class); });
+  }
+
+  static Candidate paired(const Candidate& a, const Candidate& b, std::string key) {
+    Candidate pair;
+    pair.changes = a.changes;
+    pair.changes.insert(pair.changes.end(), b.changes.begin(), b.changes.end());
+    pair.cost_class = std::max(a.cost_class, b.cost_class);
+    pair.step = a.step + b.step;
+    pair.family = std::move(key);
+    pair.order = a.order * 1000 + b.order;
+    pair.pair = true;
+    return pair;
+  }
+
+  // Pairs of evaluated single changes (not counterfactuals, different families) that work on the
+  // same backend faster than any single change reached, each taking away some of its reasons that
+  // the other leaves: a Megatron --attention-backend switch (the NVTE_*_ATTN reasons) and the TE
+  // release that takes the shape. Most promising first: the fewest of that backend's reasons left
+  // by both (a reason one leaves and the other takes away goes with the pair), then the cheapest.
+  std::vector<std::pair<Candidate, Candidate>> covering_pairs() const {
+    std::vector<std::pair<Candidate, Candidate>> out;
+    if (!m_session.workload()) return out;
+    std::vector<std::string> wanted;
+    for (std::string key : {"flash_attention", "fused_attention", "unfused_attention"})
+      if (detail::outcome_tier(detail::backend_label(key)) < m_best_tier) wanted.push_back(key);
+    const auto& base = m_session.baseline().reasons;
+    auto left = [](const Outcome& o, const std::string& key) {
+      std::set<std::string> r;
+      for (const auto& reason : o.reasons)
+        if (reason.starts_with(key + ":")) r.insert(reason);
+      return r;
+    };
+    auto took = [&](const Outcome& o, const std::string& key) {
+      std::set<std::string> r;
+      for (const auto& reason : base)
+        if (reason.starts_with(key + ":") && !o.reasons.count(reason)) r.insert(reason);
+      return r;
+    };
+    auto beyond = [](const std::set<std::string>& a, const std::set<std::string>& b) {
+      return std::any_of(a.begin(), a.end(), [&](const std::string& r) { return !b.count(r); });
+    };
+    struct Scored {
+      std::size_t left;
+      const Tried* a;
+      const Tried* b;
+    };
+    std::vector<Scored> scored;
+    for (std::size_t i = 0; i < m_tried.size(); ++i) {
+      const Tried& a = m_tried[i];
+      if (detail::counterfactual_class(a.candidate.cost_class)) continue;
+      for (std::size_t j = i + 1; j < m_tried.size(); ++j) {
+        const Tried& b = m_tried[j];
+        if (detail::counterfactual_class(b.candidate.cost_class) || a.candidate.family == b.candidate.family) continue;
+        std::optional<std::size_t> best;
+        for (const auto& key : wanted) {
+          auto ta = took(*a.outcome, key), tb = took(*b.outcome, key);
+          if (!beyond(ta, tb) || !beyond(tb, ta)) continue;
+          auto la = left(*a.outcome, key), lb = left(*b.outcome, key);
+          std::size_t both =
+              static_cast<std::size_t>(std::count_if(la.begin(), la.end(), [&](const std::string& r) { return lb.count(r) > 0; }));
+          if (!best || both < *best) best = both;
+        }
+        if (best) scored.push_back({*best, &a, &b});
+      }
+    }
+    auto key = [](const Scored& s) {
+      const Candidate& a = s.a->candidate;
+      const Candidate& b = s.b->candidate;
+      return std::make_tuple(s.left, std::max(a.cost_class, b.cost_class), a.step + b.step, std::min(a.order, b.order),
+                             std::max(a.order, b.order));
+    };
+    std::stable_sort(scored.begin(), scored.end(), [&](const Scored& x, const Scored& y) { return key(x) < key(y); });
+    for (const auto& s : scored) {
+      bool a_first = ranked(s.a->candidate, s.b->candidate);
+      out.emplace_back(a_first ? s.a->candidate : s.b->candidate, a_first ? s.b->candidate : s.a->candidate);
+    }
+    return out;
+  }
+
   Session& m_session;
   Goal m_goal;
+  static constexpr int k_none = 99; // no outcome yet
+  int m_best_tier = k_none;         // the best outcome a change the user can make reached
   std::vector<Verified> m_found;
+  std::vector<Tried> m_tried;        // every single change evaluated that could be applied
   std::vector<Candidate> m_progress; // took away a blocking reason
   std::vector<Candidate> m_clearing; // cleared the finding, brought another problem
-  std::vector<Candidate> m_singles;  // every single change evaluated
 };
 
 // ---- candidate generation --------------------------------------------------------------------
@@ -475,6 +374,19 @@ std::vector<std::vector<Candidate>> candidates(const Session& s, bool step_aroun
     if (text("qkv_interleaved") == "true") workload_family("qkv_interleaved", {"false"}, 1);
     // A workload launched by Megatron-LM: its --attention-backend rewrites the NVTE_*_ATTN switches.
     if (!text("attention_backend").empty()) workload_family("attention_backend", {"auto", "flash", "fused", "unfused"}, 1);
+    // FP8 attention off, keeping the FP8 GEMMs: NVTE_DPA_FP8_RECIPE=F16 (TE 2.8+, no code change)
+    // or the recipe's fp8_dpa=False (fp8_mha goes with it). FP8 tensors (qkv_dtype fp8) need the
+    // dtype changed instead (below).
+    if (text("fp8") == "true" && (text("fp8_dpa") == "true" || text("fp8_mha") == "true")) {
+      if (facts.get_string("env.NVTE_DPA_FP8_RECIPE") != "F16")
+        families.push_back({single(Change{ChangeKind::env, "NVTE_DPA_FP8_RECIPE", std::string("F16"), nullptr, nullptr}, 0,
+                                   "env-set:NVTE_DPA_FP8_RECIPE")});
+      if (text("qkv_dtype") != "fp8") {
+        Candidate c = single(Change{ChangeKind::workload, "fp8_dpa", std::string("false"), nullptr, nullptr}, 1, "workload:fp8_dpa");
+        if (text("fp8_mha") == "true") c.changes.push_back(Change{ChangeKind::workload, "fp8_mha", std::string("false"), nullptr, nullptr});
+        families.push_back({std::move(c)});
+      }
+    }
   }
 
   // Packages from the catalog, each family ordered by distance from what is installed.
@@ -508,19 +420,39 @@ std::vector<std::vector<Candidate>> candidates(const Session& s, bool step_aroun
   if (w) {
     // Workload changes that alter what is computed or how data is laid out.
     // Packing on or off: thd with the padding mask it needs, or bshd / sbhd (a padding mask stays).
-    std::vector<Candidate> layouts;
+    // Packing on changes the batches (a counterfactual, detail::change_class): its own family.
+    std::vector<Candidate> layouts, packing;
     for (std::string format : {"bshd", "sbhd", "thd"}) {
       if (format == text("qkv_format")) continue;
-      Candidate c = single(Change{ChangeKind::workload, "qkv_format", format, nullptr, nullptr}, 5, "workload:qkv_format");
+      Candidate c =
+          single(Change{ChangeKind::workload, "qkv_format", format, nullptr, nullptr}, detail::change_class("workload.qkv_format", format),
+                 format == "thd" ? "workload:packing" : "workload:qkv_format");
       std::string mask = text("attn_mask_type");
       if (format == "thd" && detail::packed_mask(mask) != mask)
         c.changes.push_back(Change{ChangeKind::workload, "attn_mask_type", detail::packed_mask(mask), nullptr, nullptr});
-      layouts.push_back(std::move(c));
+      (format == "thd" ? packing : layouts).push_back(std::move(c));
     }
     if (!layouts.empty()) families.push_back(std::move(layouts));
+    if (!packing.empty()) families.push_back(std::move(packing));
     std::string dtype = text("qkv_dtype");
-    if (dtype == "fp8" || text("fp8_dpa") == "true") workload_family("qkv_dtype", {"bf16"}, 5);
-    else if (dtype == "bf16" || dtype == "fp16") workload_family("qkv_dtype", {dtype == "bf16" ? "fp16" : "bf16"}, 5);
+    // (With FP8 attention on, another 16-bit dtype would turn it off unsaid: the FP8 candidates say it.)
+    const bool fp8_attention = text("fp8_dpa") == "true" || text("fp8_mha") == "true";
+    if (dtype == "fp8") workload_family("qkv_dtype", {"bf16"}, 5);
+    else if ((dtype == "bf16" || dtype == "fp16") && !fp8_attention) workload_family("qkv_dtype", {dtype == "bf16" ? "fp16" : "bf16"}, 5);
+    // Training in BF16: the answer where the GPU has no FP8 (below sm89, where TE aborts at the
+    // first FP8 autocast); then FP8 attention emulated in higher precision by the unfused kernel
+    // (TE 2.8+), the last resort.
+    if (text("fp8") == "true") {
+      // The recipe's attention settings and FP8 tensors go with the autocast (companions, said once).
+      Candidate c = single(Change{ChangeKind::workload, "fp8", std::string("false"), nullptr, nullptr}, 5, "workload:fp8");
+      for (const char* key : {"fp8_dpa", "fp8_mha"})
+        if (text(key) == "true") c.changes.push_back(Change{ChangeKind::workload, key, std::string("false"), nullptr, nullptr});
+      if (dtype == "fp8") c.changes.push_back(Change{ChangeKind::workload, "qkv_dtype", std::string("bf16"), nullptr, nullptr});
+      families.push_back({std::move(c)});
+    }
+    if (text("fp8_dpa") == "true" && facts.get_string("env.NVTE_UnfusedDPA_Emulate_FP8") != "1")
+      families.push_back({single(Change{ChangeKind::env, "NVTE_UnfusedDPA_Emulate_FP8", std::string("1"), nullptr, nullptr}, 5,
+                                 "env-set:NVTE_UnfusedDPA_Emulate_FP8")});
     std::string window = text("window_size");
     if (window != "-1,-1" && window != "-1,0")
       workload_family("window_size", {text("attn_mask_type").find("causal") != std::string::npos ? "-1,0" : "-1,-1"}, 6);
@@ -565,6 +497,17 @@ std::optional<std::vector<std::string>> facts_read_by(const RuleSet& rules, cons
   return names;
 }
 
+// What the rules of the reasons ("backend:rule") read; nullopt where one of them reads explain.*.
+std::optional<std::vector<std::string>> facts_read_by_reasons(const RuleSet& rules, const std::set<std::string>& reasons) {
+  std::vector<std::string> names;
+  for (const auto& reason : reasons) {
+    auto read = facts_read_by(rules, reason.substr(reason.find(':') + 1));
+    if (!read) return std::nullopt;
+    names.insert(names.end(), read->begin(), read->end());
+  }
+  return names;
+}
+
 // Whether a change can move any of those facts. A candidate that moves none of them cannot clear
 // the finding, so the search need not spend an evaluation on it.
 bool touches(const Change& change, const std::vector<std::string>& read) {
@@ -592,21 +535,64 @@ std::vector<Candidate> set_aside_irrelevant(std::vector<std::vector<Candidate>>&
 
 // ---- turning verified candidates into fixes ---------------------------------------------------
 
-model::Fix to_fix(const Verified& v, const Session& s, const Goal& goal) {
-  std::vector<Change> all = v.candidate.changes;
-  all.insert(all.end(), v.extra.begin(), v.extra.end());
-  model::Fix fix = detail::render_changes(all, s.facts());
-  model::FixOutcome outcome;
-  if (s.workload()) {
-    outcome.backend = v.outcome->selected.value_or("");
-    if (outcome.backend == "FusedAttention") outcome.sub_backend = v.outcome->sub_backend.value_or("");
+// The workload settings a rule's command-less fix names as key=value (`cp_comm_type="p2p"`,
+// `recipe.fp8_dpa=False`), values lower-cased; nullopt when the text offers another way as well
+// ("use DelayedScaling ... (or fp8_dpa=False)") or names no setting.
+std::optional<std::map<std::string, std::string>> named_settings(std::string_view text) {
+  if (text.starts_with("or ")) text.remove_prefix(3);
+  if (text.find(" or ") != std::string_view::npos) return std::nullopt;
+  std::map<std::string, std::string> out;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+  for (std::size_t eq = text.find('='); eq != std::string_view::npos; eq = text.find('=', eq + 1)) {
+    std::size_t begin = eq;
+    while (begin > 0 && word(text[begin - 1])) --begin;
+    std::string key(text.substr(begin, eq - begin));
+    if (key.starts_with("recipe.")) key.erase(0, 7);
+    std::size_t at = eq + 1;
+    char quote = at < text.size() && (text[at] == '"' || text[at] == '\'') ? text[at++] : 0;
+    std::size_t end = at;
+    while (end < text.size() && (word(text[end]) || text[end] == '+' || text[end] == '-') && text[end] != quote) ++end;
+    std::string value(text.substr(at, end - at));
+    while (!value.empty() && value.back() == '.') value.pop_back(); // the end of a sentence
+    std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (key.empty() || value.empty() || !model::find_workload_key(key)) return std::nullopt;
+    out[key] = value;
   }
-  outcome.clears = goal.finding_id;
-  fix.verified = outcome;
-  return fix;
+  if (out.empty()) return std::nullopt;
+  return out;
 }
 
-bool same_changes(const model::Fix& a, const model::Fix& b) { return a.changes == b.changes; }
+// Whether a rule's command-less fix text names exactly the workload settings a verified fix changes.
+bool names_change_of(const std::string& text, const model::Fix& fix) {
+  if (!fix.verified) return false;
+  auto named = named_settings(text);
+  if (!named) return false;
+  std::map<std::string, std::string> changed;
+  bool packing = false;
+  std::vector<std::string> names;
+  for (const auto& [name, value] : fix.changes) {
+    packing = packing || name == "workload.qkv_format";
+    names.push_back(name);
+  }
+  for (const auto& [name, value] : fix.changes) {
+    if (!name.starts_with("workload.")) return false;
+    if ((packing && name == "workload.attn_mask_type") || detail::companion_change(name, names)) continue; // said with another
+    std::string v = value;
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    changed[name.substr(9)] = v;
+  }
+  return changed == *named;
+}
+
+// Whether every variable a command exports already has that value (TE's debug log was written
+// with NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2, so the hint to set them is no hint).
+bool already_set(const std::string& command, const RuleSet& rules, const Session& session) {
+  auto interpreted = detail::interpret_command(command, rules.catalog(), session.node());
+  if (!interpreted.ok) return false;
+  return std::all_of(interpreted.changes.begin(), interpreted.changes.end(), [&](const Change& c) {
+    return c.kind == ChangeKind::env && c.value && session.facts().get_string("env." + c.name) == *c.value;
+  });
+}
 
 } // namespace
 
@@ -627,7 +613,10 @@ namespace {
 std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload,
                                              const model::Finding& target, const SearchOptions& options, NodeOutcomeMemo* memo) {
   Session session(rules, facts, workload, options, memo);
-  Goal goal{target.id, target.severity, target.id == "attention-no-backend", workload != nullptr};
+  Goal goal{target.id, target.severity, target.id == "attention-no-backend", workload != nullptr, 0};
+  // A warning on a workload that runs unfused asks only that it keeps running.
+  if (workload && !goal.needs_backend)
+    goal.target_tier = std::min(tier_of(session.baseline()), detail::outcome_tier("UnfusedDotProductAttention"));
   std::vector<model::Fix> verified;
 
   // The rule's own fixes first: they carry the explanation; each is checked as it is written.
@@ -639,8 +628,10 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
       explanation.push_back(std::move(fix));
       continue;
     }
-    // A logging aid (NVTE_DEBUG) changes what TE prints, not what it selects: not a fix to check.
+    // A logging aid (NVTE_DEBUG) changes what TE prints, not what it selects: not a fix to check,
+    // and not printed where its variables already hold (the input is TE's own debug log).
     if (fix.kind == "debug") {
+      if (already_set(fix.command, rules, session)) continue;
       fix.unverified_reason = "a logging aid: it changes what TE prints, not what it selects";
       debug.push_back(std::move(fix));
       continue;
@@ -692,7 +683,12 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
   if (target.severity != model::Severity::info) {
     auto families = candidates(session, !goal.needs_backend);
     std::vector<Candidate> complements;
-    if (auto read = facts_read_by(rules, target.id)) complements = set_aside_irrelevant(families, *read);
+    auto read = facts_read_by(rules, target.id);
+    // A workload without a backend needs one back for any fix (meets), and a change brings a
+    // backend back only by moving a fact one of the reasons that keep the backends out reads: for
+    // a rule that reads the whole selection ("no backend"), those facts are what matters.
+    if (!read && workload && !session.baseline().selected) read = facts_read_by_reasons(rules, session.baseline().reasons);
+    if (read) complements = set_aside_irrelevant(families, *read);
     search.run(families, complements);
   }
   for (const auto& v : search.results()) {
@@ -701,13 +697,21 @@ std::vector<model::Fix> search_fixes_sharing(const RuleSet& rules, const model::
     for (const auto& seen : verified) duplicate = duplicate || same_changes(seen, fix);
     if (!duplicate) verified.push_back(std::move(fix));
   }
-  // Rule-written verified fixes and searched ones, ranked together by the changes they make.
+  // Rule-written verified fixes and searched ones, ranked together: the outcome first, then the
+  // changes they make.
   std::stable_sort(verified.begin(), verified.end(),
                    [&](const model::Fix& a, const model::Fix& b) { return detail::fix_rank(a, facts) < detail::fix_rank(b, facts); });
+  // A rule's words for a change the search verified ("or use cp_comm_type="p2p"") say it twice.
+  std::erase_if(explanation, [&](const model::Fix& f) {
+    return std::any_of(verified.begin(), verified.end(), [&](const model::Fix& v) { return names_change_of(f.description, v); });
+  });
   std::vector<model::Fix> out = std::move(verified);
   for (auto& f : explanation) out.push_back(std::move(f));
   for (auto& f : debug) out.push_back(std::move(f));
   for (auto& f : unverified) out.push_back(std::move(f));
+  // One command once (the first, best-ranked).
+  std::set<std::string> commands;
+  std::erase_if(out, [&](const model::Fix& f) { return !f.command.empty() && !commands.insert(f.command).second; });
   return out;
 }
 
@@ -769,222 +773,6 @@ void verify_node_findings(const RuleSet& rules, const model::Facts& facts, std::
     model::Finding& f = findings[node[k]];
     f.fixes = search_fixes_sharing(rules, facts, nullptr, f, options, &memo);
   });
-}
-
-namespace {
-
-// A verified fix's changes back as Changes (for re-checking it with another release of one
-// package); nullopt when one of them is not a change the search makes.
-std::optional<std::vector<Change>> changes_of(const model::Fix& fix, const RuleSet& rules, const NodeAbi& node) {
-  std::vector<Change> out;
-  for (const auto& [name, value] : fix.changes) {
-    if (name.starts_with("env.")) {
-      out.push_back(
-          Change{ChangeKind::env, name.substr(4), value == "(unset)" ? std::nullopt : std::optional<std::string>(value), nullptr, nullptr});
-    } else if (name.starts_with("workload.")) {
-      out.push_back(Change{ChangeKind::workload, name.substr(9), value, nullptr, nullptr});
-    } else if (name == "gpu.sm") {
-      out.push_back(Change{ChangeKind::gpu, name, value, nullptr, nullptr});
-    } else {
-      auto version = model::Version::parse(value);
-      const PackageRelease* release = nullptr;
-      const Package* package = nullptr;
-      for (const Package* p : rules.catalog().for_fact(name))
-        for (const auto& r : p->releases)
-          if (version && r.version == *version && installs_on(r, node) && !release) {
-            release = &r;
-            package = p;
-          }
-      if (!release) return std::nullopt;
-      out.push_back(Change{ChangeKind::package, name, value, package, release});
-    }
-  }
-  return out;
-}
-
-// The same changes with the package of fact at release (of the same package family).
-std::optional<std::vector<Change>> repinned(std::vector<Change> changes, const RuleSet& rules, const NodeAbi& node, const std::string& fact,
-                                            const model::Version& version) {
-  for (auto& c : changes) {
-    if (c.kind != ChangeKind::package || c.name != fact) continue;
-    const PackageRelease* release = nullptr;
-    const Package* package = nullptr;
-    for (const Package* p : rules.catalog().for_fact(fact))
-      for (const auto& r : p->releases)
-        if (r.version == version && installs_on(r, node) && !release) {
-          release = &r;
-          package = p;
-        }
-    if (!release) return std::nullopt;
-    c = Change{ChangeKind::package, fact, version.to_string(), package, release};
-  }
-  return changes;
-}
-
-// The fix the changes make for target when the model verifies it (as search_fixes would), else nullopt.
-std::optional<model::Fix> recheck(Session& session, const model::Finding& target, const std::vector<Change>& changes) {
-  Goal goal{target.id, target.severity, target.id == "attention-no-backend" || target.id == "workload-no-attention-backend",
-            session.workload() != nullptr};
-  Session::Applied applied;
-  std::shared_ptr<const Outcome> o = session.evaluate(changes, &applied);
-  if (!meets(goal, *o)) return std::nullopt;
-  if (session.workload() &&
-      !session.new_node_problem(applied.facts, std::min(goal.severity, model::Severity::error), goal.finding_id).empty())
-    return std::nullopt;
-  Verified v{Candidate{changes, 0, 0, {}, 0, false}, o, applied.extra};
-  return to_fix(v, session, goal);
-}
-
-std::optional<std::string> pinned_version(const model::Fix& fix, const std::string& fact) {
-  for (const auto& [name, value] : fix.changes)
-    if (name == fact) return value;
-  return std::nullopt;
-}
-
-} // namespace
-
-void unify_pins(const RuleSet& rules, const model::Facts& facts, std::vector<model::Explanation>& explanations,
-                std::vector<model::Finding>* node_findings, const SearchOptions& options) {
-  std::vector<model::Explanation*> all;
-  all.reserve(explanations.size());
-  for (auto& e : explanations) all.push_back(&e);
-  unify_pins(rules, facts, all, node_findings, options);
-}
-
-void unify_pins(const RuleSet& rules, const model::Facts& facts, const std::vector<model::Explanation*>& explanations,
-                std::vector<model::Finding>* node_findings, const SearchOptions& options) {
-  // Every finding of the report with the workload it is about (nullptr: a node finding).
-  struct Site {
-    model::Finding* finding;
-    const model::Workload* workload;
-  };
-  std::vector<Site> sites;
-  if (node_findings)
-    for (auto& f : *node_findings) sites.push_back({&f, nullptr});
-  for (auto* e : explanations)
-    for (auto& f : e->findings) sites.push_back({&f, &e->workload});
-  // One search session per workload (and one for the node): their baselines are reused.
-  std::map<const model::Workload*, std::unique_ptr<Session>> sessions;
-  auto session_for = [&](const model::Workload* w) -> Session& {
-    auto& slot = sessions[w];
-    if (!slot) slot = std::make_unique<Session>(rules, facts, w, options);
-    return *slot;
-  };
-  const NodeAbi node = detail::node_abi(facts);
-
-  std::set<std::string> package_facts;
-  for (const auto& p : rules.catalog().packages) package_facts.insert(p.fact);
-  for (const auto& fact : package_facts) {
-    std::set<std::string> pins;
-    for (const auto& site : sites)
-      for (const auto& fix : site.finding->fixes)
-        if (fix.verified)
-          if (auto v = pinned_version(fix, fact)) pins.insert(*v);
-    if (pins.size() < 2) continue;
-    // Each pinned release, scored by how many findings it clears (each finding with one of its
-    // fixes re-pinned); ties go to upgrades, the nearest first, then the nearest downgrade.
-    auto current = facts.get_version(fact);
-    struct Choice {
-      model::Version version;
-      std::size_t clears = 0;
-    };
-    std::vector<Choice> choices;
-    for (const auto& text : pins)
-      if (auto v = model::Version::parse(text)) choices.push_back({*v, 0});
-    std::map<std::pair<model::Finding*, std::string>, std::optional<model::Fix>> rechecked; // (finding, version) -> fix
-    for (auto& choice : choices) {
-      for (const auto& site : sites) {
-        bool pins_fact = false;
-        for (const auto& fix : site.finding->fixes) pins_fact = pins_fact || (fix.verified && pinned_version(fix, fact));
-        if (!pins_fact) continue;
-        std::optional<model::Fix> found;
-        for (const auto& fix : site.finding->fixes) {
-          if (!fix.verified || !pinned_version(fix, fact)) continue;
-          if (pinned_version(fix, fact) == choice.version.to_string()) {
-            found = fix;
-            break;
-          }
-          auto changes = changes_of(fix, rules, node);
-          if (!changes) continue;
-          auto moved = repinned(*changes, rules, node, fact, choice.version);
-          if (!moved) continue;
-          if ((found = recheck(session_for(site.workload), *site.finding, *moved))) break;
-        }
-        if (found) ++choice.clears;
-        rechecked[{site.finding, choice.version.to_string()}] = std::move(found);
-      }
-    }
-    auto better = [&](const Choice& a, const Choice& b) {
-      if (a.clears != b.clears) return a.clears > b.clears;
-      bool up_a = !current || !(a.version < *current), up_b = !current || !(b.version < *current);
-      if (up_a != up_b) return up_a;
-      return up_a ? a.version < b.version : b.version < a.version;
-    };
-    std::stable_sort(choices.begin(), choices.end(), better);
-    const std::string chosen = choices.front().version.to_string();
-    // Every other pin of the package goes: replaced by the chosen release where that works for its
-    // finding, else dropped (two pins of one package cannot both be installed).
-    for (const auto& site : sites) {
-      auto& fixes = site.finding->fixes;
-      bool replaced = false;
-      std::vector<model::Fix> kept;
-      for (auto& fix : fixes) {
-        auto pin = fix.verified ? pinned_version(fix, fact) : std::nullopt;
-        if (!pin || *pin == chosen) {
-          kept.push_back(std::move(fix));
-          continue;
-        }
-        auto it = rechecked.find({site.finding, chosen});
-        if (!replaced && it != rechecked.end() && it->second) {
-          kept.push_back(*it->second);
-          replaced = true;
-        }
-      }
-      // The same changes twice (the chosen pin was there already): keep the first.
-      std::vector<model::Fix> unique;
-      for (auto& fix : kept) {
-        bool seen = fix.verified &&
-                    std::any_of(unique.begin(), unique.end(), [&](const model::Fix& u) { return u.verified && same_changes(u, fix); });
-        if (!seen) unique.push_back(std::move(fix));
-      }
-      auto verified_end = std::stable_partition(unique.begin(), unique.end(), [](const model::Fix& f) { return f.verified.has_value(); });
-      std::stable_sort(unique.begin(), verified_end,
-                       [&](const model::Fix& a, const model::Fix& b) { return detail::fix_rank(a, facts) < detail::fix_rank(b, facts); });
-      fixes = std::move(unique);
-    }
-    // A backend reason's fix that pins another release: re-checked with the chosen one.
-    for (auto* explanation : explanations) {
-      model::Explanation& e = *explanation;
-      for (auto& [key, verdict] : e.backends) {
-        for (auto& reason : verdict.reasons) {
-          for (auto& fix : reason.fixes) {
-            auto pin = fix.verified ? pinned_version(fix, fact) : std::nullopt;
-            if (!pin || *pin == chosen) continue;
-            auto changes = changes_of(fix, rules, node);
-            auto moved = changes ? repinned(*changes, rules, node, fact, *model::Version::parse(chosen)) : std::nullopt;
-            Session& session = session_for(&e.workload);
-            Session::Applied applied;
-            std::shared_ptr<const Outcome> evaluated = moved ? session.evaluate(*moved, &applied) : std::make_shared<const Outcome>();
-            const Outcome& o = *evaluated;
-            if (o.ok && o.is_available(key)) {
-              std::vector<Change> all = *moved;
-              all.insert(all.end(), applied.extra.begin(), applied.extra.end());
-              model::Fix rendered = detail::render_changes(all, facts);
-              fix.command = rendered.command;
-              fix.changes = rendered.changes;
-              fix.verified =
-                  model::FixOutcome{o.selected.value_or(""), o.selected == "FusedAttention" ? o.sub_backend.value_or("") : "", ""};
-            } else {
-              fix.verified.reset();
-              fix.refuted = true;
-              fix.unverified_reason = "the report pins one release of each package (" + chosen + " here), and with it " +
-                                      detail::backend_label(key) + " is still out";
-            }
-          }
-        }
-      }
-    }
-  }
 }
 
 } // namespace rules

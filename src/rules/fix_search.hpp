@@ -27,9 +27,12 @@ struct SearchOptions {
   Relinker relink;
 };
 
-// The verified fixes for one finding, best first, followed by its rule-written fixes that carry
-// no command (explanation) and those whose command could not be verified (unverified_reason
-// set). workload is nullptr for node findings. Never throws; an empty catalog only narrows it.
+// The verified fixes for one finding, best first (the fastest backend the workload then runs,
+// then the fewest and most reversible changes; counterfactuals last), followed by its
+// rule-written fixes that carry no command (explanation; not those that name a verified change)
+// and those whose command could not be verified (unverified_reason set; refuted where the model
+// ran it). No command twice. workload is nullptr for node findings. Never throws; an empty
+// catalog only narrows it.
 std::vector<model::Fix> search_fixes(const RuleSet& rules, const model::Facts& facts, const model::Workload* workload,
                                      const model::Finding& target, const SearchOptions& options);
 
@@ -39,10 +42,13 @@ void verify_explanation(const RuleSet& rules, const model::Facts& facts, model::
                         const SearchOptions& options);
 
 // One pin per package for the whole report: where the verified fixes of the report's findings
-// (node_findings, may be nullptr, and every explanation's) pin different releases of one package,
-// the release that clears the most of those findings (ties: the nearest upgrade, then the nearest
-// downgrade) replaces the others, each re-checked for its finding; a fix it does not verify is
-// dropped. Backend reasons' fixes are re-checked the same way. In place; after the searches.
+// (node_findings, may be nullptr, and every explanation's, backend reasons' included) pin
+// different releases of one package, one release replaces the others, each re-checked for its
+// finding; a fix it does not verify is dropped (a reason's fix is marked refuted). The release is
+// chosen from the workloads' pins where there are any, whatever node findings are passed, so
+// explain and check agree: the most workload findings cleared, the fastest backends, the most of
+// the node's own findings cleared (evaluated here), the nearest upgrade, the nearest downgrade.
+// In place; after the searches.
 void unify_pins(const RuleSet& rules, const model::Facts& facts, std::vector<model::Explanation>& explanations,
                 std::vector<model::Finding>* node_findings, const SearchOptions& options);
 // The same for some of a report's explanations: those explained with these facts (one context of

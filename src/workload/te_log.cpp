@@ -326,6 +326,40 @@ struct Block {
   std::optional<model::ObservedSelection> earlier; // the previous block of the same config
 };
 
+// The Python environment a traceback frame of the job names ('  File "/venv/lib/python3.12/
+// site-packages/transformer_engine/..."'): its site-packages directory and the interpreter of
+// that layout (<prefix>/bin/pythonX.Y for <prefix>/lib/pythonX.Y/site-packages, a venv or conda
+// or a prefix install; /usr/bin/pythonX.Y for Debian's dist-packages). nullopt for other lines.
+struct JobPython {
+  std::string site_packages;
+  std::string executable;
+};
+std::optional<JobPython> job_python(std::string_view line) {
+  auto file = line.find("File \"");
+  if (file == std::string_view::npos) return std::nullopt;
+  std::string_view path = line.substr(file + 6);
+  path = path.substr(0, path.find('"'));
+  for (std::string_view dir : {"/site-packages/", "/dist-packages/"}) {
+    auto at = path.find(dir);
+    if (at == std::string_view::npos) continue;
+    std::string_view site = path.substr(0, at + dir.size() - 1);
+    std::string_view lib = site.substr(0, at); // <prefix>/lib/pythonX.Y
+    auto slash = lib.rfind('/');
+    if (slash == std::string_view::npos) return std::nullopt;
+    std::string_view version = lib.substr(slash + 1);
+    std::string_view prefix = lib.substr(0, slash); // <prefix>/lib
+    if (!version.starts_with("python") || !prefix.ends_with("/lib")) return std::nullopt;
+    prefix.remove_suffix(4);
+    // Debian keeps its interpreter in /usr/bin for /usr/lib and /usr/local/lib alike.
+    bool debian = dir == "/dist-packages/";
+    std::string bin = debian ? std::string("/usr/bin") : std::string(prefix) + "/bin";
+    for (char c : bin + std::string(version))
+      if (std::iscntrl(static_cast<unsigned char>(c))) return std::nullopt;
+    return JobPython{std::string(site), bin + "/" + std::string(version)};
+  }
+  return std::nullopt;
+}
+
 bool has_verdict(const model::ObservedSelection& o) {
   return o.selected_known || !o.available.empty() || o.raised_no_backend || !o.disabling.empty();
 }
@@ -341,6 +375,7 @@ public:
     ++m_number;
     if (m_pending) return continue_config(raw);
     std::string_view line = clean(raw, m_scratch);
+    if (!m_python) m_python = job_python(line);
     std::size_t at = 0;
     if ((at = line.find(k_config)) != std::string_view::npos) {
       ++m_log.config_lines;
@@ -411,6 +446,14 @@ public:
         o.parsed_fields.push_back("Disabling ... due to " + fact.substr(4) + "=" + value + " -> " + fact + "=" + value);
         o.node_facts.emplace_back(fact, value);
       }
+      // TE writes these lines only with its debug logging on: the job ran with both set.
+      o.node_facts.emplace_back("env.NVTE_DEBUG", "1");
+      o.node_facts.emplace_back("env.NVTE_DEBUG_LEVEL", "2");
+      // The job's interpreter, never the one of the machine reading the log (a login node's
+      // /usr/bin/python3): the one a traceback names, else a neutral `python`.
+      o.node_facts.emplace_back("python.executable", m_python ? m_python->executable : "python");
+      o.node_facts.emplace_back("python.site_packages", m_python ? m_python->site_packages : "");
+      o.node_facts.emplace_back("python.env_kind", "");
       w.notes.push_back("from TE " + (block.config.te_version.empty() ? std::string("?") : block.config.te_version) + "'s debug log, " +
                         o.source + " (" + std::to_string(o.parsed_fields.size()) + " fields read; -v lists them)");
       m_log.workloads.push_back({std::move(w), std::make_shared<const model::ObservedSelection>(std::move(o))});
@@ -514,7 +557,8 @@ private:
   std::optional<std::size_t> m_last;                      // the latest block of any stream
   std::unordered_set<std::uint64_t> m_beyond;             // distinct configs beyond the limit
   std::optional<Pending> m_pending;
-  std::string m_scratch; // the current line without colour escapes
+  std::optional<JobPython> m_python; // the job's, where a traceback names it
+  std::string m_scratch;             // the current line without colour escapes
   std::size_t m_number = 0;
 };
 

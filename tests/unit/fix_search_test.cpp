@@ -489,6 +489,232 @@ TEST(FixSearch, OnePinPerPackageForTheWholeReport) {
   EXPECT_EQ(pins.size(), 1u) << testing::PrintToString(pins);
 }
 
+// ---- issue 36: fixes ranked by the outcome -------------------------------------------------
+
+// Packed DeepSeek MLA on an A100 with TE 2.8: TE 2.11 is the smallest TE step that gives a backend
+// (UnfusedDotProductAttention takes thd from 2.11), TE 2.17 the first that runs FlashAttention
+// (it pads 192/128 for flash-attn 2). The search goes on past the first release that works, and
+// the faster outcome ranks first.
+TEST(FixSearch, AVersionFamilyGoesOnToTheReleaseThatRunsAFasterBackend) {
+  model::Facts facts = facts_of({"te.version=2.8.0", "gpu.compute_capability=8.0", "cudnn.version=9.10.2", "torch.version=2.7.1",
+                                 "torch.cuda_version=12.6", "flash_attn.version=2.7.4"});
+  model::Workload w = workload_of({{"qkv_format", "thd"},
+                                   {"attn_mask_type", "padding_causal"},
+                                   {"num_heads", "128"},
+                                   {"head_dim_qk", "192"},
+                                   {"head_dim_v", "128"},
+                                   {"max_seqlen_q", "8192"}});
+  model::Explanation e = rules::explain(shipped(), facts, w);
+  ASSERT_FALSE(e.selected.has_value());
+  rules::verify_explanation(shipped(), facts, e, options());
+  const auto* f = finding(e, "attention-no-backend");
+  ASSERT_NE(f, nullptr);
+  auto fixes = verified(*f);
+  ASSERT_FALSE(fixes.empty());
+  EXPECT_EQ(change(*fixes[0], "te.version"), "2.17.0") << fixes[0]->description;
+  EXPECT_EQ(fixes[0]->verified->backend, "FlashAttention");
+  EXPECT_EQ(reapply(facts, w, *fixes[0]).selected.value_or(""), "FlashAttention");
+  // Every verified fix a user can make ranks by its outcome: no faster one after a slower one.
+  int last = 0;
+  for (const auto* fix : fixes) {
+    if (counterfactual(*fix)) continue;
+    int tier = rules::detail::fix_tier(*fix);
+    EXPECT_GE(tier, last) << fix->description;
+    last = tier;
+  }
+}
+
+// Megatron-LM's --attention-backend fused on an A100 with MLA: --attention-backend auto alone
+// leaves UnfusedDotProductAttention, no TE release alone helps (Megatron keeps flash-attn off);
+// the pair of the two runs FlashAttention, and ranks first.
+TEST(FixSearch, APairReachesTheFasterBackendWhereNoSingleChangeDoes) {
+  model::Facts facts = facts_of({"te.version=2.8.0", "gpu.compute_capability=8.0", "cudnn.version=9.10.2", "torch.version=2.7.1",
+                                 "torch.cuda_version=12.6", "flash_attn.version=2.7.4"});
+  model::Workload w = workload_of({{"qkv_format", "sbhd"},
+                                   {"attn_mask_type", "causal"},
+                                   {"num_heads", "128"},
+                                   {"head_dim_qk", "192"},
+                                   {"head_dim_v", "128"},
+                                   {"max_seqlen_q", "4096"},
+                                   {"attention_backend", "fused"}});
+  model::Explanation e = rules::explain(shipped(), facts, w);
+  ASSERT_FALSE(e.selected.has_value());
+  rules::verify_explanation(shipped(), facts, e, options());
+  const auto* f = finding(e, "attention-no-backend");
+  ASSERT_NE(f, nullptr);
+  auto fixes = verified(*f);
+  ASSERT_GE(fixes.size(), 2u);
+  EXPECT_EQ(fixes[0]->changes.size(), 2u) << fixes[0]->description;
+  EXPECT_EQ(change(*fixes[0], "workload.attention_backend"), "auto");
+  EXPECT_EQ(change(*fixes[0], "te.version"), "2.17.0");
+  EXPECT_EQ(fixes[0]->verified->backend, "FlashAttention");
+  EXPECT_EQ(reapply(facts, w, *fixes[0]).selected.value_or(""), "FlashAttention");
+  EXPECT_EQ(fixes[1]->changes, (std::vector<std::pair<std::string, std::string>>{{"workload.attention_backend", "auto"}}));
+  EXPECT_EQ(fixes[1]->verified->backend, "UnfusedDotProductAttention");
+}
+
+// Turning off the backend TE picks (NVTE_FUSED_ATTN=0) reaches another one TE passes over: a fix
+// that keeps TE's own pick ranks first, whatever it costs; unfused after both.
+TEST(FixSearch, AFixThatKeepsTePickRanksBeforeTurningItOff) {
+  model::Facts facts = facts_of({"te.version=2.18.0", "cudnn.version=9.10.2"});
+  auto fix = [](std::vector<std::pair<std::string, std::string>> changes, std::string backend) {
+    model::Fix f;
+    f.changes = std::move(changes);
+    f.verified = model::FixOutcome{std::move(backend), "", "x"};
+    return f;
+  };
+  auto off = rules::detail::fix_rank(fix({{"env.NVTE_FUSED_ATTN", "0"}}, "FlashAttention"), facts);
+  auto cudnn = rules::detail::fix_rank(fix({{"cudnn.version", "9.12.0.46"}}, "FusedAttention"), facts);
+  auto te = rules::detail::fix_rank(fix({{"te.version", "2.19.0"}}, "FusedAttention"), facts);
+  auto unfused = rules::detail::fix_rank(fix({{"env.NVTE_FLASH_ATTN", "(unset)"}}, "UnfusedDotProductAttention"), facts);
+  auto megatron_fused = rules::detail::fix_rank(fix({{"workload.attention_backend", "fused"}}, "FusedAttention"), facts);
+  EXPECT_LT(cudnn, off);
+  EXPECT_LT(te, off);
+  EXPECT_LT(off, unfused);
+  EXPECT_LT(te, megatron_fused);
+  EXPECT_EQ(rules::detail::fix_tier(fix({{"workload.attention_backend", "auto"}}, "FusedAttention")), 0);
+}
+
+// FP8 attention without a backend (DeepSeek MLA with fp8_dpa on an H100, TE 2.10): the FP8
+// switches are verified candidates, cheapest first, the emulation in higher precision last.
+TEST(FixSearch, Fp8AttentionWithoutABackendGetsTheFp8Switches) {
+  model::Facts facts = facts_of(
+      {"te.version=2.10.0", "gpu.compute_capability=9.0", "cudnn.version=9.10.2", "torch.version=2.7.1", "torch.cuda_version=12.6"});
+  model::Workload w = workload_of({{"qkv_format", "bshd"},
+                                   {"attn_mask_type", "causal"},
+                                   {"num_heads", "128"},
+                                   {"head_dim_qk", "192"},
+                                   {"head_dim_v", "128"},
+                                   {"max_seqlen_q", "8192"},
+                                   {"fp8", "true"},
+                                   {"fp8_dpa", "true"}});
+  model::Explanation e = rules::explain(shipped(), facts, w);
+  ASSERT_FALSE(e.selected.has_value());
+  rules::verify_explanation(shipped(), facts, e, options());
+  const auto* f = finding(e, "attention-no-backend");
+  ASSERT_NE(f, nullptr);
+  auto fixes = verified(*f);
+  ASSERT_GE(fixes.size(), 3u);
+  EXPECT_EQ(fixes[0]->command, "export NVTE_DPA_FP8_RECIPE=F16");
+  EXPECT_EQ(change(*fixes[1], "workload.fp8_dpa"), "false");
+  EXPECT_EQ(fixes[1]->kind, "config");
+  for (const auto* fix : fixes) {
+    if (counterfactual(*fix)) continue;
+    EXPECT_EQ(reapply(facts, w, *fix).selected.value_or(""), fix->verified->backend) << fix->description;
+  }
+  auto emulate =
+      std::find_if(fixes.begin(), fixes.end(), [](const auto* x) { return !change(*x, "env.NVTE_UnfusedDPA_Emulate_FP8").empty(); });
+  ASSERT_NE(emulate, fixes.end());
+  EXPECT_EQ((*emulate)->verified->backend, "UnfusedDotProductAttention");
+  for (auto it = emulate + 1; it != fixes.end(); ++it) EXPECT_TRUE(counterfactual(**it)) << (*it)->description << " after the emulation";
+  // The dtype switch that would turn FP8 attention off unsaid is no candidate.
+  EXPECT_TRUE(std::none_of(fixes.begin(), fixes.end(), [](const auto* x) { return !change(*x, "workload.qkv_dtype").empty(); }));
+}
+
+// FP8 on an A100 (fp8-needs-sm89: TE aborts at the first FP8 autocast): training in BF16 is a
+// verified change of the workload, not only "another GPU"; the rule's words for the same change
+// are not printed beside it.
+TEST(FixSearch, Fp8BelowSm89GetsBf16TrainingAsAVerifiedFix) {
+  model::Facts facts = facts_of({"te.version=2.8.0", "gpu.compute_capability=8.0", "cudnn.version=9.10.2", "torch.version=2.7.1",
+                                 "torch.cuda_version=12.6", "flash_attn.version=2.7.4"});
+  model::Workload w = workload_of({{"qkv_format", "bshd"},
+                                   {"attn_mask_type", "causal"},
+                                   {"num_heads", "32"},
+                                   {"num_gqa_groups", "8"},
+                                   {"head_dim_qk", "128"},
+                                   {"max_seqlen_q", "8192"},
+                                   {"fp8", "true"}});
+  model::Explanation e = rules::explain(shipped(), facts, w);
+  rules::verify_explanation(shipped(), facts, e, options());
+  const auto* f = finding(e, "fp8-needs-sm89");
+  ASSERT_NE(f, nullptr);
+  auto fixes = verified(*f);
+  ASSERT_FALSE(fixes.empty());
+  EXPECT_EQ(change(*fixes[0], "workload.fp8"), "false") << fixes[0]->description;
+  EXPECT_FALSE(counterfactual(*fixes[0]));
+  EXPECT_EQ(finding(reapply(facts, w, *fixes[0]), "fp8-needs-sm89"), nullptr);
+  for (const auto& fix : f->fixes)
+    EXPECT_EQ(fix.description.find("Train in BF16"), std::string::npos) << "the rule's words for the verified change, again";
+}
+
+// Seed incident 2 on TE 2.18: the rule's "or use cp_comm_type="p2p"" is the search's verified
+// cp_comm_type=p2p, shown once; packing sequences is a counterfactual, no fix; no command twice.
+TEST(FixSearch, NoFixTwiceAndPackingIsACounterfactual) {
+  model::Facts facts = facts_of(
+      {"te.version=2.18.0", "gpu.compute_capability=9.0", "cudnn.version=9.3.0", "torch.cuda_version=12.8", "flash_attn.version=2.5.8"});
+  model::Workload w = workload_of({{"qkv_format", "bshd"},
+                                   {"attn_mask_type", "causal"},
+                                   {"num_heads", "32"},
+                                   {"head_dim_qk", "128"},
+                                   {"max_seqlen_q", "2048"},
+                                   {"cp_size", "2"},
+                                   {"cp_comm_type", "all_gather"}});
+  model::Explanation e = rules::explain(shipped(), facts, w);
+  rules::verify_explanation(shipped(), facts, e, options());
+  ASSERT_FALSE(e.findings.empty());
+  for (const auto& f : e.findings) {
+    SCOPED_TRACE(f.id);
+    std::set<std::string> commands;
+    int p2p = 0;
+    for (const auto& fix : f.fixes) {
+      if (!fix.command.empty()) {
+        EXPECT_TRUE(commands.insert(fix.command).second) << fix.command << " twice";
+      }
+      if (fix.description.find("cp_comm_type=\"p2p\"") != std::string::npos || change(fix, "workload.cp_comm_type") == "p2p") ++p2p;
+      if (!change(fix, "workload.qkv_format").empty() && change(fix, "workload.qkv_format") == "thd") {
+        EXPECT_EQ(fix.kind, "model") << fix.description;
+      }
+    }
+    EXPECT_LE(p2p, 1);
+  }
+}
+
+// The hint to turn TE's debug logging on is no hint where it is on (the input is that log).
+TEST(FixSearch, TheDebugHintIsLeftOutWhereItsVariablesAreSet) {
+  for (bool logging : {false, true}) {
+    std::vector<std::string> sets{"te.version=2.8.0",      "gpu.compute_capability=9.0", "cudnn.version=9.1.0",
+                                  "env.NVTE_FLASH_ATTN=0", "env.NVTE_FUSED_ATTN=0",      "env.NVTE_UNFUSED_ATTN=0"};
+    if (logging) sets.insert(sets.end(), {"env.NVTE_DEBUG=1", "env.NVTE_DEBUG_LEVEL=2"});
+    model::Facts facts = facts_of(sets);
+    model::Workload w = workload_of({{"qkv_format", "bshd"}, {"attn_mask_type", "causal"}, {"max_seqlen_q", "2048"}});
+    model::Explanation e = rules::explain(shipped(), facts, w);
+    rules::verify_explanation(shipped(), facts, e, options());
+    const auto* f = finding(e, "attention-no-backend");
+    ASSERT_NE(f, nullptr);
+    bool debug = std::any_of(f->fixes.begin(), f->fixes.end(), [](const model::Fix& x) { return x.kind == "debug"; });
+    EXPECT_EQ(debug, !logging);
+  }
+}
+
+// explain unifies pins over the workloads' findings, check over those and the node's: both must
+// print the same pin for the workload (gpt-oss's sliding window on an A100 with TE 2.3 and cuDNN
+// 9.1: the window's reason asks cuDNN 9.6, the node's cudnn-below-te-minimum 9.3).
+TEST(FixSearch, ExplainAndCheckPinTheSameRelease) {
+  model::Facts facts = facts_of({"te.version=2.3.0", "gpu.compute_capability=8.0", "cudnn.version=9.1.0", "torch.version=2.7.1",
+                                 "torch.cuda_version=12.6", "flash_attn.version=2.7.4"});
+  model::Workload w = workload_of({{"qkv_format", "bshd"},
+                                   {"attn_mask_type", "causal"},
+                                   {"num_heads", "64"},
+                                   {"num_gqa_groups", "8"},
+                                   {"head_dim_qk", "64"},
+                                   {"max_seqlen_q", "8192"},
+                                   {"softmax_type", "learnable"},
+                                   {"window_size", "128,0"}});
+  std::vector<model::Explanation> explain_side{rules::explain(shipped(), facts, w)};
+  rules::verify_explanation(shipped(), facts, explain_side[0], options());
+  rules::unify_pins(shipped(), facts, explain_side, nullptr, options());
+  std::vector<model::Finding> node = rules::evaluate_node(shipped(), facts);
+  ASSERT_TRUE(std::any_of(node.begin(), node.end(), [](const model::Finding& f) { return f.id == "cudnn-below-te-minimum"; }));
+  rules::verify_node_findings(shipped(), facts, node, options());
+  std::vector<model::Explanation> check_side{rules::explain(shipped(), facts, w)};
+  rules::verify_explanation(shipped(), facts, check_side[0], options());
+  rules::unify_pins(shipped(), facts, check_side, &node, options());
+  auto explained = cudnn_pins({}, explain_side);
+  ASSERT_FALSE(explained.empty());
+  EXPECT_EQ(explained, cudnn_pins({}, check_side));
+  EXPECT_EQ(explained, cudnn_pins(node, check_side)); // and the node's finding pins it too
+}
+
 } // namespace
 
 // ---- The node can load what it is told to install (issue 38, item 2) ---------------------------

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <set>
 
 using testing::HasSubstr;
 using testing::Not;
@@ -60,6 +61,41 @@ TEST(ReportJson, SchemaRejectsBrokenReports) {
     if (!check.available) GTEST_SKIP() << "python3-jsonschema is not installed";
     EXPECT_FALSE(check.valid) << "variant " << variant << " passed the schema";
   }
+}
+
+// A finding's JSON `fixes` hold what the user can do: a command the model showed does not help is
+// in `rejected_fixes`, a verified change of GPU or model shape in `counterfactuals`.
+TEST(ReportJson, RejectedFixesAndCounterfactualsAreNotFixes) {
+  auto report = test_support::sample_report();
+  ASSERT_FALSE(report.findings.empty());
+  model::Finding& f = report.findings.front();
+  model::Fix ok;
+  ok.kind = "pip";
+  ok.command = "python3 -m pip install nvidia-cudnn-cu12==9.6.0.74";
+  ok.description = "cuDNN 9.6";
+  ok.verified = model::FixOutcome{"", "", f.id};
+  model::Fix refuted;
+  refuted.kind = "pip";
+  refuted.command = "python3 -m pip install nvidia-cudnn-cu12==9.3.0.75";
+  refuted.description = "cuDNN 9.3";
+  refuted.unverified_reason = "with cuDNN 9.3.0.75 the finding still holds";
+  refuted.refuted = true;
+  model::Fix gpu;
+  gpu.kind = "hardware";
+  gpu.description = "with an sm90 GPU (Hopper, e.g. H100)";
+  gpu.verified = model::FixOutcome{"", "", f.id};
+  f.fixes = {ok, refuted, gpu};
+  std::string text = report::render_check_json(report);
+  EXPECT_VALID_REPORT_JSON(text);
+  auto doc = nlohmann::json::parse(text);
+  const auto& finding = doc["findings"][0];
+  ASSERT_EQ(finding["fixes"].size(), 1u);
+  EXPECT_EQ(finding["fixes"][0]["command"], ok.command);
+  ASSERT_EQ(finding["rejected_fixes"].size(), 1u);
+  EXPECT_EQ(finding["rejected_fixes"][0]["command"], refuted.command);
+  EXPECT_EQ(finding["rejected_fixes"][0]["refuted"], true);
+  ASSERT_EQ(finding["counterfactuals"].size(), 1u);
+  EXPECT_EQ(finding["counterfactuals"][0]["kind"], "hardware");
 }
 
 TEST(Prometheus, HasTheDocumentedFamiliesAndEscapes) {
@@ -295,4 +331,54 @@ TEST(ReportText, FixesKeepTheirPlaces) {
   std::string verbose = report::render_fixes(fixes, style, 2, true);
   EXPECT_THAT(verbose, HasSubstr("would not help: python3 -m pip install nvidia-cudnn-cu12==9.3.0.75: with cuDNN 9.3.0.75 the"));
   EXPECT_EQ(report::best_fix(fixes), &fixes[0]);
+}
+
+// No fix twice for one workload: a verified fix printed under an earlier finding is one "(as
+// above)" line under the next; within one finding a command is printed once.
+TEST(ReportText, AFixShownForAnEarlierFindingIsNotRepeated) {
+  model::Fix cudnn;
+  cudnn.kind = "pip";
+  cudnn.command = "python3 -m pip install nvidia-cudnn-cu12==9.6.0.74";
+  cudnn.description = "with cuDNN 9.6.0.74 (nvidia-cudnn-cu12)";
+  cudnn.changes = {{"cudnn.version", "9.6.0.74"}};
+  cudnn.verified = model::FixOutcome{"FusedAttention", "F16_arbitrary_seqlen", "a"};
+  model::Fix p2p;
+  p2p.kind = "config";
+  p2p.description = "with cp_comm_type=p2p in the TE call";
+  p2p.changes = {{"workload.cp_comm_type", "p2p"}};
+  p2p.verified = cudnn.verified;
+  report::Style style(report::Color::no);
+  std::set<std::string> shown;
+  std::string first = report::render_fixes({cudnn, p2p}, style, 2, false, &shown);
+  std::string second = report::render_fixes({cudnn, p2p}, style, 2, false, &shown);
+  EXPECT_THAT(first, HasSubstr("  fix: python3 -m pip install nvidia-cudnn-cu12==9.6.0.74\n"));
+  EXPECT_THAT(second, Not(HasSubstr("verified:")));
+  EXPECT_THAT(
+      second,
+      HasSubstr(
+          "  fix: python3 -m pip install nvidia-cudnn-cu12==9.6.0.74 (verified → FusedAttention (F16_arbitrary_seqlen)) (as above)\n"));
+  EXPECT_EQ(util::split(second, '\n').size() - 1, 2u) << second;
+  std::string twice = report::render_fixes({cudnn, cudnn}, style, 2, false);
+  EXPECT_EQ(util::split(twice, '\n').size() - 1, 2u) << twice; // the command and its verdict, once
+}
+
+// A fix that changes a setting beside its command names both on one line; a release built from
+// source says so in a short clause without -v.
+TEST(ReportText, AFixOnOneLineNamesItsSettingsAndASourceBuildIsShort) {
+  model::Fix pair;
+  pair.kind = "upgrade";
+  pair.command = "python3 -m pip install --no-build-isolation 'transformer_engine[pytorch]==2.17.0'";
+  pair.description = "with --attention-backend auto in the Megatron-LM arguments and TransformerEngine 2.17.0 (transformer-engine); "
+                     "no prebuilt wheel for this node (the core library is a prebuilt wheel; the PyTorch extension compiles from "
+                     "source at install (needs the CUDA toolkit; several minutes))";
+  pair.changes = {{"workload.attention_backend", "auto"}, {"te.version", "2.17.0"}};
+  pair.verified = model::FixOutcome{"FlashAttention", "", "attention-no-backend"};
+  EXPECT_EQ(report::fix_headline(pair),
+            "python3 -m pip install --no-build-isolation 'transformer_engine[pytorch]==2.17.0' and --attention-backend auto (verified → "
+            "FlashAttention)");
+  report::Style style(report::Color::no);
+  std::string brief = report::render_fixes({pair}, style, 2, false);
+  EXPECT_THAT(brief, HasSubstr("a source build here (-v says how) → FlashAttention"));
+  EXPECT_THAT(brief, Not(HasSubstr("compiles from source")));
+  EXPECT_THAT(report::render_fixes({pair}, style, 2, true), HasSubstr("compiles from source"));
 }

@@ -250,6 +250,39 @@ TEST(TeLog, TheValueErrorAloneSaysNoBackend) {
   EXPECT_EQ(o.ignored_lines, 2u);
 }
 
+// A fix command for a workload of a TE log is for the job's Python: the interpreter of the
+// site-packages a traceback frame names, else a neutral `python`, never the interpreter of the
+// machine that reads the log. The log was written with TE's debug logging on, which the node
+// facts say (so the hint to turn it on is not printed for it).
+TEST(TeLog, NamesTheJobsInterpreterAndItsDebugSwitches) {
+  struct Case {
+    std::string frame, executable, site;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"[rank0]:   File \"/opt/venv/lib/python3.12/site-packages/transformer_engine/pytorch/attention/dot_product_attention/"
+            "dot_product_attention.py\", line 1400, in forward",
+            "/opt/venv/bin/python3.12", "/opt/venv/lib/python3.12/site-packages"},
+           {"[rank0]:   File \"/home/u/miniconda3/envs/te/lib/python3.11/site-packages/torch/nn/modules/module.py\", line 1751, in "
+            "_call_impl",
+            "/home/u/miniconda3/envs/te/bin/python3.11", "/home/u/miniconda3/envs/te/lib/python3.11/site-packages"},
+           {"[rank0]:   File \"/usr/local/lib/python3.12/dist-packages/transformer_engine/pytorch/module/base.py\", line 10, in f",
+            "/usr/bin/python3.12", "/usr/local/lib/python3.12/dist-packages"},
+           {"[rank0]:   File \"train.py\", line 3, in <module>", "python", ""}}) {
+    SCOPED_TRACE(c.frame);
+    std::string log = "[rank0]: Running with config=" + config_line("thd_thd_thd", 16, "padding_causal") + "\n" +
+                      "[rank0]: Traceback (most recent call last):\n" + c.frame + "\n" +
+                      "[rank0]: ValueError: No dot product attention backend is available for the provided inputs.\n";
+    auto parsed = workload::parse_te_log(log, "tb.log", "tb");
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    auto facts = node_facts(parsed->workloads.at(0));
+    EXPECT_EQ(facts["python.executable"], c.executable);
+    ASSERT_TRUE(facts.count("python.site_packages"));
+    EXPECT_EQ(facts["python.site_packages"], c.site);
+    EXPECT_EQ(facts["env.NVTE_DEBUG"], "1");
+    EXPECT_EQ(facts["env.NVTE_DEBUG_LEVEL"], "2");
+  }
+}
+
 TEST(TeLog, AConfigBrokenOverLinesIsJoined) {
   std::string line = config_line();
   std::string log = "Running with config=" + line.substr(0, 300) + "\n" + line.substr(300) + "\n";
