@@ -44,6 +44,16 @@ constexpr BuiltinFinding k_builtin[] = {
      {},
      k_te_log_refs,
      "src/report/te_log_agreement.cpp (te_log_finding)"},
+    {"te-log-not-compared",
+     "info",
+     "attention",
+     "TE's own log is not compared: the command line changed what TE ran with",
+     "A workload read from TE's debug log takes the log's versions and settings as defaults; --set or --workload-set "
+     "changed one of them, so what TE logged is not what this workload would do, and the verdict is the doctor's "
+     "prediction for the changed settings. The finding lists each change and the log's value.",
+     {},
+     k_te_log_refs,
+     "src/report/te_log_agreement.cpp (te_log_finding)"},
     {"te-log-disagrees", "warning", "attention", "TE's own log disagrees with the doctor for a workload",
      "TE's debug log says it selected another backend (or sub-backend) than the doctor's rules predict for the same "
      "versions and settings. TE's log is what ran; the doctor's verdict for the workload follows it, and the "

@@ -16,6 +16,9 @@ source_dir=$2
 cache=$build/portable
 root=$cache/bullseye-root
 bundle=$cache/nvte-doctor
+# Opt-in until the portable build has passed end to end on a clean machine (issue 39 is open):
+# the bullseye root and the second whole compile cost CI ~10 minutes.
+if [[ ${NVTE_TEST_PORTABLE:-0} != 1 ]]; then echo "NVTE_TEST_PORTABLE=1 runs it: skipped"; exit 77; fi
 if [[ $(id -u) != 0 ]]; then echo "not root: mmdebstrap --mode=root and chroot impossible, skipped"; exit 77; fi
 for tool in mmdebstrap patchelf unshare chroot objdump; do
   command -v "$tool" >/dev/null || { echo "$tool not installed (scripts/bootstrap.sh installs it): skipped"; exit 77; }
