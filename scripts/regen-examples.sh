@@ -54,11 +54,11 @@ example "A model whose layers attend differently is one workload per variant; wh
 finding that names the config key:" \
   explain --facts "$A100" --hf-config tests/fixtures/hf/gemma-2-9b/config.json --no-color
 
-example "A Megatron-LM launch script, read as it is (it runs nothing), with context parallelism:" \
-  explain --facts "$H100" --megatron-args tests/fixtures/megatron/deepseek_v3_cp.sh --no-color
+example "A Megatron-LM launch script, read as it is (it runs nothing), with context parallelism (the snapshot has no TE: \`--set te.version\` names the release):" \
+  explain --facts "$H100" --set te.version=2.18.0 --megatron-args tests/fixtures/megatron/deepseek_v3_cp.sh --no-color
 
-example "A check with a workload that has no backend left, on the H100 snapshot:" \
-  check --facts "$H100" --set env.NVTE_FUSED_ATTN=0 --set env.NVTE_UNFUSED_ATTN=0 \
+example "A check with a workload that has no backend left, on the H100 snapshot with TE 2.18 assumed:" \
+  check --facts "$H100" --set te.version=2.18.0 --set env.NVTE_FUSED_ATTN=0 --set env.NVTE_UNFUSED_ATTN=0 \
   --hf-config tests/fixtures/hf/llama-3-8b/config.json --no-color
 
 example "A kernel TE selects that then computes wrong results: packed (thd) training on an RTX 50 (sm120)
