@@ -66,17 +66,13 @@ endfunction()
 # Unity builds: a first build without a compiler cache spends most of its CPU time parsing the
 # same headers (the standard library, nlohmann/json, yaml-cpp) once per file; as one batch, model's
 # 13 files took 21 s of CPU, about what two of them, facts.cpp and report.cpp, take alone (15 + 5 s;
-# docs/records/performance.md, "First build"). On by
-# default only without ccache (a fresh machine: README command 1, CI; or CCACHE_DISABLE=1 at
-# configure time, as scripts/time-first-run.sh measures), where nothing is cached;
-# with ccache, a change recompiles one file and a clean rebuild is all cache hits, which batches
-# would spoil. Only the libraries listed compile as one: the others define the same names in
+# docs/records/performance.md, "First build"). Meant for builds
+# without ccache (a fresh machine: README command 1, CI); with ccache, a change recompiles one
+# file and a clean rebuild is all cache hits, which batches would spoil. Only the libraries listed compile as one: the others define the same names in
 # several files' anonymous namespaces (probe's k_probe and file_name, for one).
-if(CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache" AND NOT "$ENV{CCACHE_DISABLE}")
-  set(nvte_unity_default OFF)
-else()
-  set(nvte_unity_default ON)
-endif()
-option(NVTE_UNITY_BUILD "Compile the libraries of NVTE_UNITY_LIBRARIES as unity batches (default: on without ccache)"
-       ${nvte_unity_default})
+# Off by default for now: nothing builds the batches on every change (this machine has ccache),
+# and code merged since they were measured defines one name twice in nvte_util's batch
+# (k_max_links), so a fresh machine's first build failed with them. Opt in with
+# -DNVTE_UNITY_BUILD=ON once a ctest builds them (issue 39 is open).
+option(NVTE_UNITY_BUILD "Compile the libraries of NVTE_UNITY_LIBRARIES as unity batches (default: off)" OFF)
 set(NVTE_UNITY_LIBRARIES nvte_util nvte_gpuapi nvte_model nvte_workload)
