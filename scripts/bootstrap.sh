@@ -22,7 +22,7 @@ esac
 packages=(cmake ninja-build g++ pkg-config libpci-dev libyaml-cpp-dev libcurl4-openssl-dev
           nlohmann-json3-dev libcli11-dev libelf-dev libsystemd-dev libyaml-dev libsodium-dev)
 if [[ $mode == all ]]; then
-  packages+=(libgtest-dev libgmock-dev scdoc python3-jsonschema prometheus zsh patchelf nginx mmdebstrap umoci)
+  packages+=(libgtest-dev libgmock-dev scdoc python3-jsonschema prometheus zsh fish patchelf nginx mmdebstrap umoci)
   # strace: threads_same_reports checks that NVTE_DOCTOR_THREADS=1 starts no thread.
   packages+=(strace)
   # The style checks of the suite (tests/style): clang-format and clang-tidy 14 on the change.
