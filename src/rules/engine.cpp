@@ -86,6 +86,14 @@ struct NodeMemo {
   std::vector<std::vector<int>> node_conjuncts;
   std::vector<signed char> node_holds;
   std::vector<std::vector<Element>> node_elements;
+  // Per kind of explain rule (backend, workload), once an explain has walked them on this node:
+  // the rules it did not rule out by what the node alone decides (applies_to, node conjuncts), in
+  // database order. Later explains walk these only: on one node most rules are out for good.
+  std::vector<std::size_t> live[2];
+  bool live_known[2] = {false, false};
+  // The slots whose value the explain's overlay decides (te.version, explain.*): what a frame
+  // must read again once the backend selection has set explain.* (worked out per database).
+  std::vector<int> overlay_slots;
   std::vector<long> counts;                 // per collection; -1: not counted yet
   // Per collection slot ("gpu.sm"), per element: the fact, nullptr, or unknown() before the lookup.
   std::vector<std::vector<const model::Value*>> elements;
@@ -117,6 +125,10 @@ struct NodeMemo {
       for (std::size_t i = 0; i < slots.size(); ++i)
         if (slots[i].collection >= 0 || !View::node_only(slots[i].name)) fresh_state[i] = 2;
       node_conjuncts.assign(impl.rules.size(), {});
+      overlay_slots.clear();
+      for (std::size_t i = 0; i < slots.size(); ++i)
+        if (slots[i].collection < 0 && (slots[i].name.starts_with("explain.") || slots[i].name == "te.version"))
+          overlay_slots.push_back(static_cast<int>(i));
       std::vector<int> read;
       for (std::size_t r = 0; r < impl.rules.size(); ++r) {
         const detail::Rule& rule = impl.rules[r];
@@ -136,6 +148,10 @@ struct NodeMemo {
     node_holds.assign(impl.rules.size(), -1);
     for (auto& e : node_elements) e.clear();
     node_elements.resize(impl.rules.size());
+    for (int k = 0; k < 2; ++k) {
+      live[k].clear();
+      live_known[k] = false;
+    }
     counts.assign(impl.slots.collections().size(), -1);
     for (auto& e : elements) e.clear();
     elements.resize(slots.size());
@@ -178,7 +194,8 @@ public:
 
   // The thread's memo for this frame's node, bound again if another frame took it meanwhile.
   NodeMemo& memo() {
-    if (!m_memo.bound(m_view.node(), m_impl)) m_memo.bind(m_view.node(), m_impl);
+    if (!m_memo.bound(m_view.node(), m_impl)) [[unlikely]]
+      rebind();
     return m_memo;
   }
 
@@ -224,11 +241,21 @@ public:
     return static_cast<std::size_t>(memo.counts[c]);
   }
 
+  // Forgets what the frame read of the overlay (te.version, explain.*), which the caller changed.
+  // Belt and braces today: the loader keeps explain.* out of backend rules, so the selection
+  // phase never read it, and te.version's overlay entry is not set again.
+  void reread_overlay() {
+    for (int slot : memo().overlay_slots) m_cache.epochs[static_cast<std::size_t>(slot)] = 0;
+  }
+
   void set_element(Element element) { m_element = element; }
   void track(std::vector<std::pair<std::string, std::string>>* evidence) { m_evidence = evidence; }
   const View& view() const { return m_view; }
 
 private:
+  // Kept out of line so that memo()'s check inlines into every fact read.
+  [[gnu::noinline]] void rebind() { m_memo.bind(m_view.node(), m_impl); }
+
   const std::string& element_name(const detail::SlotSpec& spec) {
     const std::string& prefix = m_table.collections()[static_cast<std::size_t>(spec.collection)];
     m_name.assign(prefix).append("[").append(std::to_string(m_element.index)).append("].").append(spec.field);
@@ -310,6 +337,35 @@ bool node_conjuncts_hold(const RuleSet::Impl& impl, const Rule& rule, Frame& fra
   }
   if (rule.when.collection >= 0) candidates = &memo.node_elements[index];
   return memo.node_holds[index] != 0;
+}
+
+// Calls fn(rule) for every rule of kind (backend or workload) in database order that can still
+// fire on the frame's node: all of them the first time, afterwards those that what the node alone
+// decides (a memoised applies_to or node-conjunct result) did not rule out (NodeMemo::live).
+template <typename Fn>
+void for_live_rules(const RuleSet::Impl& impl, RuleKind kind, Frame& frame, Fn fn) {
+  const int k = kind == RuleKind::backend ? 0 : 1;
+  std::size_t next = 0; // the first rule not walked yet
+  if (frame.memo().live_known[k]) {
+    // The memo is read again each time: were it rebound meanwhile (a frame of another node on
+    // this thread), the list is gone and the walk goes on over every rule after the last one.
+    for (std::size_t i = 0;; ++i) {
+      NodeMemo& memo = frame.memo();
+      if (!memo.live_known[k] || i >= memo.live[k].size()) break;
+      std::size_t r = memo.live[k][i];
+      fn(impl.rules[r]);
+      next = r + 1;
+    }
+    if (frame.memo().live_known[k]) return;
+  }
+  for (std::size_t r = next; r < impl.rules.size(); ++r)
+    if (impl.rules[r].kind == kind) fn(impl.rules[r]);
+  NodeMemo& memo = frame.memo();
+  auto& live = memo.live[k];
+  live.clear();
+  for (std::size_t r = 0; r < impl.rules.size(); ++r)
+    if (impl.rules[r].kind == kind && memo.applies[r] != 0 && memo.node_holds[r] != 0) live.push_back(r);
+  memo.live_known[k] = true;
 }
 
 // The elements (or the single non-collection evaluation) for which the rule's condition holds.
@@ -491,21 +547,21 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
   };
   std::map<std::string, Out, std::less<>> backends{{"flash_attention", {}}, {"fused_attention", {}}, {"unfused_attention", {}}};
   std::map<std::string, Out, std::less<>> subs;
+  // One frame for both phases: what it read of the workload stays valid, the overlay is re-read.
+  Frame frame(view, impl);
+  std::vector<Element> elements;
   {
-    Frame frame(view, impl);
-    std::vector<Element> elements;
-    for (const auto& rule : impl.rules) {
-      if (rule.kind != RuleKind::backend) continue;
-      if (only && only->kind == RuleKind::backend && &rule != only) continue;
+    for_live_rules(impl, RuleKind::backend, frame, [&](const Rule& rule) {
+      if (only && only->kind == RuleKind::backend && &rule != only) return;
       if (!rule.while_backend.empty()) {
         auto out = [](const auto& map, const std::string& name) {
           auto it = map.find(name);
           return it != map.end() && it->second.out;
         };
-        if (rule.while_sub.empty() ? out(backends, rule.while_backend) : out(subs, rule.while_sub)) continue;
+        if (rule.while_sub.empty() ? out(backends, rule.while_backend) : out(subs, rule.while_sub)) return;
       }
       const std::vector<Element>* candidates = nullptr;
-      if (!applies(impl, rule, frame) || !node_conjuncts_hold(impl, rule, frame, candidates)) continue;
+      if (!applies(impl, rule, frame) || !node_conjuncts_hold(impl, rule, frame, candidates)) return;
       firing_elements(rule, frame, elements, candidates);
       for (auto element : elements) {
         model::Reason reason;
@@ -525,7 +581,7 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
           target.reasons.push_back(std::move(reason));
         }
       }
-    }
+    });
   }
 
   // FusedAttention: the first surviving sub-backend for the workload's dtype.
@@ -599,17 +655,16 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     for (const auto& reason : verdict.reasons) reasons += "\n" + key + ": " + reason.message;
   overlay.set("explain.reasons", reasons);
 
-  Frame frame(view, impl);
-  std::vector<Element> elements;
-  for (const auto& rule : impl.rules) {
-    if (rule.kind != RuleKind::workload || (only && &rule != only)) continue;
+  frame.reread_overlay();
+  for_live_rules(impl, RuleKind::workload, frame, [&](const Rule& rule) {
+    if (only && &rule != only) return;
     const std::vector<Element>* candidates = nullptr;
-    if (!applies(impl, rule, frame) || !node_conjuncts_hold(impl, rule, frame, candidates)) continue;
+    if (!applies(impl, rule, frame) || !node_conjuncts_hold(impl, rule, frame, candidates)) return;
     firing_elements(rule, frame, elements, candidates);
     std::size_t before = ex.findings.size();
     add_findings(impl, rule, frame, elements, ex.findings);
     for (std::size_t i = before; i < ex.findings.size(); ++i) ex.findings[i].workload = workload.name;
-  }
+  });
   return ex;
 }
 

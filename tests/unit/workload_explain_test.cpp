@@ -224,6 +224,48 @@ TEST(WorkloadExplain, FactsChangedInPlaceAreReadAfresh) {
   EXPECT_NE(seen[0], seen[1]);
 }
 
+// After a first explain, explain() walks on one node only the rules that node did not rule out
+// (the engine's live lists), with one frame for both phases. Workloads explained in turn on one
+// Facts object must get what each gets on a fresh copy, which starts with every rule: a rule a
+// workload kept quiet is not out for the next workload, and explain.* is read after the selection.
+TEST(WorkloadExplain, WorkloadsInTurnOnOneNodeMatchAFreshNode) {
+  std::vector<model::Workload> workloads;
+  for (const char* name : {"llama-3-8b", "deepseek-v3", "gemma-2-9b", "gpt-oss-20b", "mixtral-8x7b", "t5-base", "qwen3-next-80b-a3b"}) {
+    auto hf = workload::load_hf_config(fixtures() / "hf" / name / "config.json");
+    ASSERT_TRUE(hf.ok()) << hf.error().message;
+    for (auto& w : *hf) {
+      ASSERT_TRUE(workload::finish_workload(w).ok());
+      workloads.push_back(std::move(w));
+    }
+  }
+  auto summary = [](const model::Explanation& e) {
+    std::string out = e.selected.value_or("none");
+    for (const auto& [backend, verdict] : e.backends) {
+      out += " | " + backend + ":";
+      for (const auto& r : verdict.reasons) out += " " + r.rule + " " + r.message;
+    }
+    for (const auto& f : e.findings) out += " | finding " + f.id + " " + f.message;
+    return out;
+  };
+  std::size_t differ = 0;
+  for (const char* name : {"h100-node", "a100-node"}) {
+    model::Facts node = snapshot(name);
+    // Forwards, then backwards, all on `node` (a fresh copy in between would take the memo).
+    std::vector<const model::Workload*> order;
+    for (const auto& w : workloads) order.push_back(&w);
+    for (auto it = workloads.rbegin(); it != workloads.rend(); ++it) order.push_back(&*it);
+    std::vector<std::string> in_turn;
+    for (const auto* w : order) in_turn.push_back(summary(rules::explain(shipped_rules(), node, *w)));
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      model::Facts fresh = node;
+      EXPECT_EQ(in_turn[i], summary(rules::explain(shipped_rules(), fresh, *order[i]))) << name << ", " << order[i]->name;
+      differ += in_turn[i] != in_turn.front();
+    }
+  }
+  // The workloads must differ in what fires, or the comparison proved nothing.
+  EXPECT_GT(differ, 4u);
+}
+
 // The memo belongs to one rules database: two databases that number the same facts in another
 // order, read in turn against one facts object, must each see their own facts (a memo shared by
 // slot number would hand each the other's values, and neither rule would fire).
