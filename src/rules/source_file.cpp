@@ -2,6 +2,7 @@
 // caret under the span) and SourceFile, which maps offsets and libyaml marks in a file's raw text to
 // lines and columns, including positions inside plain, quoted and block scalars.
 #include "rules/loader_internal.hpp"
+#include "rules/preparsed.hpp"
 
 #include <algorithm>
 #include <string>
@@ -114,5 +115,12 @@ std::size_t SourceFile::value_offset(std::size_t start, std::string_view value, 
   return std::min(r, text.size());
 }
 
+std::string_view preparsed_tree(std::string_view text) {
+  for (const auto& file : preparsed_files())
+    if (file.text.size() == text.size() && file.text == text) return file.tree;
+  return {};
+}
+
 } // namespace detail
+
 } // namespace rules

@@ -7,6 +7,7 @@
 #include "util/yaml_tree.hpp"
 
 #include <map>
+#include <unordered_map>
 #include <yaml.h>
 
 namespace util {
@@ -186,6 +187,104 @@ std::optional<YamlDocument> YamlDocument::parse(std::string_view text, YamlError
     }
   }
   if (!doc.m_root) doc.m_root = &k_null_data;
+  return doc;
+}
+
+// The binary form: varints (7 bits a byte, low first). The node count, the root's index, then
+// per node its type, mark line and column, scalar length and bytes, child count and per child the
+// indices of its entry's self, key and value. Index 0 is the shared null node (YamlNode()), i + 1
+// the document's node i.
+namespace {
+
+void put(std::string& out, std::size_t n) {
+  do {
+    auto byte = static_cast<unsigned char>(n & 0x7f);
+    n >>= 7;
+    if (n) byte |= 0x80;
+    out.push_back(static_cast<char>(byte));
+  } while (n);
+}
+
+struct BinaryReader {
+  std::string_view data;
+  std::size_t at = 0;
+  bool ok = true;
+
+  std::size_t get() {
+    std::size_t n = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at >= data.size()) break;
+      auto byte = static_cast<unsigned char>(data[at++]);
+      n |= static_cast<std::size_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) return n;
+    }
+    ok = false;
+    return 0;
+  }
+};
+
+} // namespace
+
+std::string YamlDocument::to_binary() const {
+  std::unordered_map<const YamlData*, std::size_t> index{{&k_null_data, 0}};
+  std::size_t next = 1;
+  for (const auto& d : m_nodes) index.emplace(&d, next++);
+  auto id = [&](const YamlNode& n) { return index.at(n.m_data); };
+  std::string out;
+  put(out, m_nodes.size());
+  put(out, m_root ? index.at(m_root) : 0);
+  for (const auto& d : m_nodes) {
+    put(out, static_cast<std::size_t>(d.type));
+    put(out, static_cast<std::size_t>(d.mark.line));
+    put(out, static_cast<std::size_t>(d.mark.column));
+    put(out, d.scalar.size());
+    out += d.scalar;
+    put(out, d.children.size());
+    for (const auto& e : d.children) {
+      put(out, id(e));
+      put(out, id(e.first));
+      put(out, id(e.second));
+    }
+  }
+  return out;
+}
+
+std::optional<YamlDocument> YamlDocument::from_binary(std::string_view data) {
+  BinaryReader in{data};
+  const std::size_t count = in.get();
+  if (!in.ok || count > data.size()) return std::nullopt; // each node takes at least a byte
+  YamlDocument doc;
+  doc.m_nodes.resize(count);
+  auto node = [&](std::size_t i) -> const YamlData* {
+    if (i > count) {
+      in.ok = false;
+      return &k_null_data;
+    }
+    return i == 0 ? &k_null_data : &doc.m_nodes[i - 1];
+  };
+  doc.m_root = node(in.get());
+  for (auto& d : doc.m_nodes) {
+    std::size_t type = in.get();
+    if (type > static_cast<std::size_t>(YamlType::map)) return std::nullopt;
+    d.type = static_cast<YamlType>(type);
+    d.mark.line = static_cast<int>(in.get());
+    d.mark.column = static_cast<int>(in.get());
+    std::size_t length = in.get();
+    if (!in.ok || length > data.size() - in.at) return std::nullopt;
+    d.scalar.assign(data.substr(in.at, length));
+    in.at += length;
+    std::size_t children = in.get();
+    if (!in.ok || children > data.size() - in.at) return std::nullopt;
+    d.children.reserve(children);
+    for (std::size_t c = 0; c < children; ++c) {
+      const YamlData* self = node(in.get());
+      const YamlData* key = node(in.get());
+      const YamlData* value = node(in.get());
+      d.children.emplace_back(YamlNode(self), YamlNode(key), YamlNode(value));
+    }
+    if (!in.ok) return std::nullopt;
+  }
+  if (!in.ok || in.at != data.size()) return std::nullopt;
   return doc;
 }
 

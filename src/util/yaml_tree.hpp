@@ -45,6 +45,7 @@ public:
   std::size_t size() const;
 
 private:
+  friend class YamlDocument; // to_binary numbers the nodes
   const YamlData* m_data;
 };
 
@@ -81,6 +82,13 @@ public:
   // inside the node it names (a cycle), a second document (yaml-cpp's Load drops it silently).
   static std::optional<YamlDocument> parse(std::string_view text, YamlError& error, const InputLimits& limits = {});
   YamlNode root() const { return YamlNode(m_root); }
+
+  // The tree in a compact binary form (every node's type, mark, scalar and children; an alias is
+  // the index of the node it names), for texts known at build time: from_binary gives back an
+  // equal tree (the same marks, scalars and shared nodes) without parsing the YAML again.
+  std::string to_binary() const;
+  // nullopt when data is not what to_binary wrote (truncated, an index out of range).
+  static std::optional<YamlDocument> from_binary(std::string_view data);
 
   YamlDocument() = default;
   YamlDocument(YamlDocument&&) = default;

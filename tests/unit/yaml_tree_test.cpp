@@ -2,7 +2,13 @@
 // scalars, quoted strings, marks, mapping entries in order, aliases) and errors with a position.
 #include "rules/yaml_tree.hpp"
 
+#include "rules/preparsed.hpp"
+#include "util/file.hpp"
+
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
 
 using rules::detail::YamlDocument;
 using rules::detail::YamlError;
@@ -61,4 +67,90 @@ TEST(YamlTree, EmptyTextIsANullRootAndBadYamlHasAPosition) {
   EXPECT_GE(error.mark.line, 1);
   auto alias = YamlDocument::parse("a: *nowhere\n", error);
   EXPECT_FALSE(alias);
+}
+
+namespace {
+
+// The whole tree as text: types, marks, scalars, and for a node met before (an alias) the
+// number it was first given, so that shared nodes must stay shared.
+void dump(const rules::detail::YamlNode& node, std::map<const void*, int>& seen, std::string& out) {
+  const void* id = &node.Scalar(); // a scalar's own string; the shared empty one for the rest
+  if (node.IsScalar()) {
+    auto [it, fresh] = seen.emplace(id, static_cast<int>(seen.size()));
+    if (!fresh) {
+      out += "*" + std::to_string(it->second);
+      return;
+    }
+  }
+  out += std::to_string(node.Mark().line) + ":" + std::to_string(node.Mark().column);
+  if (node.IsNull()) out += "~";
+  if (node.IsScalar()) out += "'" + node.Scalar() + "'";
+  if (node.IsSequence() || node.IsMap()) {
+    out += node.IsMap() ? "{" : "[";
+    for (const auto& entry : node) {
+      if (node.IsMap()) {
+        dump(entry.first, seen, out);
+        out += "=";
+        dump(entry.second, seen, out);
+      } else {
+        dump(entry, seen, out);
+      }
+      out += ",";
+    }
+    out += node.IsMap() ? "}" : "]";
+  }
+}
+
+std::string dump(const YamlDocument& doc) {
+  std::map<const void*, int> seen;
+  std::string out;
+  dump(doc.root(), seen, out);
+  return out;
+}
+
+} // namespace
+
+// The binary form the build stores the shipped rules in gives back the same tree: marks, nulls
+// (with their own marks), block scalars, bytes outside ASCII, aliases to one node.
+TEST(YamlTree, BinaryFormGivesBackTheSameTree) {
+  YamlError error;
+  auto doc = YamlDocument::parse("a: &x [1, ~, 'q']\nb: *x\nc: |\n  two\n  lines\nd: \"\\u00e9\\0\"\ne:\n", error);
+  ASSERT_TRUE(doc) << error.message;
+  std::string binary = doc->to_binary();
+  auto back = YamlDocument::from_binary(binary);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(dump(*back), dump(*doc));
+  EXPECT_NE(dump(*doc).find("*"), std::string::npos); // the alias is in the dump
+  // Truncated or extended data is refused, not read past its end.
+  for (std::size_t n = 0; n < binary.size(); n += 7) EXPECT_FALSE(YamlDocument::from_binary(binary.substr(0, n))) << n;
+  EXPECT_FALSE(YamlDocument::from_binary(binary + "x"));
+}
+
+// Every shipped rules file is in the binary with its parse (rules/preparsed.hpp): the loader then
+// skips libyaml for it, and the tree it takes is the tree libyaml gives. A file left out (the build
+// step not run, a new file not picked up) would load, only slower: this is what notices.
+TEST(YamlTree, EveryShippedRulesFileIsPreparsedToItsOwnTree) {
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(NVTE_RULES_DIR)) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++files;
+    auto text = util::read_file(entry.path());
+    ASSERT_TRUE(text.ok()) << entry.path();
+    std::string_view tree = rules::detail::preparsed_tree(*text);
+    ASSERT_FALSE(tree.empty()) << entry.path() << " is not in the binary";
+    YamlError error;
+    auto parsed = YamlDocument::parse(*text, error);
+    ASSERT_TRUE(parsed) << entry.path() << ": " << error.message;
+    auto stored = YamlDocument::from_binary(tree);
+    ASSERT_TRUE(stored) << entry.path();
+    EXPECT_EQ(dump(*stored), dump(*parsed)) << entry.path();
+  }
+  EXPECT_GT(files, 40u);
+  EXPECT_EQ(rules::detail::preparsed_files().size(), files);
+  // One byte changed: not the shipped file any more, so parsed at run time.
+  auto text = util::read_file(std::filesystem::path(NVTE_RULES_DIR) / "cudnn.yaml");
+  ASSERT_TRUE(text.ok());
+  EXPECT_FALSE(rules::detail::preparsed_tree(*text).empty());
+  (*text)[text->size() - 1] = ' ';
+  EXPECT_TRUE(rules::detail::preparsed_tree(*text).empty());
 }
