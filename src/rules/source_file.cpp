@@ -37,8 +37,8 @@ namespace detail {
 SourceFile::SourceFile(std::string display_name, std::string relative_name, std::string content)
     : name(std::move(display_name)), relative(std::move(relative_name)), text(std::move(content)) {
   line_starts.push_back(0);
-  for (std::size_t i = 0; i < text.size(); ++i)
-    if (text[i] == '\n') line_starts.push_back(i + 1);
+  // find() is memchr: a byte-by-byte loop was 4 M of the 6 M instructions of reading the files.
+  for (std::size_t i = text.find('\n'); i != std::string::npos; i = text.find('\n', i + 1)) line_starts.push_back(i + 1);
 }
 
 std::string SourceFile::line_text(int line) const {
