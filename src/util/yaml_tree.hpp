@@ -31,6 +31,8 @@ public:
   YamlNode(); // a null node
   explicit YamlNode(const YamlData* data) : m_data(data) {}
 
+  // yaml-cpp's names, so that loader.cpp reads the same with either tree.
+  // NOLINTBEGIN(readability-identifier-naming)
   bool IsNull() const;
   bool IsScalar() const;
   bool IsSequence() const;
@@ -38,6 +40,7 @@ public:
   // The scalar's text; "" for anything else (as yaml-cpp).
   const std::string& Scalar() const;
   YamlMark Mark() const;
+  // NOLINTEND(readability-identifier-naming)
 
   // Sequence items (as nodes), or mapping entries (with .first = key, .second = value).
   const YamlEntry* begin() const;

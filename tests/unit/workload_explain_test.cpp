@@ -28,8 +28,8 @@ model::Facts incident_1_node(bool env_disabled) {
   model::Facts facts;
   std::vector<std::string> sets = {"te.version=2.3.0", "gpu.sm=80", "cudnn.version=9.1.0", "flash_attn.version=2.7.4"};
   if (env_disabled) {
-    sets.push_back("env.NVTE_FLASH_ATTN=0");
-    sets.push_back("env.NVTE_UNFUSED_ATTN=0");
+    sets.emplace_back("env.NVTE_FLASH_ATTN=0");
+    sets.emplace_back("env.NVTE_UNFUSED_ATTN=0");
   }
   for (const auto& s : sets) EXPECT_TRUE(facts.apply_override(s).ok()) << s;
   facts.derive();
@@ -204,7 +204,7 @@ TEST(WorkloadExplain, FactsChangedInPlaceAreReadAfresh) {
   std::vector<std::string> seen;
   auto step = [&](const std::string& what) {
     std::string in_place = summary(rules::explain(shipped_rules(), node, w));
-    model::Facts copy = node;
+    model::Facts copy = node; // NOLINT(performance-unnecessary-copy-initialization): a new stamp, no memo
     EXPECT_EQ(in_place, summary(rules::explain(shipped_rules(), copy, w))) << "after " << what;
     seen.push_back(in_place);
   };
@@ -252,12 +252,14 @@ TEST(WorkloadExplain, WorkloadsInTurnOnOneNodeMatchAFreshNode) {
     model::Facts node = snapshot(name);
     // Forwards, then backwards, all on `node` (a fresh copy in between would take the memo).
     std::vector<const model::Workload*> order;
+    order.reserve(2 * workloads.size());
     for (const auto& w : workloads) order.push_back(&w);
     for (auto it = workloads.rbegin(); it != workloads.rend(); ++it) order.push_back(&*it);
     std::vector<std::string> in_turn;
+    in_turn.reserve(order.size());
     for (const auto* w : order) in_turn.push_back(summary(rules::explain(shipped_rules(), node, *w)));
     for (std::size_t i = 0; i < order.size(); ++i) {
-      model::Facts fresh = node;
+      model::Facts fresh = node; // NOLINT(performance-unnecessary-copy-initialization): a new stamp, no memo
       EXPECT_EQ(in_turn[i], summary(rules::explain(shipped_rules(), fresh, *order[i]))) << name << ", " << order[i]->name;
       differ += in_turn[i] != in_turn.front();
     }

@@ -120,7 +120,7 @@ TEST(YamlTree, BinaryFormGivesBackTheSameTree) {
   auto back = YamlDocument::from_binary(binary);
   ASSERT_TRUE(back);
   EXPECT_EQ(dump(*back), dump(*doc));
-  EXPECT_NE(dump(*doc).find("*"), std::string::npos); // the alias is in the dump
+  EXPECT_NE(dump(*doc).find('*'), std::string::npos); // the alias is in the dump
   // Truncated or extended data is refused, not read past its end.
   for (std::size_t n = 0; n < binary.size(); n += 7) EXPECT_FALSE(YamlDocument::from_binary(binary.substr(0, n))) << n;
   EXPECT_FALSE(YamlDocument::from_binary(binary + "x"));
