@@ -155,6 +155,9 @@ model::Facts load_facts(const Options& options, const std::function<void()>& ove
     host.deep = options.deep;
     facts = probe::probe_node(host, {}, overlap);
   }
+  // A probe that ran into a cap of the input layer (a directory walk too deep or too large) saw
+  // only part of the tree: exit 3 naming the cap, never a verdict on the part.
+  if (auto cap = facts.get_string("probe.limit_exceeded"); cap && !options.facts_file) throw util::Fatal{"probe: " + *cap};
   // The environment's cap, whatever the facts came from (util::k_max_environment_facts).
   std::size_t env = 0;
   for (auto it = facts.entries().lower_bound("env."); it != facts.entries().end() && it->first.starts_with("env."); ++it) ++env;
@@ -162,9 +165,11 @@ model::Facts load_facts(const Options& options, const std::function<void()>& ove
     std::string where = options.facts_file && !options.preflight() ? options.facts_file->string()
                         : options.preflight()                      ? "the image's environment"
                                                                    : "the environment";
+    const std::string cap = std::to_string(util::k_max_environment_facts);
     throw util::Fatal{where + ": " + std::to_string(env) +
-                      " variables the doctor records (NVTE_*, NCCL_*, CUDA_*, CUDNN_*, ...), more than " +
-                      std::to_string(util::k_max_environment_facts) + " (limit " + std::to_string(util::k_max_environment_facts) + ")"};
+                      " variables the doctor records (NVTE_*, NCCL_*, CUDA_*, CUDNN_*, ...), more than " + cap + " (limit " + cap +
+                      ", the environment cap); " +
+                      (options.facts_file ? "remove the ones the check does not need from it" : "unset the ones the job does not need")};
   }
   for (const auto& assignment : options.sets) {
     auto applied = facts.apply_override(assignment);

@@ -34,7 +34,8 @@ std::vector<SweepCellSettings> sweep_cells(const std::vector<report::SweepAxis>&
   if (total > max_cells) {
     std::size_t all = 1; // the real count, for the message (saturating)
     for (const auto& axis : axes) all = all > max_cells * 1000 ? all : all * axis.values.size();
-    throw util::Fatal{"--sweep: " + std::to_string(all) + " cells is too many (at most " + std::to_string(max_cells) + ")"};
+    throw util::Fatal{"--sweep: " + std::to_string(all) + " cells, more than " + std::to_string(max_cells) + " (limit " +
+                      std::to_string(max_cells) + ", the sweep-cells cap); sweep fewer values at once"};
   }
   std::vector<SweepCellSettings> cells;
   cells.reserve(total);

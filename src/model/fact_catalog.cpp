@@ -237,6 +237,8 @@ const FactSpec k_catalog[] = {
     {"probe.*.seconds", T::number, "how long a probe took"},
     {"probe.unreadable_paths", T::string,
      "node directories the probes could not read (permission denied), '; '-separated: what they hold is unknown"},
+    {"probe.limit_exceeded", T::string,
+     "the input-scaling caps a probe ran into (a directory walk too deep or too large), '; '-separated: the command exits 3 with them"},
 };
 
 #undef NVTE_LIBRARY

@@ -435,6 +435,8 @@ void choose_and_record(const Host& host, LibrariesRun& run, model::Facts& facts)
   }
 
   record_cuda_versions(host, facts);
+  // A walk TE's search consulted stopped at a cap: the command ends with it (app::load_facts).
+  if (!te_ctx.caps_hit.empty()) facts.set("probe.limit_exceeded", util::join(te_ctx.caps_hit, "; "));
   facts.set("probe.libraries.status", total_copies > 0 ? "ok" : "not_installed");
   if (!problems.empty()) facts.set("probe.libraries.reason", util::join(problems, "; "));
   else if (total_copies == 0) facts.set("probe.libraries.reason", "no copy of cuDNN, NCCL, NVRTC, cudart or libcuda found");

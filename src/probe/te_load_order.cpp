@@ -23,7 +23,6 @@
 
 #include "probe/node_path.hpp"
 #include "util/input_guard.hpp"
-#include "util/logging.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -239,23 +238,38 @@ void walk(const std::filesystem::path& root, const std::string& named, const std
   for (const auto& [sub_named, sub_real] : subdirs) walk(root, sub_named, sub_real, depth + 1, budget, visited, out);
 }
 
+// The one-line error of a walk that stopped at a cap: the directory (and the tree it is in), the
+// cap and its value, and the way past it.
+std::string walk_cap_error(const std::filesystem::path& root, const std::string& dir, const WalkBudget& budget) {
+  std::string where = dir + (root.empty() || root == "/" ? "" : " (under " + root.string() + ")");
+  std::string what = budget.too_deep ? "directories nested more than " + std::to_string(util::k_max_walk_depth) + " levels deep (limit " +
+                                           std::to_string(util::k_max_walk_depth) + ", the walk-depth cap)"
+                                     : "more than " + std::to_string(util::k_max_walk_entries) + " entries (limit " +
+                                           std::to_string(util::k_max_walk_entries) + ", the walk-entries cap)";
+  return where + ": TE's recursive library search of it meets " + what +
+         "; remove or move that tree, or point the variable TE globs (CUDNN_HOME, CUDA_HOME, CUDA_PATH, ...) at the toolkit itself";
+}
+
 const std::vector<std::string>& library_files(const TeContext& ctx, const std::string& dir) {
   auto it = ctx.walks.find(dir);
-  if (it != ctx.walks.end()) return it->second;
-  std::vector<std::string> files;
-  std::set<std::string> visited;
-  WalkBudget budget;
-  if (auto real = resolve_node_path(ctx.view.root, dir); real && node_file_type(ctx.view.root, real->real) == NodeFileType::directory) {
-    walk(ctx.view.root, dir, real->real.string(), 0, budget, visited, files);
+  if (it == ctx.walks.end()) {
+    TeWalk made;
+    std::set<std::string> visited;
+    WalkBudget budget;
+    if (auto real = resolve_node_path(ctx.view.root, dir); real && node_file_type(ctx.view.root, real->real) == NodeFileType::directory) {
+      walk(ctx.view.root, dir, real->real.string(), 0, budget, visited, made.files);
+    }
+    // Never silent, never a verdict on a partial walk: a library past a cap is one the model
+    // does not see, so the command ends with the cap's error (exit 3).
+    if (budget.too_deep || budget.too_many) {
+      made.files.clear();
+      made.cap = walk_cap_error(ctx.view.root, dir, budget);
+    }
+    it = ctx.walks.emplace(dir, std::move(made)).first;
   }
-  // Said, never silent: a library past a limit is one the model does not see.
-  if (budget.too_deep)
-    util::log::warning("probe: " + dir + ": TE's recursive search is followed " + std::to_string(util::k_max_walk_depth) +
-                       " directories down, no deeper (limit " + std::to_string(util::k_max_walk_depth) + ")");
-  if (budget.too_many)
-    util::log::warning("probe: " + dir + ": TE's recursive search is followed over " + std::to_string(util::k_max_walk_entries) +
-                       " entries, no more (limit " + std::to_string(util::k_max_walk_entries) + ")");
-  return ctx.walks.emplace(dir, std::move(files)).first->second;
+  if (!it->second.cap.empty() && std::find(ctx.caps_hit.begin(), ctx.caps_hit.end(), it->second.cap) == ctx.caps_hit.end())
+    ctx.caps_hit.push_back(it->second.cap);
+  return it->second.files;
 }
 
 std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }

@@ -53,6 +53,14 @@ std::span<const TeSearchRule> te_search_rules();
 // The rule for a library at a TE version, or nullptr when the version is not modelled.
 const TeSearchRule* find_te_rule(std::string_view library, const model::Version& te_version);
 
+// One recursive walk: the lib*.so* files under a directory, and, when it stopped at a cap of the
+// input layer (util::k_max_walk_depth, util::k_max_walk_entries), the one-line error naming it.
+struct TeWalk {
+  std::vector<std::string> files;
+  std::string cap; // "" when the walk was complete
+  bool operator==(const TeWalk&) const = default;
+};
+
 struct TeContext {
   LoaderView view;
   const std::map<std::string, std::string>* env = nullptr; // the job's environment
@@ -61,9 +69,12 @@ struct TeContext {
   // Recursive walks already made, by directory (normalised): the lib*.so* files under it (all
   // that TE's globs ask for), so one walk of /usr/local/cuda serves every library and every
   // step. Filled as the search goes, or ahead by te_walk_dirs on another thread.
-  mutable std::map<std::string, std::vector<std::string>> walks;
+  mutable std::map<std::string, TeWalk> walks;
+  // The caps the walks the search consulted ran into (TeWalk::cap), in the order met: the
+  // caller ends the command with them (probe.limit_exceeded, exit 3).
+  mutable std::vector<std::string> caps_hit;
 };
-using TeWalks = std::map<std::string, std::vector<std::string>>;
+using TeWalks = std::map<std::string, TeWalk>;
 
 // The directories TE's search at te_version (nullopt: at any release) globs recursively, for any
 // library, in the job's environment (ctx.env): the walks a caller can make ahead of te_search.

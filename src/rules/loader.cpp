@@ -947,7 +947,10 @@ std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>
       auto path = dir / rel;
       auto text = util::read_file(path, 8u << 20);
       if (!text) {
-        diagnostics.push_back({path.string(), 0, 0, 1, text.error().message, {}, {}});
+        // The diagnostic names the file; the reader's message does too.
+        std::string message = text.error().message;
+        if (message.starts_with(path.string() + ": ")) message.erase(0, path.string().size() + 2);
+        diagnostics.push_back({path.string(), 0, 0, 1, message, {}, {}});
         continue;
       }
       files.emplace_back(path.string(), rel, std::move(*text));

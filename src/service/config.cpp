@@ -332,18 +332,24 @@ util::Result<Config> parse_config(std::string_view text, const fs::path& origin)
 
 namespace {
 
-// A directory the config names, and what is in it (at most a few levels down, as the rules and
-// workload readers go), must be the user's or root's and not writable by group or others. A
-// missing directory is left to its reader's error.
+// A directory the config names, and what is in it (as far down as the rules loader reads: 16
+// levels, deeper is its error), must be the user's or root's and not writable by group or
+// others. Past the entries cap the check cannot vouch for the rest: exit 3 naming the cap, never
+// a silent pass (an entry past a cap was read unchecked). A missing directory is left to its
+// reader's error.
 util::Result<void> check_trusted_tree(const fs::path& dir, std::string_view what) {
-  constexpr int k_max_depth = 8;
+  constexpr int k_max_depth = 16; // rules::detail::read_rule_files refuses deeper directories
   constexpr std::size_t k_max_entries = 10000;
   std::error_code ec;
   if (!fs::exists(dir, ec)) return {};
   NVTE_TRY_VOID(util::check_trusted_path(dir, what));
   std::size_t seen = 0;
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
-  for (; !ec && it != end && seen < k_max_entries; it.increment(ec), ++seen) {
+  for (; !ec && it != end; it.increment(ec)) {
+    if (++seen > k_max_entries)
+      return util::Error{util::ErrorKind::invalid, std::string(what) + " " + dir.string() + ": more than " + std::to_string(k_max_entries) +
+                                                       " entries to check (limit " + std::to_string(k_max_entries) +
+                                                       ", the trusted-tree cap); keep only rules and workload files there"};
     if (it.depth() >= k_max_depth) it.disable_recursion_pending();
     // The directory's own path was walked above, and the iterator enters no symlinked
     // directory, so an entry that is no link is reached through trusted components alone: its

@@ -67,7 +67,9 @@ Result<std::string> read_open_file(int fd, const std::filesystem::path& path, st
         content.resize(max_bytes);
         break;
       }
-      return Error{ErrorKind::invalid, path.string() + ": larger than " + std::to_string(max_bytes) + " bytes"};
+      // As the input layer says it (read_input, read_lines): the cap and its value.
+      return Error{ErrorKind::invalid,
+                   path.string() + ": larger than " + std::to_string(max_bytes) + " bytes (limit " + std::to_string(max_bytes) + ")"};
     }
   }
   return content;

@@ -40,22 +40,24 @@ struct LineLimits {
 };
 
 // Records that a reader explains one at a time, each at the cost of a full explanation and fix
-// search (a TE log's distinct configurations, 14 ms each): at most this many per input; the rest
-// are counted and named in a note.
+// search (a TE log's distinct configurations, 14 ms each): at most this many per input (the
+// configs-per-log cap); one more is an error naming the cap and its line (exit 3).
 inline constexpr std::size_t k_max_explained_records = 50;
 
 // Recursive walks of a tree a probe reads (TE's glob of /usr/local/cuda, CUDNN_HOME, ...): a
 // chain of nested directories made the walk cubic in its depth (audit 2026-12-01 item 16: 1,000
 // levels 14 s). The libraries such a walk looks for are a few levels down (the toolkit's
-// targets/x86_64-linux/lib/stubs is 4); a walk goes no deeper than this and lists at most this
-// many entries, then stops and says so.
+// targets/x86_64-linux/lib/stubs is 4); a walk goes no deeper than this (the walk-depth cap) and
+// lists at most this many entries (the walk-entries cap); past either it stops, and the command
+// ends with an error naming the cap and the directory (exit 3): a walk cut short is no answer.
 inline constexpr std::size_t k_max_walk_depth = 16;
 inline constexpr std::size_t k_max_walk_entries = 200'000;
 
 // Environment variables recorded as facts (env.NVTE_*, NCCL_*, CUDA_*, CUDNN_* and a few named
 // ones), from the node, an image's config or a snapshot: a job's environment holds dozens, and
 // every fix search copies the facts once per candidate change, so their number multiplies its
-// work (audit 2026-12-01 item 17: 50,000 NVTE_* variables took 10 s). More is refused.
+// work (audit 2026-12-01 item 17: 50,000 NVTE_* variables took 10 s). More is refused (the
+// environment cap, exit 3).
 inline constexpr std::size_t k_max_environment_facts = 4096;
 
 // Calls on_line with each line of path, or of standard input for "-", without its '\n' (a last

@@ -6,7 +6,6 @@
 // (fp8_meta's recipe, InferenceParams) only for the words the doctor needs.
 #include "workload/te_log.hpp"
 
-#include "util/hash.hpp"
 #include "util/input_guard.hpp"
 #include "util/strings.hpp"
 
@@ -16,7 +15,6 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace workload {
 
@@ -458,16 +456,6 @@ public:
                         o.source + " (" + std::to_string(o.parsed_fields.size()) + " fields read; -v lists them)");
       m_log.workloads.push_back({std::move(w), std::make_shared<const model::ObservedSelection>(std::move(o))});
     }
-    m_log.configs_not_explained = m_beyond.size();
-    if (!m_beyond.empty()) {
-      // First among the last workload's notes, so that the default text shows it.
-      auto& notes = m_log.workloads.back().workload.notes;
-      notes.insert(notes.begin(), m_source + " holds " + std::to_string(m_beyond.size()) + " more distinct config" +
-                                      (m_beyond.size() == 1 ? "" : "s") + " after these " + std::to_string(m_blocks.size()) +
-                                      ", not explained: at most " + std::to_string(util::k_max_explained_records) + " per log (limit " +
-                                      std::to_string(util::k_max_explained_records) +
-                                      "); to explain others, pass a log of only their lines");
-    }
     return std::move(m_log);
   }
 
@@ -479,10 +467,15 @@ private:
     std::size_t start_line = 0;
     int more = 0; // continuation lines joined
   };
-  // A block index standing for a config beyond the limit: its lines are read and dropped.
-  static constexpr std::size_t k_unexplained = static_cast<std::size_t>(-1);
   // Config texts remembered (a cache: a text not in it is read again).
   static constexpr std::size_t k_max_texts = 4096;
+
+  util::Error too_many_configs(std::size_t line) const {
+    const std::string cap = std::to_string(util::k_max_explained_records);
+    return invalid(m_source + ":" + std::to_string(line) + ": more than " + cap + " distinct `Running with config=` dictionaries (limit " +
+                   cap + ", the configs-per-log cap); to check the first " + cap + ", pass the log's first " + std::to_string(line - 1) +
+                   " lines (head -n " + std::to_string(line - 1) + ")");
+  }
 
   util::Error not_closed() const {
     return invalid(m_source + ":" + std::to_string(m_pending->start_line) + ": the `Running with config=` dictionary does not close");
@@ -515,10 +508,10 @@ private:
         m_by_key.emplace(std::move(key), index);
         m_blocks.push_back(Block{std::move(config), {}, std::nullopt});
       } else {
-        // Beyond the limit (audit 2026-12-01 item 15: 14 ms of explanation and fix search each,
-        // 1,000 configs took 14 s): counted by a hash of its meaning, never kept.
-        m_beyond.insert(util::fnv1a64(key));
-        index = k_unexplained;
+        // The cap on configs per log (audit 2026-12-01 item 15: 14 ms of explanation and fix
+        // search each, 1,000 configs took 14 s): exit 3 naming it, never a verdict on part of
+        // the log. The configs before this line are exactly the ones that would be explained.
+        return too_many_configs(p.start_line);
       }
       if (m_by_text.size() < k_max_texts) m_by_text.emplace(p.joined, index);
     }
@@ -531,7 +524,6 @@ private:
   void open_block(std::size_t index, const Pending& p) {
     m_current[p.stream] = index;
     m_last = index;
-    if (index == k_unexplained) return;
     Block& block = m_blocks[index];
     if (has_verdict(block.observed)) block.earlier = std::move(block.observed);
     block.observed = {};
@@ -539,12 +531,14 @@ private:
   }
 
   // The block a selection line belongs to: its stream's, else the latest of any; nullptr when
-  // none (an ignored line) or when that config is beyond the limit (a dropped line).
+  // none (an ignored line).
   Block* block_of(std::string_view prefix) {
     auto found = m_current.find(stream_of(prefix));
     std::optional<std::size_t> index = found != m_current.end() ? std::optional(found->second) : m_last;
-    if (!index) ++m_log.ignored_lines;
-    if (!index || *index == k_unexplained) return nullptr;
+    if (!index) {
+      ++m_log.ignored_lines;
+      return nullptr;
+    }
     return &m_blocks[*index];
   }
 
@@ -552,10 +546,9 @@ private:
   TeLog m_log;
   std::vector<Block> m_blocks;
   std::unordered_map<std::string, std::size_t> m_by_key;  // the config's meaning -> block
-  std::unordered_map<std::string, std::size_t> m_by_text; // the config's text -> block (or k_unexplained)
+  std::unordered_map<std::string, std::size_t> m_by_text; // the config's text -> block
   std::unordered_map<std::string, std::size_t> m_current; // stream -> block
   std::optional<std::size_t> m_last;                      // the latest block of any stream
-  std::unordered_set<std::uint64_t> m_beyond;             // distinct configs beyond the limit
   std::optional<Pending> m_pending;
   std::optional<JobPython> m_python; // the job's, where a traceback names it
   std::string m_scratch;             // the current line without colour escapes

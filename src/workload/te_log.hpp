@@ -8,8 +8,8 @@
 // One workload per distinct config (a log of many layers and steps repeats the same few): the
 // last block of each wins, with the lines that follow it in the same process (lines are told
 // apart by a `pid=N` or `rankN` in their prefix, so interleaved ranks do not mix). At most
-// util::k_max_explained_records (50) distinct configs become workloads, the first ones of the
-// log; the others are counted, and a note on the last workload says how many were left out.
+// util::k_max_explained_records (50) distinct configs become workloads: a log with more is an
+// error naming the line of the first config past the cap (exit 3, never a verdict on part of it).
 #pragma once
 
 #include "model/observed_selection.hpp"
@@ -36,11 +36,11 @@ struct TeLog {
   std::vector<TeLogWorkload> workloads;
   std::size_t config_lines = 0;          // `Running with config=` lines read (repeats included)
   std::size_t ignored_lines = 0;         // non-empty lines that are none of TE's selection lines
-  std::size_t configs_not_explained = 0; // distinct configs after the first util::k_max_explained_records
 };
 
 // The workloads of a log's text, named after `name` ("name" for one, "name[i]" for several).
-// Fails, naming source, when no `Running with config=` line is in it, or on a config line whose
+// Fails, naming source, when no `Running with config=` line is in it, on the config line that
+// is one distinct config more than util::k_max_explained_records, or on a config line whose
 // dictionary does not close or whose value for a field the doctor reads is malformed or out of
 // its range ("source:line: workload key head_dim_qk: must be positive, got -128").
 util::Result<TeLog> parse_te_log(std::string_view text, std::string_view source, const std::string& name);

@@ -235,7 +235,8 @@ TEST_F(InputLimits, AnEnvironmentPastItsLimitIsExit3AndOneWithinIsCheckedInLinea
   for (int i = 0; i < 50000; ++i) many["NVTE_AUDIT_" + std::to_string(i)] = std::to_string(i);
   expect_refused(
       reliability::run_doctor({"check", "--root", root, "--rules", k_rules}, many),
-      {"the environment: 50001 variables the doctor records (NVTE_*, NCCL_*, CUDA_*, CUDNN_*, ...), more than 4096 (limit 4096)"},
+      {"the environment: 50001 variables the doctor records (NVTE_*, NCCL_*, CUDA_*, CUDNN_*, ...), more than 4096 (limit 4096, the "
+       "environment cap); unset the ones the job does not need"},
       10); // 50,000 and PATH
   std::map<std::string, std::string> within;
   for (int i = 0; i < 4000; ++i) within["NVTE_AUDIT_" + std::to_string(i)] = std::to_string(i);

@@ -2,6 +2,7 @@
 #include "probe/node_path.hpp"
 #include "support/build_factors.hpp"
 #include "support/node_fixture.hpp"
+#include "util/input_guard.hpp"
 
 #include <gtest/gtest.h>
 
@@ -221,6 +222,32 @@ TEST(TeLoadOrder, ADeepChainOfDirectoriesIsWalkedQuicklyAndOnlySoFarDown) {
   double seconds = cpu() - start;
   ASSERT_EQ(std::system(("rm -rf '" + root.string() + "'").c_str()), 0); // rm walks any depth
   ASSERT_EQ(walks.count("/usr/local/cuda"), 1u);
-  EXPECT_EQ(walks["/usr/local/cuda"], std::vector<std::string>{"/usr/local/cuda/lib64/d/d/d/libcudnn.so.9"});
+  // Past the walk-depth cap the walk is no answer (its files are dropped) but an error naming the
+  // cap, its value and the directory, which the command ends with (issue 37, "What to build" 4).
+  EXPECT_EQ(walks["/usr/local/cuda"].files, std::vector<std::string>{});
+  EXPECT_EQ(walks["/usr/local/cuda"].cap,
+            "/usr/local/cuda (under " + root.string() +
+                "): TE's recursive library search of it meets directories nested more than 16 levels deep (limit 16, the walk-depth cap); "
+                "remove or move that tree, or point the variable TE globs (CUDNN_HOME, CUDA_HOME, CUDA_PATH, ...) at the toolkit itself");
   EXPECT_LT(seconds, 1.0 * test_support::k_time_factor) << "the walk took " << seconds << " s of CPU";
+}
+
+TEST(TeLoadOrder, AWalkOfMoreEntriesThanItsCapIsAnErrorNamingIt) {
+  // The walk-entries cap (util::k_max_walk_entries, 200,000): one directory with one entry more.
+  auto root = std::filesystem::temp_directory_path() / ("nvte-wide-walk-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "usr/local/cuda/lib64");
+  int fd = ::open((root / "usr/local/cuda/lib64").c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  for (std::size_t i = 0; i < util::k_max_walk_entries; ++i) ::close(::openat(fd, std::to_string(i).c_str(), O_CREAT | O_WRONLY, 0644));
+  ::close(fd);
+  TeWalks walks;
+  {
+    NodeFsMemo memo;
+    walks = te_walk_dirs(root, {"/usr/local/cuda"});
+  }
+  std::filesystem::remove_all(root);
+  ASSERT_EQ(walks.count("/usr/local/cuda"), 1u);
+  EXPECT_NE(walks["/usr/local/cuda"].cap.find("more than 200000 entries (limit 200000, the walk-entries cap)"), std::string::npos)
+      << walks["/usr/local/cuda"].cap;
 }
