@@ -87,7 +87,10 @@ Result<FileIdentity> file_identity(int fd) {
 
 std::optional<std::filesystem::path> user_cache_directory() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && xdg[0] == '/') return std::filesystem::path(xdg);
-  if (const char* home = std::getenv("HOME"); home && home[0] == '/') return std::filesystem::path(home) / ".cache";
+  // HOME=/ (a service or prolog without a home) would put a .cache at the filesystem's root.
+  if (const char* home = std::getenv("HOME"); home && home[0] == '/' && std::string_view(home) != "/") {
+    return std::filesystem::path(home) / ".cache";
+  }
   return std::nullopt;
 }
 

@@ -42,7 +42,7 @@ FileIdentity file_identity(const struct stat& st);
 Result<FileIdentity> file_identity(int fd);
 
 // The user's cache directory: $XDG_CACHE_HOME when it is an absolute path, else $HOME/.cache;
-// nullopt when neither is usable.
+// nullopt when neither is usable (HOME unset, relative or "/").
 std::optional<std::filesystem::path> user_cache_directory();
 
 // Strings packed into one ("<length>:<bytes>" each) and back; unpack fails (nullopt) on anything

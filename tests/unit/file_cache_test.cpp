@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
@@ -149,6 +150,23 @@ TEST_F(FileCacheTest, EntriesAreBoundedUnusedOnesFirst) {
   EXPECT_TRUE(cache->find("kind", "/old/1", old_id())) << "used by the last run";
   EXPECT_TRUE(cache->find("kind", "/new/0", old_id()));
   EXPECT_TRUE(cache->find("kind", "/new/1", old_id()));
+}
+
+TEST(UserCacheDirectory, XdgFirstThenHomeButNeverTheRoot) {
+  std::string xdg = std::getenv("XDG_CACHE_HOME") ? std::getenv("XDG_CACHE_HOME") : "";
+  std::string home = std::getenv("HOME") ? std::getenv("HOME") : "";
+  ::setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  EXPECT_EQ(util::user_cache_directory().value_or("none"), fs::path("/x/cache"));
+  ::setenv("XDG_CACHE_HOME", "relative", 1);
+  ::setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(util::user_cache_directory().value_or("none"), fs::path("/home/u/.cache"));
+  ::unsetenv("XDG_CACHE_HOME");
+  ::setenv("HOME", "/", 1);
+  EXPECT_FALSE(util::user_cache_directory()) << "a service without a home gets no /.cache";
+  ::unsetenv("HOME");
+  EXPECT_FALSE(util::user_cache_directory());
+  if (!xdg.empty()) ::setenv("XDG_CACHE_HOME", xdg.c_str(), 1);
+  if (!home.empty()) ::setenv("HOME", home.c_str(), 1);
 }
 
 TEST(PackStrings, RoundTripsAndRefusesWhatItDidNotMake) {
