@@ -331,9 +331,25 @@ NodeFileType file_type_uncached(const std::filesystem::path& root, const std::fi
 }
 
 NodeListing list_real(const std::filesystem::path& root, const std::filesystem::path& real) {
-  auto entries = util::list_directory_entries(util::under_root(root, real));
-  if (!entries && entries.error().kind == util::ErrorKind::permission && g_memo) g_memo->denied.insert(real.string());
-  return entries ? NodeListing(std::move(entries).value()) : NodeListing();
+  struct Listed {
+    NodeListing listing;
+    bool denied = false;
+  };
+  auto list = [&] {
+    auto entries = util::list_directory_entries(util::under_root(root, real));
+    Listed out;
+    out.denied = !entries && entries.error().kind == util::ErrorKind::permission;
+    if (entries) out.listing = NodeListing(std::move(entries).value());
+    return out;
+  };
+  if (!g_memo) return list().listing;
+  // Read once for all the threads that share the memo's values (the copy scan's thread and the
+  // python probe both list the search directories, thousands of names each); each thread still
+  // remembers it in its own table and records a refusal in its own list.
+  auto value = node_memo_value("listing", memo_key(root, real), [&] { return std::make_shared<const Listed>(list()); });
+  const auto& listed = *std::static_pointer_cast<const Listed>(value);
+  if (listed.denied) g_memo->denied.insert(real.string());
+  return listed.listing;
 }
 
 NodeListing list_uncached(const std::filesystem::path& root, const std::filesystem::path& node_dir) {

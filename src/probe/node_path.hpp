@@ -141,7 +141,8 @@ void node_add_denied_directories(const std::vector<std::string>& dirs);
 // active memo, make's value. make runs without a lock held, once: a thread that asks while
 // another makes it waits for that value (or its exception). So a make must not ask, through
 // another thread, for a value whose make asks for its own (the kinds today: the interpreter scan,
-// which may read ELF files and METADATA, and those leaves, which ask for nothing).
+// which may read ELF files, METADATA and directory listings, and those leaves, which ask for
+// nothing).
 std::shared_ptr<const void> node_memo_value(std::string_view kind, const std::string& key,
                                             const std::function<std::shared_ptr<const void>()>& make);
 // The value of (kind, key) when some thread sharing the memo made it already; nullptr otherwise

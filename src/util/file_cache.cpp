@@ -265,8 +265,8 @@ void FileCache::save() {
       line += '\t';
       escape_into(line, std::string_view(e->first).substr(zero + 1));
       const FileIdentity& id = e->second.id;
-      for (auto n : {std::to_string(id.dev), std::to_string(id.ino), std::to_string(id.size), std::to_string(id.mtime_ns),
-                     std::to_string(id.ctime_ns)}) {
+      for (const auto& n : {std::to_string(id.dev), std::to_string(id.ino), std::to_string(id.size), std::to_string(id.mtime_ns),
+                            std::to_string(id.ctime_ns)}) {
         line += '\t';
         line += n;
       }
