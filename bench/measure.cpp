@@ -211,6 +211,10 @@ constexpr Ratio k_ratios[] = {
     // Issue 22 kept the limit at 1.0 with TE and flash-attn installed (the native probe running);
     // issue 40 makes its goal of half of nvidia-smi the target, with TE on the path or without.
     {"probe / nvidia-smi --query-gpu", "probe", "nvidia_smi_query", "<= 0.5 (issue 40)", 0.5, true},
+    // The file cache cold (--no-cache: a first run, or every file changed) and warm (probe above:
+    // the timer's or prolog's second and later runs).
+    {"probe, cache cold / nvidia-smi --query-gpu", "probe_cold", "nvidia_smi_query", "", 0, true},
+    {"probe --root, cache cold / warm", "probe_root_cold", "probe_root", "", 0, true},
     {"probe / nvidia-smi -q", "probe", "nvidia_smi_q", "", 0, true},
     {"probe --deep / nvidia-smi --query-gpu", "probe_deep", "nvidia_smi_query", "", 0, true},
     {"collect_env / probe", "collect_env", "probe", ">= 100", 100, false},

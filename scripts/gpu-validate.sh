@@ -222,12 +222,20 @@ run_readme() {
 # Then where check's time goes on this node (-vv: facts, rules, node rules, node fixes, workloads);
 # with NVTE_EXPLAIN_BEFORE (an older build's nvte-bench-explain-rate), both explain loops in turn.
 run_bench() {
+  local i
   # The bench stage has no TE on the path: check's workloads assume TE 2.18.0 (else unknown, exit 3).
   step bench 580 env NVTE_DOCTOR_BIN="$BIN" NVTE_BENCH_TE_VERSION="${NVTE_BENCH_TE_VERSION:-2.18.0}" bench/run.sh "$LOGS/bench"
+  # Issue 40: the probe with its file cache warm (row probe: the second and later runs, as a
+  # timer or prolog runs it) and cold (probe_cold: --no-cache), each against nvidia-smi.
+  { echo "bench (probe warm and cold cache, run unchanged):"
+    grep -E '^(probe |probe_cold |run_unchanged |nvidia_smi_query )|/ nvidia-smi --query-gpu|run \(unchanged\) median' "$LOGS/bench/bench.txt"
+  } 2>&1 | tee -a "$SUMMARY"
+  for i in 1 2 3; do step "probe-laps-warm-$i" 60 "$BIN" probe -vv; done
+  step probe-laps-cold 60 "$BIN" probe -vv --no-cache
+  step run-laps 60 bash -c "d=\$(mktemp -d) && printf 'state_dir: %s\nrules: [%s]\nselftest:\n  policy: never\n' \"\$d\" \"$PWD/rules\" >\"\$d/c.yaml\" && \"$BIN\" run --config \"\$d/c.yaml\" >/dev/null; for i in 1 2 3; do \"$BIN\" run --config \"\$d/c.yaml\" -vv; done; rm -rf \"\$d\""
   if [[ -n ${NVTE_EXPLAIN_BEFORE:-} ]]; then
     step explain-compare 120 bench/explain-compare.sh "$NVTE_EXPLAIN_BEFORE" "$(dirname "$BIN")/nvte-bench-explain-rate" 5
   fi
-  local i
   for i in 1 2 3; do
     step "check-laps-$i" 60 "$BIN" check "${COMMON[@]}" -vv --set te.version=2.18.0 --hf-config tests/fixtures/hf/llama-3-8b/config.json \
       --hf-config tests/fixtures/hf/mixtral-8x7b/config.json --hf-config tests/fixtures/hf/deepseek-v3/config.json
@@ -597,9 +605,10 @@ run_bench_native() {
   step bench-native 580 env PYTHONPATH="$pp" NVTE_DOCTOR_BIN="$BIN" NVTE_BENCH_QUICK=1 NVTE_BENCH_RUNS="${NVTE_BENCH_RUNS:-30}" \
     bench/run.sh "$LOGS/bench-native"
   for i in 1 2 3; do step "bench-native-laps-$i" 60 env PYTHONPATH="$pp" "$BIN" probe -vv; done
+  step bench-native-laps-cold 60 env PYTHONPATH="$pp" "$BIN" probe -vv --no-cache
   { echo "bench-native (PYTHONPATH=$pp):"
     grep -E '^  (native|python_path|gpu):' "$LOGS/bench-native/bench.txt"
-    grep -E '^(probe |check |check_3_workloads |nvidia_smi_query )|/ nvidia-smi --query-gpu|check \+ 3 workloads / probe' "$LOGS/bench-native/bench.txt"
+    grep -E '^(probe |probe_cold |check |check_3_workloads |nvidia_smi_query )|/ nvidia-smi --query-gpu|check \+ 3 workloads / probe' "$LOGS/bench-native/bench.txt"
     grep -hE 'probe\.[a-z_]+\.seconds|native probe: ' "$LOGS"/bench-native-laps-*.log | head -40
   } 2>&1 | tee -a "$SUMMARY"
 }

@@ -6,6 +6,7 @@
 #include "probe/node_path.hpp"
 #include "probe/probe.hpp"
 #include "util/file.hpp"
+#include "util/file_cache.hpp"
 #include "util/input_guard.hpp"
 #include "util/logging.hpp"
 #include "util/strings.hpp"
@@ -134,6 +135,29 @@ probe::FactsOrigin facts_origin(const Options& options) {
   return probe::FactsOrigin::live;
 }
 
+namespace {
+
+// The probe's cache across runs (util/file_cache.hpp): in run's state directory, else the user's
+// cache directory ($XDG_CACHE_HOME/nvte-doctor or ~/.cache/nvte-doctor); none with --no-cache.
+std::shared_ptr<util::FileCache> open_file_cache(const Options& options) {
+  if (options.no_cache) return nullptr;
+  std::filesystem::path dir;
+  if (options.cache_dir) dir = *options.cache_dir;
+  else if (auto user = util::user_cache_directory()) dir = *user / "nvte-doctor";
+  else return nullptr;
+  // Another build (a new release, a rebuilt binary) may compute a value differently: its own
+  // identity is in the tag, so its cache starts empty.
+  std::string tag = NVTE_VERSION_STRING;
+  struct stat self {};
+  if (::stat("/proc/self/exe", &self) == 0) {
+    auto id = util::file_identity(self);
+    tag += " " + std::to_string(id.dev) + ":" + std::to_string(id.ino) + ":" + std::to_string(id.size) + ":" + std::to_string(id.mtime_ns);
+  }
+  return util::FileCache::open(dir, "probe-files.cache", tag);
+}
+
+} // namespace
+
 model::Facts load_facts(const Options& options, const std::function<void()>& overlap) {
   model::Facts facts;
   if (!options.preflight() && (!options.image_name.empty() || options.image_config))
@@ -153,7 +177,9 @@ model::Facts load_facts(const Options& options, const std::function<void()>& ove
     host.root = std::filesystem::absolute(options.root);
     if (options.python && !options.python->empty()) host.python = options.python; // --python '': none
     host.deep = options.deep;
+    host.file_cache = open_file_cache(options);
     facts = probe::probe_node(host, {}, overlap);
+    if (host.file_cache) host.file_cache->save();
   }
   // A probe that ran into a cap of the input layer (a directory walk too deep or too large) saw
   // only part of the tree: exit 3 naming the cap, never a verdict on the part.

@@ -39,6 +39,8 @@ struct Options {
   std::optional<std::filesystem::path> termination_log; // check --termination-log FILE: the short verdict
   bool preflight() const { return node_facts_file || node_root; }
   bool deep = false;                               // --deep: also ask NVML and libcuda (probe::Host::deep)
+  bool no_cache = false;                           // --no-cache / NVTE_DOCTOR_NO_CACHE=1: no file cache across runs
+  std::optional<std::filesystem::path> cache_dir;  // the file cache's directory (run: its state directory; else the user's cache)
   bool color = false;                              // resolved from --no-color, NO_COLOR and isatty
   int verbosity = 0;                               // -v count
   std::string rule_id;                             // rules show ID

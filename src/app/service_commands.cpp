@@ -188,6 +188,8 @@ int run_run(const Options& given) {
     options.selftest = true;
     if (!options.selftest_timeout) options.selftest_timeout = static_cast<double>(config.selftest_timeout.count());
   }
+  // The probe's file cache lives with the state (private, this user's: checked above).
+  if (!options.cache_dir) options.cache_dir = config.state_dir;
   model::Report report = build_report(options);
   report.fingerprint = fingerprint.digest;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

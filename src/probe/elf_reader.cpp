@@ -12,7 +12,9 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 
 namespace probe {
 
@@ -41,12 +43,53 @@ struct OpenElf {
   ElfHandle elf;
 };
 
-util::Result<std::unique_ptr<OpenElf>> open_elf(const NodeFile& file) {
+util::Result<std::unique_ptr<OpenElf>> open_elf(util::Fd fd) {
   if (elf_version(EV_CURRENT) == EV_NONE) {
     return util::Error{util::ErrorKind::io, std::string("libelf: ") + elf_errmsg(-1)};
   }
-  util::Fd fd = NVTE_TRY(open_node_file(file));
   return std::make_unique<OpenElf>(std::move(fd));
+}
+
+util::Result<std::unique_ptr<OpenElf>> open_elf(const NodeFile& file) {
+  util::Fd fd = NVTE_TRY(open_node_file(file));
+  return open_elf(std::move(fd));
+}
+
+// The cache's form of a dynamic section (util/file_cache.hpp): soname, class, machine, then each
+// list as its length and entries.
+std::string encode(const util::Result<ElfDynamic>& r) {
+  // A file that is no ELF object stays one until it changes: its error is cached too.
+  if (!r) return util::pack_strings(std::vector<std::string>{"error", std::to_string(static_cast<int>(r.error().kind)), r.error().message});
+  const ElfDynamic& d = *r;
+  std::vector<std::string> parts{"ok", d.soname, d.is_64bit ? "1" : "0", std::to_string(d.machine)};
+  for (const auto* list : {&d.needed, &d.runpath, &d.rpath}) {
+    parts.push_back(std::to_string(list->size()));
+    parts.insert(parts.end(), list->begin(), list->end());
+  }
+  return util::pack_strings(parts);
+}
+
+std::optional<util::Result<ElfDynamic>> decode(std::string_view text) {
+  auto parts = util::unpack_strings(text);
+  if (parts && parts->size() == 3 && (*parts)[0] == "error") {
+    auto kind = static_cast<util::ErrorKind>(std::strtol((*parts)[1].c_str(), nullptr, 10));
+    return util::Result<ElfDynamic>(util::Error{kind, (*parts)[2]});
+  }
+  if (!parts || parts->size() < 7 || (*parts)[0] != "ok") return std::nullopt;
+  ElfDynamic d;
+  d.soname = (*parts)[1];
+  d.is_64bit = (*parts)[2] == "1";
+  d.machine = static_cast<unsigned>(std::strtoul((*parts)[3].c_str(), nullptr, 10));
+  std::size_t at = 4;
+  for (auto* list : {&d.needed, &d.runpath, &d.rpath}) {
+    if (at >= parts->size()) return std::nullopt;
+    std::size_t n = std::strtoul((*parts)[at++].c_str(), nullptr, 10);
+    if (n > parts->size() - at) return std::nullopt;
+    list->assign(parts->begin() + static_cast<std::ptrdiff_t>(at), parts->begin() + static_cast<std::ptrdiff_t>(at + n));
+    at += n;
+  }
+  if (at != parts->size()) return std::nullopt;
+  return util::Result<ElfDynamic>(std::move(d));
 }
 
 void append_list(std::vector<std::string>& out, std::string_view value) {
@@ -80,8 +123,28 @@ util::Result<ElfDynamic> read_elf_dynamic(const NodeFile& file) {
 
 namespace {
 
+util::Result<ElfDynamic> parse_elf_dynamic(util::Fd fd, const NodeFile& file);
+
+// Through the cache across runs when the run has one: the file's identity from the descriptor
+// that would be read, so what is reused is what this file holds now.
 util::Result<ElfDynamic> read_elf_dynamic_uncached(const NodeFile& file) {
-  auto opened = NVTE_TRY(open_elf(file));
+  util::Fd fd = NVTE_TRY(open_node_file(file));
+  util::FileCache* cache = node_file_cache();
+  if (!cache) return parse_elf_dynamic(std::move(fd), file);
+  auto id = util::file_identity(fd.get());
+  const std::string key = file.host().string();
+  if (id) {
+    if (auto text = cache->find("elf_dynamic", key, *id)) {
+      if (auto d = decode(*text)) return std::move(*d);
+    }
+  }
+  auto parsed = parse_elf_dynamic(std::move(fd), file);
+  if (id && (parsed || parsed.error().kind == util::ErrorKind::parse)) cache->put("elf_dynamic", key, *id, encode(parsed));
+  return parsed;
+}
+
+util::Result<ElfDynamic> parse_elf_dynamic(util::Fd fd, const NodeFile& file) {
+  auto opened = NVTE_TRY(open_elf(std::move(fd)));
   const ElfHandle& elf = opened->elf;
   auto fail = [&](std::string_view what) {
     return util::Error{util::ErrorKind::parse, file.host().string() + ": " + std::string(what) + ": " + elf_errmsg(-1)};

@@ -74,6 +74,7 @@ public:
   explicit MappedSymbols(std::unique_ptr<Mapping> map) : m_map(std::move(map)) {}
 
   util::Result<bool> parse(const std::string& origin);
+  void identify(const util::FileIdentity& id) { m_identity = id; }
 
   const std::vector<ElfUndefinedSymbol>& undefined() const override {
     if (!m_undefined_read) collect_undefined();
@@ -335,6 +336,7 @@ util::Result<std::shared_ptr<const ElfSymbols>> read_uncached(const NodeFile& fi
     return util::Error{util::errno_kind(err), "cannot map " + host_file.string() + ": " + util::errno_text(err)};
   }
   auto symbols = std::make_shared<MappedSymbols>(std::make_unique<Mapping>(data, static_cast<std::size_t>(st.st_size)));
+  symbols->identify(util::file_identity(st));
   auto parsed = symbols->parse(host_file.string());
   if (!parsed) return parsed.error();
   return std::shared_ptr<const ElfSymbols>(std::move(symbols));

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "probe/node_path.hpp"
+#include "util/file_cache.hpp"
 #include "util/result.hpp"
 
 #include <cstdint>
@@ -44,6 +45,11 @@ public:
   virtual bool defines(std::string_view name, std::uint32_t hash, std::string_view version) const = 0;
   // Whether the object defines the version (DT_VERDEF, the base entry excluded).
   virtual bool defines_version(std::string_view version) const = 0;
+  // The identity (util/file_cache.hpp) of the file mapped, from the descriptor that was mapped.
+  const util::FileIdentity& identity() const { return m_identity; }
+
+protected:
+  util::FileIdentity m_identity;
 };
 
 // The GNU hash of a symbol name (the dl_new_hash of glibc).

@@ -191,11 +191,10 @@ std::optional<CopyVersion> version_from_header(const std::filesystem::path& root
   return std::nullopt;
 }
 
-std::optional<CopyVersion> version_from_embedded_string(const LibrarySpec& spec, const NodeFile& host_file) {
-  std::string needle;
-  if (spec.key == "nccl") needle = "NCCL version ";
-  else if (spec.key == "nvrtc") needle = "Cuda compilation tools, release ";
-  else return std::nullopt;
+namespace {
+
+// The needle and the version text after it, searched in the file.
+std::optional<std::pair<std::string, std::string>> embedded_text(const LibrarySpec& spec, const NodeFile& host_file, std::string needle) {
   MappedFile file(host_file);
   // The strings live in .rodata: search only there (NVRTC's is 87 MB into a 109 MB file, 4 MB
   // into its .rodata), so the probe faults in a few MB rather than the whole library.
@@ -214,9 +213,49 @@ std::optional<CopyVersion> version_from_embedded_string(const LibrarySpec& spec,
       text = precise;
     }
   }
-  auto v = model::Version::parse(*text);
+  return std::pair{needle, *text};
+}
+
+// embedded_text through the cache across runs, keyed by the file's identity (node_file_cache):
+// the search faults in megabytes of the library, its answer is a few bytes.
+std::optional<std::pair<std::string, std::string>> cached_embedded_text(const LibrarySpec& spec, const NodeFile& host_file,
+                                                                        const std::string& needle) {
+  util::FileCache* cache = node_file_cache();
+  std::optional<util::FileIdentity> id;
+  if (cache) {
+    if (auto fd = open_node_file(host_file)) {
+      if (auto i = util::file_identity(fd->get())) id = *i;
+    }
+  }
+  const std::string key = std::string(spec.key) + ":" + host_file.host().string();
+  if (id) {
+    if (auto text = cache->find("elf_string", key, *id)) {
+      auto parts = util::unpack_strings(*text);
+      if (parts && parts->empty()) return std::nullopt;
+      if (parts && parts->size() == 2) return std::pair{(*parts)[0], (*parts)[1]};
+    }
+  }
+  auto found = embedded_text(spec, host_file, needle);
+  if (id) {
+    std::vector<std::string> parts;
+    if (found) parts = {found->first, found->second};
+    cache->put("elf_string", key, *id, util::pack_strings(parts));
+  }
+  return found;
+}
+
+} // namespace
+
+std::optional<CopyVersion> version_from_embedded_string(const LibrarySpec& spec, const NodeFile& host_file) {
+  std::string needle;
+  if (spec.key == "nccl") needle = "NCCL version ";
+  else if (spec.key == "nvrtc") needle = "Cuda compilation tools, release ";
+  else return std::nullopt;
+  auto found = cached_embedded_text(spec, host_file, needle);
+  if (!found) return std::nullopt;
+  auto v = model::Version::parse(found->second);
   if (!v) return std::nullopt;
-  return CopyVersion{*v, "elf_string", std::string(needle) + *text};
+  return CopyVersion{*v, "elf_string", found->first + found->second};
 }
 
 util::Result<CopyVersion> version_from_loading(const LibrarySpec& spec, const std::filesystem::path& host_file,

@@ -1,10 +1,12 @@
 #include "probe/link_map.hpp"
 
 #include "probe/node_path.hpp"
+#include "util/hash.hpp"
 #include "util/logging.hpp"
 #include "util/parallel.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <deque>
 #include <set>
 
@@ -155,6 +157,22 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
     if (i >= first_new) fresh.push_back(i);
   if (fresh.empty()) fresh.push_back(root);
   laps.lap("loaded " + std::to_string(fresh.size()) + " new of " + std::to_string(scope.size()) + " objects");
+  // What the check below reads is fixed by now: the lookup scope's files, the new objects, and
+  // the objects their NEEDED and version requirements name. Their identities key the answer in
+  // the cache across runs; any file changed, added or replaced keys another entry.
+  util::FileCache* cache = node_file_cache();
+  std::string cache_key;
+  if (cache) {
+    cache_key = check_key(lookup.lookup, fresh);
+    if (auto text = cache->find("link_check", cache_key, m_objects[root].symbols->identity())) {
+      if (decode_check(*text, result)) {
+        laps.lap("check from the cache");
+        return result;
+      }
+      result.unresolved.clear();
+      result.missing_versions.clear();
+    }
+  }
 
   // The references of the new objects, in chunks that threads share (util/parallel.hpp): a torch
   // tree has tens of thousands, mostly in two or three of its objects. Each chunk keeps its own
@@ -218,7 +236,63 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
       result.missing_versions.push_back(std::string(need.version) + " of " + std::string(need.file) + " (required by " + who + ")");
     }
   }
+  if (cache) cache->put("link_check", cache_key, m_objects[root].symbols->identity(), encode_check(result));
   return result;
+}
+
+std::string LinkMap::check_key(const std::vector<std::size_t>& lookup, const std::vector<std::size_t>& fresh) const {
+  std::string desc = "link_check 1\n";
+  auto object = [&](std::size_t i) {
+    const LinkedObject& o = m_objects[i];
+    const util::FileIdentity& id = o.symbols->identity();
+    desc += o.real;
+    desc += '\0';
+    desc += o.path;
+    for (auto n : {id.dev, id.ino, id.size, static_cast<std::uint64_t>(id.mtime_ns), static_cast<std::uint64_t>(id.ctime_ns)}) {
+      desc += ' ';
+      desc += std::to_string(n);
+    }
+    desc += '\n';
+  };
+  for (std::size_t i : lookup) object(i);
+  desc += "fresh\n";
+  for (std::size_t i : fresh) {
+    object(i);
+    const LinkedObject& o = m_objects[i];
+    for (const auto& needed : o.dynamic.needed) {
+      desc += " needs " + needed + ": ";
+      if (auto dep = loaded(needed)) object(*dep);
+      else desc += "-\n";
+    }
+    for (const auto& need : o.symbols->version_needs()) {
+      desc += " version " + std::string(need.file) + ": ";
+      if (auto dep = loaded(need.file)) object(*dep);
+      else desc += "-\n";
+    }
+  }
+  const std::string& root = m_objects[fresh.front()].real;
+  return root + " " + util::hex64(util::fnv1a64(desc)) + util::hex64(util::fnv1a64(desc, util::fnv1a64("second")));
+}
+
+std::string LinkMap::encode_check(const LinkResult& r) {
+  std::vector<std::string> parts{std::to_string(r.unresolved.size())};
+  for (const auto& u : r.unresolved) parts.insert(parts.end(), {u.mangled, u.version, u.version_file, u.needed_by});
+  parts.insert(parts.end(), r.missing_versions.begin(), r.missing_versions.end());
+  return util::pack_strings(parts);
+}
+
+bool LinkMap::decode_check(std::string_view text, LinkResult& r) {
+  auto parts = util::unpack_strings(text);
+  if (!parts || parts->empty()) return false;
+  std::size_t n = std::strtoul(parts->front().c_str(), nullptr, 10);
+  if (n > (parts->size() - 1) / 4) return false;
+  std::size_t at = 1;
+  for (std::size_t k = 0; k < n; ++k, at += 4) {
+    const auto& p = *parts;
+    r.unresolved.push_back({p[at], demangle_symbol(p[at]), p[at + 1], p[at + 2], p[at + 3]});
+  }
+  r.missing_versions.assign(parts->begin() + static_cast<std::ptrdiff_t>(at), parts->end());
+  return true;
 }
 
 } // namespace probe

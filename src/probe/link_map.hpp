@@ -98,6 +98,12 @@ private:
   bool resolves(const ElfUndefinedSymbol& u, const Scope& scope, const std::vector<std::pair<const char*, std::size_t>>& version_files,
                 std::vector<std::size_t>& likely) const;
 
+  // The cache across runs (util/file_cache.hpp) of one open's check: its key, from the identity
+  // of every file the check reads, and the result's form in it.
+  std::string check_key(const std::vector<std::size_t>& lookup, const std::vector<std::size_t>& fresh) const;
+  static std::string encode_check(const LinkResult& r);
+  static bool decode_check(std::string_view text, LinkResult& r);
+
   LoaderView m_view;
   std::vector<LinkedObject> m_objects;
   std::vector<std::size_t> m_global;                                                 // the global scope, in order

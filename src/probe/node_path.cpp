@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -117,7 +118,10 @@ Value remembered(std::unordered_map<Memo::Key, Value> Memo::*table, const std::f
 
 struct NodeFsMemo::Shared {
   std::mutex mutex;
-  std::map<std::pair<std::string, std::string>, std::shared_ptr<const void>> values; // kind, key
+  // kind, key -> the value once made; a thread that asks while another makes it waits for it
+  // (the python probe and the libraries probe's thread both ask for the interpreter scan first).
+  std::map<std::pair<std::string, std::string>, std::shared_future<std::shared_ptr<const void>>> values;
+  std::shared_ptr<util::FileCache> file_cache; // set before the threads that share it start
 };
 
 NodeFsMemo::NodeFsMemo() : NodeFsMemo(std::make_shared<Shared>()) {}
@@ -133,6 +137,12 @@ std::shared_ptr<NodeFsMemo::Shared> NodeFsMemo::share() { return g_memo ? g_memo
 
 NodeFsMemo::~NodeFsMemo() {
   if (m_owner) g_memo.reset();
+}
+
+util::FileCache* node_file_cache() { return g_memo && g_memo->values->file_cache ? g_memo->values->file_cache.get() : nullptr; }
+
+void node_set_file_cache(std::shared_ptr<util::FileCache> cache) {
+  if (g_memo) g_memo->values->file_cache = std::move(cache);
 }
 
 std::vector<std::string> node_denied_directories() {
@@ -172,23 +182,38 @@ bool NodeListing::contains(std::string_view name) const {
 std::shared_ptr<const void> node_memo_find(std::string_view kind, const std::string& key) {
   if (!g_memo) return nullptr;
   NodeFsMemo::Shared& shared = *g_memo->values;
-  std::lock_guard lock(shared.mutex);
-  auto it = shared.values.find({std::string(kind), key});
-  return it == shared.values.end() ? nullptr : it->second;
+  std::shared_future<std::shared_ptr<const void>> slot;
+  {
+    std::lock_guard lock(shared.mutex);
+    auto it = shared.values.find({std::string(kind), key});
+    if (it == shared.values.end()) return nullptr;
+    slot = it->second;
+  }
+  return slot.get();
 }
 
 std::shared_ptr<const void> node_memo_value(std::string_view kind, const std::string& key,
                                             const std::function<std::shared_ptr<const void>()>& make) {
   if (!g_memo) return make();
   NodeFsMemo::Shared& shared = *g_memo->values;
-  std::pair<std::string, std::string> slot{std::string(kind), key};
+  std::promise<std::shared_ptr<const void>> promise;
+  std::shared_future<std::shared_ptr<const void>> made_elsewhere;
   {
     std::lock_guard lock(shared.mutex);
-    if (auto it = shared.values.find(slot); it != shared.values.end()) return it->second;
+    auto [it, inserted] = shared.values.try_emplace({std::string(kind), key});
+    if (inserted) it->second = promise.get_future().share();
+    else made_elsewhere = it->second;
   }
-  auto value = make();
-  std::lock_guard lock(shared.mutex);
-  return shared.values.emplace(std::move(slot), std::move(value)).first->second;
+  if (made_elsewhere.valid()) return made_elsewhere.get(); // made, or being made by another thread
+  // make runs unlocked; what it throws reaches every thread that waits for this slot too.
+  try {
+    auto value = make();
+    promise.set_value(value);
+    return value;
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    throw;
+  }
 }
 
 std::filesystem::path host_path(const std::filesystem::path& root, const std::filesystem::path& node_path) {
@@ -306,9 +331,25 @@ NodeFileType file_type_uncached(const std::filesystem::path& root, const std::fi
 }
 
 NodeListing list_real(const std::filesystem::path& root, const std::filesystem::path& real) {
-  auto entries = util::list_directory_entries(util::under_root(root, real));
-  if (!entries && entries.error().kind == util::ErrorKind::permission && g_memo) g_memo->denied.insert(real.string());
-  return entries ? NodeListing(std::move(entries).value()) : NodeListing();
+  struct Listed {
+    NodeListing listing;
+    bool denied = false;
+  };
+  auto list = [&] {
+    auto entries = util::list_directory_entries(util::under_root(root, real));
+    Listed out;
+    out.denied = !entries && entries.error().kind == util::ErrorKind::permission;
+    if (entries) out.listing = NodeListing(std::move(entries).value());
+    return out;
+  };
+  if (!g_memo) return list().listing;
+  // Read once for all the threads that share the memo's values (the copy scan's thread and the
+  // python probe both list the search directories, thousands of names each); each thread still
+  // remembers it in its own table and records a refusal in its own list.
+  auto value = node_memo_value("listing", memo_key(root, real), [&] { return std::make_shared<const Listed>(list()); });
+  const auto& listed = *std::static_pointer_cast<const Listed>(value);
+  if (listed.denied) g_memo->denied.insert(real.string());
+  return listed.listing;
 }
 
 NodeListing list_uncached(const std::filesystem::path& root, const std::filesystem::path& node_dir) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "util/fd.hpp"
+#include "util/file_cache.hpp"
 #include "util/file.hpp"
 #include "util/result.hpp"
 
@@ -123,6 +124,11 @@ private:
   bool m_owner = false;
 };
 
+// The cache across runs (util/file_cache.hpp) of the memo active on this thread, shared with the
+// threads that share its values; nullptr without one. probe_node sets Host::file_cache on its memo.
+util::FileCache* node_file_cache();
+void node_set_file_cache(std::shared_ptr<util::FileCache> cache);
+
 // The node directories this run could not list or look into (permission denied), sorted; what
 // they hold is unknown, not absent. Empty without an active NodeFsMemo.
 std::vector<std::string> node_denied_directories();
@@ -132,8 +138,11 @@ void node_add_denied_directories(const std::vector<std::string>& dirs);
 // A per-run value for other readers of node files (an ELF file's dynamic section: the copy scan,
 // the loader model and the consumers each read libtorch_cuda.so's): the value of (kind, key),
 // made by make the first time any thread sharing the memo asks (NodeFsMemo::share); without an
-// active memo, make's value. make runs without a lock held: two threads that ask at once may
-// both make it, and the first one stored is kept.
+// active memo, make's value. make runs without a lock held, once: a thread that asks while
+// another makes it waits for that value (or its exception). So a make must not ask, through
+// another thread, for a value whose make asks for its own (the kinds today: the interpreter scan,
+// which may read ELF files, METADATA and directory listings, and those leaves, which ask for
+// nothing).
 std::shared_ptr<const void> node_memo_value(std::string_view kind, const std::string& key,
                                             const std::function<std::shared_ptr<const void>()>& make);
 // The value of (kind, key) when some thread sharing the memo made it already; nullptr otherwise

@@ -71,6 +71,10 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
     Clock::time_point at;
   };
   std::map<std::string_view, Started> started;
+  // Made before the started probes' threads so that they share its values (an ELF file, a
+  // METADATA, the interpreter scan each made once for the whole run, NodeFsMemo::share()).
+  NodeFsMemo memo;
+  node_set_file_cache(host.file_cache);
   for (const auto& spec : probes()) {
     if (!spec.start || !selected(spec)) continue;
     if (spec.needed && !host.deep) continue; // decided at its turn, from the facts before it
@@ -80,7 +84,6 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
   if (after_start) after_start();
 
   model::Facts facts;
-  NodeFsMemo memo;
   for (const auto& spec : probes()) {
     if (!selected(spec)) continue;
     std::string base = "probe." + std::string(spec.name);

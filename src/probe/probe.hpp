@@ -6,6 +6,7 @@
 #pragma once
 
 #include "model/facts.hpp"
+#include "util/file_cache.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -37,6 +38,10 @@ struct Host {
   // CUDA version). Loading NVML costs more than all the file probes together (37 ms of nvmlInit
   // on an H100 node), and the doctor runs before every Slurm job.
   bool deep = false;
+  // Values that depend only on a file's identity (an ELF file's dynamic section, a version string
+  // in a library, the native link check of a set of objects), kept across runs; a hint checked
+  // against each file's identity, never trusted (util/file_cache.hpp). nullptr: none (--no-cache).
+  std::shared_ptr<util::FileCache> file_cache;
 
   // The real node: root "/", this process's environment.
   static Host current();

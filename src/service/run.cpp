@@ -45,6 +45,37 @@ std::string content_hash(const fs::path& path, std::size_t max_bytes) {
   return util::hex64(util::fnv1a64(*text));
 }
 
+// The parts of a report an unchanged run reads, its facts and summary, parsed once a run: the
+// fingerprint and the status both ask for the same text, and the rest (workloads, findings: most
+// of a report) is skipped by the parser's callback instead of being built and dropped. subset is
+// empty when the text is not a whole JSON object or breaks the input layer's limits (refused:
+// why, in the caller's words).
+struct ParsedReport {
+  std::string text;
+  std::optional<std::string> refused;
+  std::optional<nlohmann::json> subset;
+};
+
+const ParsedReport& parse_report(std::string_view report_json, std::string_view what) {
+  thread_local ParsedReport last;
+  thread_local bool made = false;
+  if (made && last.text == report_json) return last;
+  made = true;
+  last = ParsedReport{std::string(report_json), std::nullopt, std::nullopt};
+  // collect_paths recurses per level: the input layer's depth limit comes first.
+  if (auto checked = util::check_json(report_json, std::string(what)); !checked) {
+    last.refused = checked.error().message;
+    return last;
+  }
+  auto keep = [](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (depth == 1 && event == nlohmann::json::parse_event_t::key) return parsed == "facts" || parsed == "summary";
+    return true;
+  };
+  auto doc = nlohmann::json::parse(report_json, keep, false);
+  if (!doc.is_discarded() && doc.is_object()) last.subset = std::move(doc);
+  return last;
+}
+
 // Every absolute path among the string leaves of the facts, and the site-packages directories.
 void collect_paths(const nlohmann::json& node, const std::string& key, std::set<std::string>& paths,
                    std::set<std::string>& site_packages) {
@@ -100,13 +131,12 @@ Fingerprint compute_fingerprint(const FingerprintInputs& in) {
   }
 
   if (in.last_report_json) {
-    // collect_paths recurses per level: the input layer's depth limit comes first.
-    auto checked = util::check_json(*in.last_report_json, "the last report");
-    if (!checked) util::log::warning(checked.error().message + "; running a full check");
-    auto report = checked ? nlohmann::json::parse(*in.last_report_json, nullptr, false) : nlohmann::json();
-    if (!report.is_discarded() && report.is_object() && report.contains("facts")) {
+    const ParsedReport& parsed = parse_report(*in.last_report_json, "the last report");
+    if (parsed.refused) util::log::warning(*parsed.refused + "; running a full check");
+    const auto& report = parsed.subset;
+    if (report && report->contains("facts")) {
       std::set<std::string> paths, site_packages, dirs;
-      collect_paths(report["facts"], "", paths, site_packages);
+      collect_paths((*report)["facts"], "", paths, site_packages);
       for (const auto& p : paths) {
         add("stat:" + p, stat_text(node(p)));
         fs::path parent = fs::path(p).parent_path();
@@ -237,11 +267,10 @@ Decision decide(const std::optional<RunState>& last, const Fingerprint& now, boo
 }
 
 std::optional<std::string> report_status(std::string_view report_json) {
-  if (!util::check_json(report_json, "report")) return std::nullopt;
-  auto doc = nlohmann::json::parse(report_json, nullptr, false);
-  if (doc.is_object() && doc.contains("summary") && doc["summary"].is_object() && doc["summary"].contains("status") &&
-      doc["summary"]["status"].is_string()) {
-    return doc["summary"]["status"].get<std::string>();
+  const auto& doc = parse_report(report_json, "report").subset;
+  if (doc && doc->contains("summary") && (*doc)["summary"].is_object() && (*doc)["summary"].contains("status") &&
+      (*doc)["summary"]["status"].is_string()) {
+    return (*doc)["summary"]["status"].get<std::string>();
   }
   return std::nullopt;
 }

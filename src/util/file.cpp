@@ -143,8 +143,19 @@ std::string file_kind(const std::filesystem::path& path) {
 }
 
 std::filesystem::path under_root(const std::filesystem::path& root, const std::filesystem::path& path) {
-  if (root.empty() || root == "/") return path;
-  return root / path.relative_path();
+  // root / path.relative_path() on strings: a probe of a tree asks this for every component of
+  // every path it resolves, and std::filesystem splits both paths into components each time.
+  const std::string& r = root.native();
+  if (r.empty() || r == "/") return path;
+  const std::string& p = path.native();
+  std::size_t skip = 0;
+  while (skip < p.size() && p[skip] == '/') ++skip;
+  std::string out;
+  out.reserve(r.size() + 1 + p.size() - skip);
+  out = r;
+  if (out.back() != '/') out += '/';
+  out.append(p, skip, std::string::npos);
+  return out;
 }
 
 } // namespace util

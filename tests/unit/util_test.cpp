@@ -320,6 +320,12 @@ TEST(File, ReadRefusesFifosAndDirectoriesWithoutBlocking) {
 TEST(File, UnderRoot) {
   EXPECT_EQ(util::under_root("/", "/usr/lib"), fs::path("/usr/lib"));
   EXPECT_EQ(util::under_root("/tmp/fake", "/usr/lib"), fs::path("/tmp/fake/usr/lib"));
+  // The string form gives what root / path.relative_path() gives, byte for byte.
+  for (const char* root : {"/tmp/fake", "/tmp/fake/", "rel", "/a//b"}) {
+    for (const char* path : {"/usr/lib", "//usr//lib/", "/", "", "usr/lib", "/a/../b", "///x"}) {
+      EXPECT_EQ(util::under_root(root, path).native(), (fs::path(root) / fs::path(path).relative_path()).native()) << root << " " << path;
+    }
+  }
 }
 
 TEST(Subprocess, CommandOutputAndExitCode) {
