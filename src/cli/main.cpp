@@ -196,7 +196,9 @@ bool want_color(bool no_color) {
 
 } // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_command_line(int argc, char** argv) {
   // The self-test's child (selftest/selftest.hpp): not a user command, not in --help.
   if (argc >= 2 && std::string_view(argv[1]) == "selftest-child") return app::run_selftest_child(argc, argv);
 
@@ -385,4 +387,19 @@ int main(int argc, char** argv) {
                stderr);
     return 3;
   }
+}
+
+} // namespace
+
+// Nothing escapes main: an exception from building the command line (CLI11's construction, an
+// allocation) is one line and exit 3 like every other failure, not std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run_command_line(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nvte-doctor: internal error: %s\n", util::terminal_safe(e.what()).c_str());
+  } catch (...) {
+    std::fputs("nvte-doctor: internal error\n", stderr);
+  }
+  return 3;
 }
