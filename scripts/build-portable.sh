@@ -112,4 +112,7 @@ for elf in "${elves[@]}"; do
     exit 1
   fi
 done
+# The glibc it was built against and is tested on (the chroot of PackagingPortable): the wheel's
+# manylinux tag names this one, never below the floor above (build-wheel.py).
+echo "built-against: glibc $glibc_max (Debian 11 root)" >> "$out/MANIFEST"
 echo "build-portable: $out: ${#elves[@]} ELF files, none needs a glibc newer than $glibc_max" >&2

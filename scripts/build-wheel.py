@@ -8,7 +8,8 @@
 --builtin     write the zip with Python's zipfile instead of `python3 -m wheel pack`
 
 The wheel is nvte_doctor-VERSION-py3-none-manylinux_2_MINOR_x86_64.whl, MINOR from the bundle's
-MANIFEST (the oldest glibc every ELF file in it runs on: 2.31 for the portable build), the way
+MANIFEST (the glibc it was built against and tested on, 2.31 for the portable build, and never
+below the oldest glibc every ELF file in it runs on, measured: 2.30), the way
 cmake, ninja and ruff ship native programs on PyPI: the package nvte_doctor/ (packaging/wheel:
 the launcher, `python -m nvte_doctor`), the bundle under nvte_doctor/bundle/, and the .dist-info
 (METADATA, WHEEL, entry_points.txt with the `nvte-doctor` console script, RECORD with each
@@ -51,7 +52,11 @@ def manifest(bundle):
     glibc = re.search(r"^glibc: >= 2\.(\d+)$", text, re.M)
     if not version or not glibc:
         fail("%s: no 'version: nvte-doctor X' or 'glibc: >= 2.N' line" % path)
-    return version.group(1), int(glibc.group(1))
+    # The tag names the glibc the portable build was made against and tested on (2.31), not a
+    # lower floor its files happen to need (bullseye's libudev asks for 2.30): no promise of a
+    # glibc nothing ran on.
+    built = re.search(r"^built-against: glibc 2\.(\d+)", text, re.M)
+    return version.group(1), max(int(glibc.group(1)), int(built.group(1)) if built else 0)
 
 
 def metadata(version):

@@ -28,7 +28,9 @@ max_mib=${NVTE_PORTABLE_CARRY_MAX_MIB:-10}
 [[ -x $bundle/bin/nvte-doctor && -f $bundle/MANIFEST ]] ||
   { echo "portable-carry: no bundle in $bundle (scripts/build-portable.sh makes it)" >&2; exit 2; }
 if [[ -z $wheel ]]; then
-  wheel=$(python3 scripts/build-wheel.py --bundle "$bundle" --out build-portable)
+  python=python3
+  [[ -x /usr/bin/python3 ]] && python=/usr/bin/python3 # Debian's, with python3-wheel
+  wheel=$("$python" scripts/build-wheel.py --bundle "$bundle" --out build-portable)
 fi
 [[ -f $wheel ]] || { echo "portable-carry: no wheel $wheel" >&2; exit 2; }
 stage=$(mktemp -d)

@@ -75,7 +75,10 @@ cp "$root/bin/dash" "$run_root/bin/sh"
 cp "$root/usr/bin/env" "$run_root/usr/bin/env"
 echo "     the chroot: $(find "$run_root" -type f | wc -l) files, $(du -sh "$run_root" | cut -f1), before the bundle"
 cp -a "$bundle" "$run_root$inside/nvte-doctor"
-cp "$source_dir/tests/fixtures/snapshots/h100-node.json" "$source_dir/tests/fixtures/hf/llama-3-8b/config.json" "$run_root$inside/"
+# The workload is named after the config's directory, as in the source tree.
+mkdir -p "$run_root$inside/llama-3-8b"
+cp "$source_dir/tests/fixtures/snapshots/h100-node.json" "$run_root$inside/"
+cp "$source_dir/tests/fixtures/hf/llama-3-8b/config.json" "$run_root$inside/llama-3-8b/"
 check "the chroot has no library but glibc's" \
   '[[ -z $(find "$run_root/lib" "$run_root/usr" -name "lib*.so*" ! -name "*-2.31.so" ! -type l) ]]'
 in_root() { unshare --mount --fork sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" env -i PATH=/usr/bin:/bin "$@"' "$run_root" "$@"; }
@@ -88,7 +91,7 @@ in_root "$doctor" probe --format json > "$cache/probe.json" 2> "$cache/probe.err
 probe_rc=$?
 check "probe in the chroot (exit $probe_rc)" \
   '[[ $probe_rc == 0 ]] && python3 -c "import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))[\"facts\"] else 1)" "$cache/probe.json" || { head -c 600 "$cache/probe.json"; cat "$cache/probe.err"; false; }'
-in_root "$doctor" explain --facts "$inside/h100-node.json" --hf-config "$inside/config.json" > "$cache/explain.txt" 2>&1
+in_root "$doctor" explain --facts "$inside/h100-node.json" --hf-config "$inside/llama-3-8b/config.json" > "$cache/explain.txt" 2>&1
 explain_rc=$?
 # Exit 3 is the verdict "unknown" (the snapshot has no TE) as well as bad input: the verdict line tells.
 check "explain on a snapshot and an HF config in the chroot (exit $explain_rc)" \
