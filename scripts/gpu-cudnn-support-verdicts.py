@@ -9,7 +9,8 @@ the line says whether cuDNN's support answer (asked before the plan, as TE 2.20 
 with the self-test's plan build from heuristics mode A, the mode TE uses: PASS when cuDNN said
 supported and the plan was built, or said unsupported and no plan was built; FAIL otherwise, and
 when a shape has no answer (no GPU, or the child ended before cuDNN was asked); SKIP for a shape
-the self-test cannot express (thd, fp8, bias). Exits 1 when any line fails.
+the self-test cannot express (thd, fp8, bias) and for a model the doctor refuses for having no
+attention (its stderr, SELFTEST.err beside the report, says so). Exits 1 when any line fails.
 """
 import json
 import pathlib
@@ -17,9 +18,14 @@ import sys
 
 
 def verdicts(path):
+    model = pathlib.Path(path).stem
+    err = pathlib.Path(path).with_suffix(".err")
+    refusal = err.read_text().strip() if err.exists() else ""
+    if "has no attention layers" in refusal:
+        # The doctor refuses a model without attention (exit 3): nothing for cuDNN to answer.
+        return [f"SKIP {model}: {refusal.splitlines()[-1]}"]
     doc = json.loads(pathlib.Path(path).read_text())
     checks = doc.get("checks", doc.get("selftest", {}).get("checks", []))
-    model = pathlib.Path(path).stem
     lines = []
     for check in checks:
         if check.get("check") != "cudnn_support":

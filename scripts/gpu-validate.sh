@@ -459,8 +459,10 @@ run_cudnn_support() {
   mkdir -p "$LOGS/cudnn-support"
   for f in tests/fixtures/hf/${CUDNN_SUPPORT_MODELS:-*}/config.json; do
     name=$(basename "$(dirname "$f")")
+    # stderr beside the report: a model without attention (mamba) is refused with exit 3 and
+    # the verdicts script reads the refusal as a SKIP, not a missing answer.
     step "cudnn-support-$name" 900 bash -c "\"$BIN\" selftest ${COMMON[*]} --format json --python '' --hf-config \"$f\" \
-      > \"$LOGS/cudnn-support/$name.json\"; head -c 300 \"$LOGS/cudnn-support/$name.json\""
+      > \"$LOGS/cudnn-support/$name.json\" 2> \"$LOGS/cudnn-support/$name.err\"; head -c 300 \"$LOGS/cudnn-support/$name.json\" \"$LOGS/cudnn-support/$name.err\""
   done
   step cudnn-support-verdicts 60 "$PY" scripts/gpu-cudnn-support-verdicts.py "$LOGS"/cudnn-support/*.json
   grep -E '^(PASS|FAIL|SKIP)' "$LOGS/cudnn-support-verdicts.log" >>"$SUMMARY" || true

@@ -59,6 +59,7 @@ std::string change_label(const Change& c) {
     return c.name + "=" + c.value.value_or("");
   case ChangeKind::package: return fact_label(c.package->fact) + " " + c.release->version.to_string();
   case ChangeKind::gpu: return gpu_label(c.value.value_or(""));
+  case ChangeKind::requirement: return c.value.value_or(c.name);
   }
   return {};
 }
@@ -294,6 +295,22 @@ bool apply_change(const Change& c, model::Facts& facts, model::Workload& workloa
     facts.derive();
     return true;
   }
+  case ChangeKind::requirement: {
+    bool met = false;
+    for (auto owner : k_requirement_owners)
+      filter_missing(facts, owner, [&](const std::string& name, const std::string&) {
+        bool same = normalize_distribution(name) == c.name;
+        met = met || same;
+        return !same;
+      });
+    if (!met) {
+      // Any other package is one the model knows nothing about (what it changes, which version).
+      why_not = "the catalog of published versions does not list " + c.name;
+      return false;
+    }
+    facts.derive();
+    return true;
+  }
   }
   return false;
 }
@@ -307,6 +324,11 @@ std::vector<std::string> moved_fact_prefixes(const Change& c) {
   case ChangeKind::env: return {"env." + c.name, "cudnn.", "te.cudnn.", "torch.cudnn.", "workload."};
   case ChangeKind::workload: return {"workload."};
   case ChangeKind::gpu: return {"gpu"};
+  case ChangeKind::requirement: {
+    std::vector<std::string> prefixes;
+    for (auto owner : k_requirement_owners) prefixes.emplace_back(std::string(owner) + ".requirements.");
+    return prefixes;
+  }
   case ChangeKind::package: {
     std::vector<std::string> prefixes{c.name};
     if (c.package && !c.package->library.empty()) {
@@ -419,6 +441,13 @@ model::Fix render_changes(const std::vector<Change>& changes, const model::Facts
       kind(c.package->fact == "te.version" ? 3 : 2, c.package->fact == "te.version" ? "upgrade" : "pip");
       break;
     }
+    case ChangeKind::requirement:
+      install = true;
+      commands.push_back(python_command(scope) + " -m pip install " + util::shell_quote(c.value.value_or(c.name)));
+      fix.changes.emplace_back(version_fact(nullptr, c.name), c.value.value_or(c.name));
+      labels.push_back(change_label(c) + " (an unmet requirement)");
+      kind(2, "pip");
+      break;
     case ChangeKind::gpu:
       fix.changes.emplace_back("gpu.sm", c.value.value_or(""));
       labels.push_back(change_label(c));
@@ -484,7 +513,14 @@ Interpreted interpret_command(const std::string& command, const Catalog& catalog
         spec = close == std::string::npos ? "" : spec.substr(close + 1);
       }
       const Package* package = catalog.find(name);
-      if (!package) return fail("the catalog of published versions does not list " + name);
+      if (!package) {
+        // Not a release the catalog describes: apply_change checks that it is an unmet
+        // requirement the node records (TE's pydantic), and refuses it otherwise.
+        Change c{ChangeKind::requirement, normalize_distribution(name), word, nullptr, nullptr};
+        labels.push_back(change_label(c));
+        out.changes.push_back(std::move(c));
+        continue;
+      }
       const PackageRelease* chosen = nullptr;
       if (spec.starts_with("==") && spec.find(',') == std::string::npos && spec.find('*') == std::string::npos) {
         auto v = model::Version::parse(spec.substr(2));

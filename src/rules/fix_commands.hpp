@@ -18,12 +18,15 @@
 
 namespace rules::detail {
 
-enum class ChangeKind { env, workload, package, gpu };
+// requirement: `pip install X` of a package the catalog does not describe, which the node records
+// as an unmet requirement of TE, torch or flash-attn (<owner>.requirements.missing[]): pip meets
+// it, so the entry goes; the version pip takes is not modelled.
+enum class ChangeKind { env, workload, package, gpu, requirement };
 
 struct Change {
   ChangeKind kind = ChangeKind::env;
   std::string name;                 // env var, workload key, the package's fact, "gpu.sm"
-  std::optional<std::string> value; // nullopt: unset the env var
+  std::optional<std::string> value; // nullopt: unset the env var; requirement: the word pip is given
   const Package* package = nullptr; // ChangeKind::package
   const PackageRelease* release = nullptr;
 };

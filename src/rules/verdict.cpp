@@ -57,7 +57,9 @@ void decide_verdict(model::Explanation& e, const VerdictInputs& in) {
     v.verdict = model::Verdict::unknown;
     v.because = "no GPU is known: this machine has none and no snapshot of the job's node was given";
     v.how_to_know = "pass --facts FILE (nvte-doctor probe --format json on the job's node) or --set gpu.compute_capability=X";
-    // Without a GPU, TE's selection is for a GPU nobody named: no backend is promised or blamed.
+    // Without a GPU, TE's selection is for a GPU nobody named: no backend is promised or blamed,
+    // and line 2 must not claim a prediction either.
+    v.evidence_text = "nothing predicted: no GPU to predict for";
     v.backend.reset();
     v.sub_backend.reset();
     e.verdict = std::move(v);

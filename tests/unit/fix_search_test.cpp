@@ -880,6 +880,35 @@ TEST(FixSearchNodeFit, InstallingAReleaseInstallsWhatItRequires) {
                          "'transformer_engine[pytorch]==2.18.0'");
 }
 
+TEST(FixSearchNodeFit, PipInstallOfAnUnmetRequirementMeetsItAndNothingElse) {
+  // `pip install pydantic` (TE's import needs it; no catalog package): the search reads it as
+  // meeting the unmet requirement the node records, so the rule's own fix can be verified.
+  const auto& catalog = shipped().catalog();
+  model::Facts facts = facts_of({"python.version=3.12.3", "te.version=2.15.0", "te.requirements.missing_count=2",
+                                 "te.requirements.missing[0].requirement=pydantic", "te.requirements.missing[0].name=pydantic",
+                                 "te.requirements.missing[1].requirement=einops", "te.requirements.missing[1].name=einops"});
+  auto node = rules::detail::node_abi(facts);
+  auto read = rules::detail::interpret_command("python3 -m pip install pydantic", catalog, node);
+  ASSERT_TRUE(read.ok) << read.why_not;
+  ASSERT_EQ(read.changes.size(), 1u);
+  EXPECT_EQ(read.changes[0].kind, rules::detail::ChangeKind::requirement);
+  model::Workload w;
+  std::string why;
+  ASSERT_TRUE(rules::detail::apply_change(read.changes[0], facts, w, why, &catalog)) << why;
+  EXPECT_EQ(facts.get_int("te.requirements.missing_count"), 1);
+  EXPECT_EQ(facts.get_string("te.requirements.missing[0].name"), "einops");
+  model::Fix fix = rules::detail::render_changes(read.changes, facts);
+  EXPECT_EQ(fix.command, "python3 -m pip install pydantic");
+  // A Python package (class 3): ranked before a TE release that also clears the finding (4).
+  ASSERT_EQ(fix.changes.size(), 1u);
+  EXPECT_EQ(rules::detail::change_class(fix.changes[0].first), 3);
+  // A package the node does not miss and the catalog does not list stays unverifiable.
+  auto other = rules::detail::interpret_command("python3 -m pip install left-pad", catalog, node);
+  ASSERT_TRUE(other.ok);
+  EXPECT_FALSE(rules::detail::apply_change(other.changes[0], facts, w, why, &catalog));
+  EXPECT_EQ(why, "the catalog of published versions does not list left-pad");
+}
+
 TEST(FixSearchNodeFit, LibraryAndPackageFactsAreChangesTheUserCanMake) {
   // A cuBLAS wheel is a library wheel, the CUTLASS DSL and the frontend Python packages: none
   // of them a counterfactual ("would also run"), which the fall-through class 7 (a GPU) was.
