@@ -66,7 +66,7 @@ endfunction()
 # Unity builds: a first build without a compiler cache spends most of its CPU time parsing the
 # same headers (the standard library, nlohmann/json, yaml-cpp) once per file. Each library then
 # compiles as batches of 16 files, each batch one translation unit (CMake's UNITY_BUILD): the
-# binary's 156 steps become 24, 388 s of CPU where the first 102 steps file by file took 509 s,
+# binary's 156 steps become 24, 388 s of CPU where the first 130 steps file by file took 737 s,
 # measured under load (docs/records/performance.md, "Unity batches for every library"). On by default where no compiler cache is used (a
 # fresh machine: README command 1, CI, the portable build); off with ccache, where a change
 # recompiles one file rather than its batch and a clean rebuild is all cache hits. No file-local
