@@ -59,20 +59,22 @@ target_include_directories(nvte_settings INTERFACE ${PROJECT_SOURCE_DIR}/src)
 function(nvte_library name)
   add_library(${name} STATIC ${ARGN})
   target_link_libraries(${name} PUBLIC nvte_settings)
-  if(NVTE_UNITY_BUILD AND name IN_LIST NVTE_UNITY_LIBRARIES)
+  if(NVTE_UNITY_BUILD)
     set_target_properties(${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
   endif()
 endfunction()
 # Unity builds: a first build without a compiler cache spends most of its CPU time parsing the
-# same headers (the standard library, nlohmann/json, yaml-cpp) once per file; as one batch, model's
-# 13 files took 21 s of CPU, about what two of them, facts.cpp and report.cpp, take alone (15 + 5 s;
-# docs/records/performance.md, "First build"). Meant for builds
-# without ccache (a fresh machine: README command 1, CI); with ccache, a change recompiles one
-# file and a clean rebuild is all cache hits, which batches would spoil. Only the libraries listed compile as one: the others define the same names in
-# several files' anonymous namespaces (probe's k_probe and file_name, for one).
-# Off by default for now: nothing builds the batches on every change (this machine has ccache),
-# and code merged since they were measured defines one name twice in nvte_util's batch
-# (k_max_links), so a fresh machine's first build failed with them. Opt in with
-# -DNVTE_UNITY_BUILD=ON once a ctest builds them (issue 39 is open).
-option(NVTE_UNITY_BUILD "Compile the libraries of NVTE_UNITY_LIBRARIES as unity batches (default: off)" OFF)
-set(NVTE_UNITY_LIBRARIES nvte_util nvte_gpuapi nvte_model nvte_workload)
+# same headers (the standard library, nlohmann/json, yaml-cpp) once per file. Each library then
+# compiles as batches of 16 files, each batch one translation unit (CMake's UNITY_BUILD): the
+# binary's 156 steps become 24, 388 s of CPU where the first 130 steps file by file took 737 s,
+# measured under load (docs/records/performance.md, "Unity batches for every library"). On by default where no compiler cache is used (a
+# fresh machine: README command 1, CI, the portable build); off with ccache, where a change
+# recompiles one file rather than its batch and a clean rebuild is all cache hits. No file-local
+# name may be defined in two files of one library: ctest architecture_unity_names checks that in
+# milliseconds on every run (tests/architecture/check_unity.py), and CI's build compiles the batches.
+if(nvte_ccache)
+  set(nvte_unity_default OFF)
+else()
+  set(nvte_unity_default ON)
+endif()
+option(NVTE_UNITY_BUILD "Compile each library as unity batches (default: on without ccache)" ${nvte_unity_default})

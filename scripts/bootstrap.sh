@@ -23,6 +23,8 @@ packages=(cmake ninja-build g++ pkg-config libpci-dev libyaml-cpp-dev libcurl4-o
           nlohmann-json3-dev libcli11-dev libelf-dev libsystemd-dev libyaml-dev libsodium-dev)
 if [[ $mode == all ]]; then
   packages+=(libgtest-dev libgmock-dev scdoc python3-jsonschema prometheus zsh fish patchelf nginx mmdebstrap umoci)
+  # The wheel's test (PackagingWheel): packed by python3-wheel, installed into a fresh venv.
+  packages+=(python3-wheel python3-venv)
   # strace: threads_same_reports checks that NVTE_DOCTOR_THREADS=1 starts no thread.
   packages+=(strace)
   # The style checks of the suite (tests/style): clang-format and clang-tidy 14 on the change.

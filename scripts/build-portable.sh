@@ -8,6 +8,9 @@
 #   --build DIR   the CMake build tree (default build-portable/build)
 #   --out DIR     the bundle (default build-portable/nvte-doctor; layout: scripts/build-bundle.sh)
 #   --mirror URL  the Debian mirror for the root (default http://deb.debian.org/debian)
+# JOBS=N limits the compile to N jobs (default: ninja's, the cores + 2). The libraries compile as
+# unity batches (-DNVTE_UNITY_BUILD=ON): a compiler cache rarely has this build's objects, and
+# batches cost about half the CPU time of file-by-file (docs/records/performance.md).
 # How: Debian 12's GCC 12 and CMake compile against the root (packaging/portable/toolchain.cmake):
 # glibc and the compiled dependencies (yaml-cpp's static archive; libpci, libelf, libyaml,
 # libsodium; the headers of curl and libsystemd, which are opened at run time) come from the
@@ -26,7 +29,7 @@ while (($#)); do
     --build) build=${2:?--build needs a DIR}; shift ;;
     --out) out=${2:?--out needs a DIR}; shift ;;
     --mirror) mirror=${2:?--mirror needs a URL}; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-portable: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -90,10 +93,10 @@ g++-12 -std=c++20 -O2 -fPIC --sysroot="$root" -nostdinc++ -isystem /usr/include/
   -isystem /usr/include/x86_64-linux-gnu/c++/12 -c packaging/portable/glibc-compat.cpp -o "$compat"
 export PKG_CONFIG_SYSROOT_DIR=$root
 export PKG_CONFIG_LIBDIR=$root/usr/lib/x86_64-linux-gnu/pkgconfig:$root/usr/share/pkgconfig
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTE_BUILD_TESTS=OFF \
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTE_BUILD_TESTS=OFF -DNVTE_UNITY_BUILD=ON \
   -DCMAKE_TOOLCHAIN_FILE="$src/packaging/portable/toolchain.cmake" \
   -DNVTE_PORTABLE_ROOT="$root" -DNVTE_PORTABLE_COMPAT="$compat" >/dev/null
-nice cmake --build "$build" --target nvte-doctor man >&2
+cmake --build "$build" ${JOBS:+-j "$JOBS"} --target nvte-doctor man >&2 # nice it from outside (nice -n 5 ...)
 
 scripts/build-bundle.sh --binary "$build/nvte-doctor" --out "$out" --lib-root "$root" --man "$build/man"
 source scripts/lib/bundle-libs.sh
@@ -109,4 +112,7 @@ for elf in "${elves[@]}"; do
     exit 1
   fi
 done
+# The glibc it was built against and is tested on (the chroot of PackagingPortable): the wheel's
+# manylinux tag names this one, never below the floor above (build-wheel.py).
+echo "built-against: glibc $glibc_max (Debian 11 root)" >> "$out/MANIFEST"
 echo "build-portable: $out: ${#elves[@]} ELF files, none needs a glibc newer than $glibc_max" >&2

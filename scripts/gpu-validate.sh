@@ -5,13 +5,16 @@
 #
 #   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix|verdict-truth|portable]
 #
-# portable (issue 39): the portable bundle (scripts/build-portable.sh, carried as
-# NVTE_PORTABLE_BUNDLE, default .gpu-carry/portable) and its wheel (scripts/build-wheel.py,
-# NVTE_WHEEL, default the one .whl in .gpu-carry/wheel/) on this distribution: the bundle's
-# --version, probe, check with its own rules and explain with an empty environment, its
-# self-test with its own selftest.py and the torch venv's interpreter; then the wheel installed
-# offline into a fresh `python3 -m venv` by an unprivileged user and run from there
-# (nvte-doctor and python -m nvte_doctor). portable-verdicts prints one PASS/FAIL line per claim.
+# portable (issue 39): the portable bundle (scripts/build-portable.sh) and its wheel
+# (scripts/build-wheel.py), carried packed as .gpu-portable/portable.tar.xz (scripts/portable-carry.sh,
+# under 10 MiB; NVTE_PORTABLE_PACK names another) and unpacked into $TMPDIR, or unpacked already
+# (NVTE_PORTABLE_BUNDLE, NVTE_WHEEL), on this distribution: the bundle's --version, probe, check
+# with its own rules and explain with an empty environment, its self-test with its own
+# selftest.py and the torch venv's interpreter; then the wheel installed offline into a fresh venv
+# of the node's python (/usr/bin/python3 -m venv; where the distribution's python has no ensurepip,
+# the torch venv's base interpreter, else a venv without pip filled by the torch venv's pip) by an
+# unprivileged user and run from there (nvte-doctor and python -m nvte_doctor, probe examining
+# that venv). portable-verdicts prints one PASS/FAIL line per claim.
 #
 # hostcheck: the Kubernetes DaemonSet's mode on a real driver: `run --root /host` as uid 10001
 # with the host's paths bind-mounted read-only (unshare -m, root), no GPU device; hostcheck-verdict
@@ -614,7 +617,15 @@ run_bench_native() {
 }
 
 run_portable() {
-  local bundle=${NVTE_PORTABLE_BUNDLE:-.gpu-carry/portable} wheel=${NVTE_WHEEL:-} T=$OUTDIR/portable
+  local pack=${NVTE_PORTABLE_PACK:-.gpu-portable/portable.tar.xz} unpacked=${TMPDIR:-/tmp}/nvte-portable
+  local bundle=${NVTE_PORTABLE_BUNDLE:-} wheel=${NVTE_WHEEL:-} T=$OUTDIR/portable
+  if [[ -z $bundle && -f $pack ]]; then
+    rm -rf "$unpacked" && mkdir -p "$unpacked" && chmod 755 "$unpacked"
+    step portable-unpack 120 tar -C "$unpacked" -xJf "$pack"
+    bundle=$unpacked/portable
+    [[ -n $wheel ]] || wheel=$(ls "$unpacked"/wheel/*.whl 2>/dev/null | head -n 1)
+  fi
+  [[ -n $bundle ]] || bundle=.gpu-carry/portable
   [[ -n $wheel ]] || wheel=$(ls .gpu-carry/wheel/*.whl 2>/dev/null | head -n 1)
   rm -rf "$T"; mkdir -p "$T"; chmod 755 "$T"
   local E=(env -i PATH=/usr/bin:/bin HOME="$T")
@@ -627,7 +638,7 @@ run_portable() {
     step portable-rules 60 bash -c "env -i \"$bundle/bin/nvte-doctor\" rules list --format json | grep -m 1 '\"source\"'"
     step portable-selftest 600 env -u NVTE_DOCTOR_SELFTEST_PY "$bundle/bin/nvte-doctor" selftest -v --python "$PY" --format json -o "$T/selftest.json"
   else
-    echo "portable: no bundle at $bundle (scripts/build-portable.sh --out .gpu-carry/portable)" | tee -a "$SUMMARY"
+    echo "portable: no bundle at $bundle (scripts/build-portable.sh, then scripts/portable-carry.sh)" | tee -a "$SUMMARY"
   fi
   if [[ -f $wheel ]]; then
     local U=() py3
@@ -635,14 +646,27 @@ run_portable() {
     [[ -x $py3 ]] || py3=$(command -v python3)
     [[ $(id -u) == 0 ]] && U=(setpriv --reuid=nobody --regid=nogroup --clear-groups) && chown nobody:nogroup "$T"
     cp "$wheel" "$T/" && chmod 644 "$T/$(basename "$wheel")"
-    step wheel-venv 120 "${E[@]}" "${U[@]}" "$py3" -m venv "$T/venv"
-    step wheel-install 120 "${E[@]}" "${U[@]}" "$T/venv/bin/python" -m pip install --no-index --no-deps "$T/$(basename "$wheel")"
+    # A venv of the node's python: the distribution's (Ubuntu's needs python3-venv for ensurepip),
+    # else the torch venv's base interpreter; without either's pip, a venv without pip that the
+    # torch venv's pip (>= 22.3: --python) installs into. The log says which.
+    step wheel-venv 120 "${E[@]}" "${U[@]}" bash -c '
+      t=$1 py3=$2 py=$3
+      if "$py3" -m venv "$t/venv"; then echo "venv: $py3 -m venv"; exit 0; fi
+      rm -rf "$t/venv"
+      if "$py" -m venv "$t/venv"; then echo "venv: $py -m venv (the torch venv base)"; exit 0; fi
+      rm -rf "$t/venv"
+      "$py3" -m venv --without-pip "$t/venv" && echo "venv: $py3 -m venv --without-pip; pip: $py -m pip --python"' _ "$T" "$py3" "$PY"
+    if [[ -x $T/venv/bin/pip ]]; then
+      step wheel-install 120 "${E[@]}" "${U[@]}" "$T/venv/bin/python" -m pip install --no-index --no-deps "$T/$(basename "$wheel")"
+    else
+      step wheel-install 120 "${E[@]}" "${U[@]}" "$PY" -m pip --python "$T/venv/bin/python" install --no-index --no-deps "$T/$(basename "$wheel")"
+    fi
     step wheel-version 30 "${E[@]}" "${U[@]}" "$T/venv/bin/nvte-doctor" --version
     step wheel-module-version 30 "${E[@]}" "${U[@]}" "$T/venv/bin/python" -m nvte_doctor --version
     step wheel-probe 120 bash -c "env -i PATH=/usr/bin:/bin HOME=$T ${U[*]} $T/venv/bin/nvte-doctor probe --format json > $T/wheel-probe.json"
     step wheel-explain 120 "${E[@]}" "${U[@]}" "$T/venv/bin/nvte-doctor" explain --no-color --hf-config tests/fixtures/hf/llama-3-8b/config.json
   else
-    echo "portable: no wheel (scripts/build-wheel.py --out .gpu-carry/wheel)" | tee -a "$SUMMARY"
+    echo "portable: no wheel (scripts/portable-carry.sh packs it)" | tee -a "$SUMMARY"
   fi
   step portable-verdicts 60 "$PY" - "$LOGS" "$T" <<'PYEOF'
 import json, os, sys
@@ -668,6 +692,9 @@ if log("portable-version"):
         verdict('"check": "python"' in text, "self-test ran its Python tier from the bundle's selftest.py")
     except (OSError, ValueError) as e:
         verdict(False, "self-test JSON readable (%s)" % e)
+if log("wheel-venv"):
+    how = [l for l in log("wheel-venv").splitlines() if l.startswith("venv: ")]
+    verdict(rc("wheel-venv") == 0 and how, "a fresh venv of the node's python (%s)" % (how[-1][6:] if how else "none"))
 if log("wheel-install"):
     verdict(rc("wheel-install") == 0, "wheel installs offline into a fresh venv as nobody")
     verdict(log("wheel-version").count("nvte-doctor ") >= 1 and rc("wheel-version") == 0, "nvte-doctor --version from the venv")

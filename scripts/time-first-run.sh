@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
 # Times README command 1 (`scripts/bootstrap.sh --doctor && build/nvte-doctor`) as a new user
 # runs it: in a fresh clone of this checkout's HEAD, without a compiler cache (CCACHE_DISABLE=1).
-#   scripts/time-first-run.sh [--keep] [--ref REF]
-#   --keep     leave the clone (its path is printed) instead of removing it
-#   --ref REF  clone REF instead of HEAD (committed work only: the clone is what a user gets)
+#   scripts/time-first-run.sh [--keep] [--ref REF] [--fresh-root [--mirror URL]]
+#   --keep        leave the clone (its path is printed) instead of removing it
+#   --ref REF     clone REF instead of HEAD (committed work only: the clone is what a user gets)
+#   --fresh-root  run it inside a new Debian 12 root (mmdebstrap --variant=minbase bookworm, made
+#                 first and not timed; needs root, mmdebstrap and the mirror), where none of the
+#                 packages is installed: apt-get update and their installation are in the time,
+#                 as on a new machine, whatever this machine has installed
+#   --mirror URL  the Debian mirror of that root (default http://deb.debian.org/debian)
 # Prints the wall time to the report, the CPU time (user+sys of every process it started), the
 # machine (cores, load average before and after: on a shared machine the load inflates the wall
 # time, the CPU time is the steadier number), the Debian packages bootstrap.sh had to install,
 # and where the time went: configure, the compile steps (their number and the slowest ones from
 # ninja's log), the link of the binary, the doctor's own run. The last line is the summary that
 # docs/records/performance.md quotes. Packages are installed as bootstrap.sh installs them (root
-# or sudo); on a machine that has them, the number is the build's alone.
+# or sudo); on a machine that has them, the number is the build's alone (--fresh-root includes
+# them anyway). CCACHE_DISABLE=1 also makes the build configure as on a machine without ccache
+# (CMakeLists.txt), which compiles the libraries as unity batches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-keep=0 ref=HEAD
+keep=0 ref=HEAD fresh_root=0 mirror=http://deb.debian.org/debian
 while (($#)); do
   case "$1" in
     --keep) keep=1 ;;
     --ref) ref=${2:?--ref needs a REF}; shift ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --fresh-root) fresh_root=1 ;;
+    --mirror) mirror=${2:?--mirror needs a URL}; shift ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "time-first-run: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -26,14 +35,41 @@ done
 commit=$(git rev-parse --short "$ref")
 clone=$(mktemp -d /tmp/nvte-first-run.XXXXXX)
 ((keep)) || trap 'rm -rf "$clone"' EXIT
-git clone --quiet --no-hardlinks "$PWD" "$clone/nvte-doctor"
-git -C "$clone/nvte-doctor" checkout --quiet "$commit"
-cd "$clone/nvte-doctor"
+# in_place CMD...: runs CMD in the clone, inside the fresh root when there is one (its own mount
+# namespace with /proc and this machine's /dev, the host's resolv.conf for the mirror).
+checkout=$clone/nvte-doctor inside=""
+if ((fresh_root)); then
+  [[ $(id -u) == 0 ]] || { echo "time-first-run: --fresh-root needs root (mmdebstrap, chroot)" >&2; exit 2; }
+  command -v mmdebstrap >/dev/null || { echo "time-first-run: mmdebstrap is missing (apt-get install mmdebstrap)" >&2; exit 2; }
+  start=$SECONDS
+  mmdebstrap --quiet --variant=minbase --include=ca-certificates bookworm "$clone/root" "$mirror" >&2
+  cp /etc/resolv.conf "$clone/root/etc/resolv.conf"
+  echo "time-first-run: fresh Debian 12 root made in $((SECONDS - start)) s (not timed)" >&2
+  inside=/root/nvte-doctor checkout=$clone/root$inside
+fi
+git clone --quiet --no-hardlinks "$PWD" "$checkout"
+git -C "$checkout" checkout --quiet "$commit"
+cd "$checkout"
+in_place() {
+  if ((fresh_root)); then
+    unshare --mount --fork sh "$clone/enter.sh" "$clone/root" "$inside" "$@"
+  else
+    "$@"
+  fi
+}
+cat > "$clone/enter.sh" <<'SH'
+root=$1 dir=$2
+shift 2
+mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" || exit 125
+exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root CCACHE_DISABLE=1 sh -c 'cd "$0" && exec "$@"' "$dir" "$@"
+SH
 
+# The packages of README command 1: bootstrap.sh's first list (what --doctor installs), read from
+# the clone, so that the count follows the script it times.
+eval "$(sed -n '/^packages=(/,/)/p' scripts/bootstrap.sh)"
 missing=0
-for p in cmake ninja-build g++ pkg-config libpci-dev libyaml-cpp-dev libcurl4-openssl-dev nlohmann-json3-dev \
-         libcli11-dev libelf-dev libsystemd-dev libyaml-dev libsodium-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing=$((missing + 1))
+for p in "${packages[@]}"; do
+  in_place dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing=$((missing + 1))
 done
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 export CCACHE_DISABLE=1
@@ -41,9 +77,9 @@ now() { date +%s.%N; }
 cpu() { times | tail -n 1 | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'; }
 t0=$(now)
 # README command 1, as written there; the doctor's exit status (0-3) is its verdict, not a failure.
-scripts/bootstrap.sh --doctor > bootstrap.log 2>&1 || { tail -n 30 bootstrap.log; echo "time-first-run: bootstrap.sh failed" >&2; exit 1; }
+in_place scripts/bootstrap.sh --doctor > bootstrap.log 2>&1 || { tail -n 30 bootstrap.log; echo "time-first-run: bootstrap.sh failed" >&2; exit 1; }
 t1=$(now)
-build/nvte-doctor > doctor.log 2>&1 || true
+in_place build/nvte-doctor > doctor.log 2>&1 || true
 t2=$(now)
 cpu_s=$(cpu)
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -60,12 +96,12 @@ rest=$(awk -v b="$boot" -v s="$span_ms" 'BEGIN { printf "%.1f", b - s / 1000 }')
 mmss() { printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); }
 
 echo "commit $commit, $(nproc) cores, load average before $load_before, after $load_after"
-echo "Debian packages bootstrap.sh installed: $missing of 13"
+echo "Debian packages bootstrap.sh installed: $missing of ${#packages[@]}"
 printf '  %-44s %8.1f s\n' "packages + configure (bootstrap.sh before ninja)" "$rest"
 printf '  %-44s %8.1f s  (%d compile steps, %.1f s summed)\n' "build (ninja, -j$(nproc))" "$(awk -v s="$span_ms" 'BEGIN{print s/1000}')" "$steps" "$(awk -v s="$compile_ms" 'BEGIN{print s/1000}')"
 printf '  %-44s %8.1f s\n' "  of it the link of nvte-doctor" "$(awk -v s="$link_ms" 'BEGIN{print s/1000}')"
 printf '  %-44s %8.1f s\n' "build/nvte-doctor (the report)" "$doctor"
 echo "  slowest compile steps:"
 awk -F'\t' 'NR > 1 && $4 ~ /\.o$/ { printf "    %6.1f s  %s\n", ($2 - $1) / 1000, $4 }' build/.ninja_log | sort -rn | head -n 5
-((keep)) && echo "clone kept: $clone/nvte-doctor"
-echo "first run: $(mmss "$total") wall, ${cpu_s} s CPU, $(nproc) cores, load $load_before -> $load_after, $missing packages installed, ccache off, commit $commit"
+((keep)) && echo "clone kept: $checkout"
+echo "first run: $(mmss "$total") wall, ${cpu_s} s CPU, $(nproc) cores, load $load_before -> $load_after, $missing packages installed$( ((fresh_root)) && echo " (fresh root)"), ccache off, commit $commit"

@@ -28,5 +28,8 @@ set(CMAKE_CXX_FLAGS_INIT "-nostdinc++ -isystem /usr/include/c++/12 -isystem /usr
 # Debian's GCC searches its own ../../../x86_64-linux-gnu (this machine's libc.so, crt1.o) before
 # the sysroot's: -B and -L name the root's first, or the binary would bind glibc 2.34's symbols.
 set(nvte_root_libs "-B${NVTE_PORTABLE_ROOT}/usr/lib/x86_64-linux-gnu/ -L${NVTE_PORTABLE_ROOT}/usr/lib/gcc/x86_64-linux-gnu/10 -L${NVTE_PORTABLE_ROOT}/usr/lib/x86_64-linux-gnu -L${NVTE_PORTABLE_ROOT}/lib/x86_64-linux-gnu")
-set(CMAKE_EXE_LINKER_FLAGS_INIT "-static-libstdc++ -static-libgcc ${nvte_root_libs} ${NVTE_PORTABLE_COMPAT}")
-set(CMAKE_SHARED_LINKER_FLAGS_INIT "-static-libstdc++ -static-libgcc ${nvte_root_libs}")
+# -pthread: glibc 2.31 keeps the pthread functions in libpthread (2.34 moved them into libc), and
+# GCC 12's static libstdc++ calls them (std::pmr's pthread_rwlock_*): the driver puts -lpthread
+# after the archives, where the link needs it.
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-pthread -static-libstdc++ -static-libgcc ${nvte_root_libs} ${NVTE_PORTABLE_COMPAT}")
+set(CMAKE_SHARED_LINKER_FLAGS_INIT "-pthread -static-libstdc++ -static-libgcc ${nvte_root_libs}")

@@ -15,12 +15,12 @@ namespace probe {
 
 namespace {
 
-constexpr std::string_view k_probe = "cuda_driver";
+constexpr std::string_view k_cuda_driver_probe = "cuda_driver";
 
 void query_libcuda(const std::vector<std::string>& names, const ChildChannel& channel) {
   model::Facts facts;
   auto finish = [&](std::string_view status, const std::string& reason) {
-    record_status(facts, k_probe, status, reason);
+    record_status(facts, k_cuda_driver_probe, status, reason);
     channel.finish(facts);
   };
   auto loaded = gpuapi::CudaDriver::load(names);
@@ -45,7 +45,7 @@ void query_libcuda(const std::vector<std::string>& names, const ChildChannel& ch
 
 void merge_libcuda(VendorOutcome outcome, model::Facts& facts) {
   if (!outcome.facts) {
-    record_status(facts, k_probe, outcome.status, outcome.reason);
+    record_status(facts, k_cuda_driver_probe, outcome.status, outcome.reason);
     return;
   }
   const model::Facts& found = *outcome.facts;
@@ -65,15 +65,15 @@ void merge_libcuda(VendorOutcome outcome, model::Facts& facts) {
 
 std::unique_ptr<StartedProbe> start_cuda_driver_probe(const Host& host) {
   if (!host.allow_vendor_calls) {
-    return std::make_unique<StartedVendorProbe>(k_probe, "skipped", "vendor library calls are disabled");
+    return std::make_unique<StartedVendorProbe>(k_cuda_driver_probe, "skipped", "vendor library calls are disabled");
   }
   // As root, the loader's search through a directory another user can change would run that
   // user's library as root (tree_policy.hpp).
   if (auto why = loader_path_refusal(::geteuid()); why && !host.library_overrides.contains("cuda"))
-    return std::make_unique<StartedVendorProbe>(k_probe, "skipped", "not loaded: " + *why);
+    return std::make_unique<StartedVendorProbe>(k_cuda_driver_probe, "skipped", "not loaded: " + *why);
   // Under a fake root the loader would find this machine's library, not the node's.
   if (!host.root.empty() && host.root != "/" && !host.library_overrides.contains("cuda")) {
-    return std::make_unique<StartedVendorProbe>(k_probe, "skipped",
+    return std::make_unique<StartedVendorProbe>(k_cuda_driver_probe, "skipped",
                                                 "the node root is " + host.root.string() + "; no library given for cuda");
   }
   std::vector<std::string> names;

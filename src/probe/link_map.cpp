@@ -4,6 +4,7 @@
 #include "util/hash.hpp"
 #include "util/logging.hpp"
 #include "util/parallel.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,15 +12,6 @@
 #include <set>
 
 namespace probe {
-
-namespace {
-
-std::string file_name(std::string_view path) {
-  auto slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
-} // namespace
 
 std::optional<std::size_t> LinkMap::loaded(std::string_view name) const {
   // Keys were inserted in load order, the first object with a name keeping it: the first match
@@ -52,7 +44,7 @@ util::Result<std::size_t> LinkMap::load(const std::string& node_path, const std:
   LinkedObject o;
   o.path = node_path;
   o.real = real;
-  o.soname = dynamic->soname.empty() ? file_name(node_path) : dynamic->soname;
+  o.soname = dynamic->soname.empty() ? util::path_file_name(node_path) : dynamic->soname;
   o.names = {name};
   o.dynamic = std::move(dynamic).value();
   o.symbols = std::move(symbols).value();
@@ -87,7 +79,7 @@ bool LinkMap::resolves(const ElfUndefinedSymbol& u, const Scope& scope,
 }
 
 LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) {
-  util::log::Laps laps("link " + file_name(node_path)); // -vv: the loader's part, then the lookups'
+  util::log::Laps laps("link " + util::path_file_name(node_path)); // -vv: the loader's part, then the lookups'
   LinkResult result;
   std::size_t first_new = m_objects.size();
   std::size_t root;
@@ -120,12 +112,12 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
       if (!dep) {
         auto found = resolve_needed(m_view, needed, Requester{requester_path, &requester_dynamic});
         if (!found) {
-          result.missing.push_back({needed, file_name(requester_path), found.error().message});
+          result.missing.push_back({needed, util::path_file_name(requester_path), found.error().message});
           continue;
         }
         auto r = load(found->path, needed);
         if (!r) {
-          result.missing.push_back({needed, file_name(requester_path), r.error().message});
+          result.missing.push_back({needed, util::path_file_name(requester_path), r.error().message});
           continue;
         }
         dep = *r;
@@ -220,7 +212,7 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
   for (const auto& chunk : chunks) {
     const LinkedObject& o = m_objects[fresh[chunk.object]];
     const auto& undefined = o.symbols->undefined();
-    std::string who = file_name(o.path);
+    std::string who = util::path_file_name(o.path);
     for (std::size_t k : chunk.unresolved) {
       const auto& u = undefined[k];
       result.unresolved.push_back({std::string(u.name), demangle_symbol(u.name), std::string(u.version), std::string(u.version_file), who});
@@ -228,7 +220,7 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
   }
   for (std::size_t i : fresh) {
     const LinkedObject& o = m_objects[i];
-    std::string who = file_name(o.path);
+    std::string who = util::path_file_name(o.path);
     for (const auto& need : o.symbols->version_needs()) {
       if (need.weak) continue;
       const LinkedObject* provider = find(need.file);

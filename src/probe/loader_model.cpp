@@ -12,11 +12,6 @@ namespace probe {
 
 namespace {
 
-std::string file_name(std::string_view path) {
-  auto slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
 std::string dir_name(std::string_view path) {
   auto slash = path.rfind('/');
   if (slash == std::string_view::npos) return ".";
@@ -53,7 +48,7 @@ LoaderView make_loader_view(const Host& host, const LdCache* cache) {
 
 util::Result<Resolution> resolve_needed(const LoaderView& view, std::string_view name, const Requester& requester) {
   std::vector<std::string> tried;
-  std::string who = requester.path.empty() ? "dlopen" : file_name(requester.path);
+  std::string who = requester.path.empty() ? "dlopen" : util::path_file_name(requester.path);
   auto try_dir = [&](const std::string& dir, const std::string& step, const std::string& reason) -> std::optional<Resolution> {
     // Most candidates are not there (an RPATH of $ORIGIN, each LD_LIBRARY_PATH entry): the
     // directory's listing, read once per run, says so without resolving the path.

@@ -45,11 +45,6 @@ struct Unit {
   const Distribution* dist = nullptr;
 };
 
-std::string file_name(std::string_view path) {
-  auto slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
 // Which library should define an unresolved symbol: torch's (by C++ namespace), cuBLASLt's (by
 // name or the version it asks for), or another.
 enum class Owner { torch, cublaslt, other };
@@ -130,7 +125,7 @@ std::optional<BuiltFor> built_for_torch(const std::filesystem::path& root, const
       auto close = open == std::string::npos ? std::string::npos : text->find('"', open + 1);
       if (close != std::string::npos) {
         std::string value = text->substr(open + 1, close - open - 1);
-        if (auto v = torch_in(file_name(value))) return BuiltFor{*v, "direct_url.json " + file_name(value)};
+        if (auto v = torch_in(util::path_file_name(value))) return BuiltFor{*v, "direct_url.json " + util::path_file_name(value)};
       }
     }
   }
@@ -175,7 +170,7 @@ void record_unit(const Host& host, const std::vector<std::string>& sites, const 
   std::string base = "native.extensions[" + std::to_string(index) + "]";
   facts.set(base + ".package", unit.package);
   facts.set(base + ".path", unit.path);
-  facts.set(base + ".file", file_name(unit.path));
+  facts.set(base + ".file", util::path_file_name(unit.path));
   if (unit.dist) {
     facts.set(base + ".distribution", unit.dist->name);
     facts.set(base + ".distribution_version", unit.dist->version);
@@ -188,7 +183,7 @@ void record_unit(const Host& host, const std::vector<std::string>& sites, const 
   std::string library[3];
   for (const auto& s : r.unresolved) {
     std::string text = s.demangled + (s.version.empty() ? "" : " (version " + s.version + ")");
-    if (s.needed_by != file_name(unit.path)) text += " [needed by " + s.needed_by + "]";
+    if (s.needed_by != util::path_file_name(unit.path)) text += " [needed by " + s.needed_by + "]";
     all.push_back(text);
     Owner o = owner_of(s);
     auto& list = by_owner[static_cast<int>(o)];
@@ -335,7 +330,7 @@ void link_torch(const Host& host, NativeRun& run) {
   }
   for (std::size_t i = 0; i < run.units.size(); ++i) {
     run.results.emplace_back(i, run.map->open(run.units[i].path, run.units[i].global, true));
-    laps.lap(file_name(run.units[i].path));
+    laps.lap(util::path_file_name(run.units[i].path));
   }
 }
 
@@ -381,7 +376,7 @@ void link_rest_and_record(const Host& host, NativeRun& run, model::Facts& facts)
   laps.lap("units (" + std::to_string(run.units.size()) + ")");
   for (std::size_t i = first; i < run.units.size(); ++i) {
     run.results.emplace_back(i, map.open(run.units[i].path, run.units[i].global, true));
-    laps.lap(file_name(run.units[i].path));
+    laps.lap(util::path_file_name(run.units[i].path));
   }
 
   facts.erase_prefix("native.");

@@ -220,9 +220,7 @@ std::filesystem::path host_path(const std::filesystem::path& root, const std::fi
   return util::under_root(root, normalize_node_path(node_path));
 }
 
-namespace {
 bool is_live_root(const std::filesystem::path& root) { return root.empty() || root == "/"; }
-} // namespace
 
 // With root "/" the path is a host path as given (a test's relative path stays relative).
 std::filesystem::path NodeFile::host() const { return is_live_root(root) ? path : host_path(root, path); }

@@ -24,6 +24,9 @@ namespace probe {
 // ("x86_64-linux-gnu", "aarch64-linux-gnu"): /usr/lib/<triplet> is where the node's libraries are.
 std::string multiarch_triplet();
 
+// Whether a tree's root is this machine's own "/" (or empty, which means the same).
+bool is_live_root(const std::filesystem::path& root);
+
 // The host path of a node path (root "/" returns the path unchanged).
 std::filesystem::path host_path(const std::filesystem::path& root, const std::filesystem::path& node_path);
 

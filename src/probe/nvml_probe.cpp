@@ -18,7 +18,7 @@ namespace probe {
 
 namespace {
 
-constexpr std::string_view k_probe = "nvml";
+constexpr std::string_view k_nvml_probe = "nvml";
 
 std::vector<std::string> candidates(const Host& host) {
   auto it = host.library_overrides.find("nvml");
@@ -37,7 +37,7 @@ std::string from_buffer(const char* buffer, std::size_t size) {
 void query_nvml(const std::vector<std::string>& names, const ChildChannel& channel) {
   model::Facts facts;
   auto finish = [&](std::string_view status, const std::string& reason) {
-    record_status(facts, k_probe, status, reason);
+    record_status(facts, k_nvml_probe, status, reason);
     channel.finish(facts);
   };
   auto loaded = gpuapi::Nvml::load(names);
@@ -147,7 +147,7 @@ void query_nvml(const std::vector<std::string>& names, const ChildChannel& chann
 // GPU with the same bus id).
 void merge_nvml(VendorOutcome outcome, model::Facts& facts) {
   if (!outcome.facts) {
-    record_status(facts, k_probe, outcome.status, outcome.reason);
+    record_status(facts, k_nvml_probe, outcome.status, outcome.reason);
     return;
   }
   const model::Facts& found = *outcome.facts;
@@ -157,22 +157,22 @@ void merge_nvml(VendorOutcome outcome, model::Facts& facts) {
   for (std::size_t i = 0, n = found.count("gpu"); i < n; ++i) {
     if (found.has(gpu_base(i) + ".source")) merge_gpu(facts, found, i, MergePolicy::overwrite);
   }
-  if (!found.has("probe.nvml.status")) record_status(facts, k_probe, "error", "the NVML child sent no status");
+  if (!found.has("probe.nvml.status")) record_status(facts, k_nvml_probe, "error", "the NVML child sent no status");
 }
 
 } // namespace
 
 std::unique_ptr<StartedProbe> start_nvml_probe(const Host& host) {
   if (!host.allow_vendor_calls) {
-    return std::make_unique<StartedVendorProbe>(k_probe, "skipped", "vendor library calls are disabled");
+    return std::make_unique<StartedVendorProbe>(k_nvml_probe, "skipped", "vendor library calls are disabled");
   }
   // As root, the loader's search through a directory another user can change would run that
   // user's library as root (tree_policy.hpp).
   if (auto why = loader_path_refusal(::geteuid()); why && !host.library_overrides.contains("nvml"))
-    return std::make_unique<StartedVendorProbe>(k_probe, "skipped", "not loaded: " + *why);
+    return std::make_unique<StartedVendorProbe>(k_nvml_probe, "skipped", "not loaded: " + *why);
   // Under a fake root the loader would find this machine's library, not the node's.
   if (!host.root.empty() && host.root != "/" && !host.library_overrides.contains("nvml")) {
-    return std::make_unique<StartedVendorProbe>(k_probe, "skipped",
+    return std::make_unique<StartedVendorProbe>(k_nvml_probe, "skipped",
                                                 "the node root is " + host.root.string() + "; no library given for nvml");
   }
   auto names = candidates(host);

@@ -17,8 +17,6 @@ struct Copy {
   std::string source;
 };
 
-std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
-
 bool under(const std::string& path, const std::string& dir) {
   return !dir.empty() && path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
 }
@@ -45,7 +43,8 @@ const Copy* te_pick(const model::Facts& facts, const std::vector<Copy>& copies, 
       for (const auto& c : copies)
         for (const auto& d : dirs)
           if (under(c.path, d) && !(step.skip_stub && c.path.find("stub") != std::string::npos)) found.push_back(&c);
-      std::stable_sort(found.begin(), found.end(), [](const Copy* a, const Copy* b) { return file_name(a->path) > file_name(b->path); });
+      std::stable_sort(found.begin(), found.end(),
+                       [](const Copy* a, const Copy* b) { return util::path_file_name(a->path) > util::path_file_name(b->path); });
       break;
     }
     case TeStepKind::pip:

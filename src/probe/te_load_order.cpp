@@ -272,14 +272,12 @@ const std::vector<std::string>& library_files(const TeContext& ctx, const std::s
   return it->second.files;
 }
 
-std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
-
 ConsumerChoice make_choice(const std::filesystem::path& root, const std::string& path, std::string reason) {
   ConsumerChoice choice;
   choice.path = path;
   auto real = resolve_node_path(root, path);
   choice.real = real ? real->real.string() : path;
-  choice.soname = file_name(path);
+  choice.soname = util::path_file_name(path);
   choice.reason = std::move(reason);
   return choice;
 }
@@ -310,7 +308,7 @@ std::optional<ConsumerChoice> run_glob(const TeContext& ctx, const TeStep& step,
   std::string prefix = std::string(spec.stem) + ".so";
   std::vector<std::string> found;
   for (const auto& path : library_files(ctx, normalize_node_path(dir).string())) {
-    if (util::starts_with(file_name(path), prefix)) found.push_back(path);
+    if (util::starts_with(util::path_file_name(path), prefix)) found.push_back(path);
   }
   std::erase_if(found, [&](const std::string& p) {
     return (step.skip_stub && p.find("stub") != std::string::npos) || p.find("libnvrtc-builtins") != std::string::npos;
@@ -319,7 +317,8 @@ std::optional<ConsumerChoice> run_glob(const TeContext& ctx, const TeStep& step,
     notes.push_back(how + " has no " + prefix + "*");
     return std::nullopt;
   }
-  std::stable_sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) { return file_name(a) > file_name(b); });
+  std::stable_sort(found.begin(), found.end(),
+                   [](const std::string& a, const std::string& b) { return util::path_file_name(a) > util::path_file_name(b); });
   const std::string& pick = found.front();
   if (!resolve_node_path(ctx.view.root, pick) || node_file_type(ctx.view.root, pick) != NodeFileType::regular) {
     *failure = util::Error{util::ErrorKind::not_found,

@@ -14,8 +14,6 @@ namespace probe {
 
 namespace {
 
-bool is_live_root(const std::filesystem::path& root) { return root.empty() || root == "/"; }
-
 // Why the owner and mode of path (what st says it is) let a user other than root change it.
 std::optional<std::string> others_may_write(const struct stat& st) {
   if (st.st_uid != 0) return "owned by uid " + std::to_string(st.st_uid);

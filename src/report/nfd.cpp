@@ -51,7 +51,7 @@ std::string sanitize_to(std::string_view text, std::size_t max) {
   return out.empty() ? hash : out + "-" + hash;
 }
 
-std::string fact(const model::Facts& facts, std::string_view name) {
+std::string fact_for_feature(const model::Facts& facts, std::string_view name) {
   const model::Value* value = facts.get(name);
   return value ? value->to_string() : std::string();
 }
@@ -74,15 +74,15 @@ std::string render_nfd(const model::Report& report, const std::string& expires_a
   line(out, "status", report.summary.status);
   line(out, "errors", std::to_string(report.summary.errors));
   line(out, "warnings", std::to_string(report.summary.warnings));
-  line(out, "driver", fact(f, "driver.version"));
-  line(out, "driver-cuda", fact(f, "driver.cuda_version"));
-  line(out, "cuda", fact(f, "cuda.runtime_version"));
-  line(out, "cudnn", fact(f, "cudnn.version"));
-  line(out, "nccl", fact(f, "nccl.version"));
-  line(out, "cublaslt", fact(f, "cublaslt.version"));
-  line(out, "torch", fact(f, "torch.version"));
-  line(out, "te", fact(f, "te.version"));
-  line(out, "gpu-sm", fact(f, "gpu[0].sm"));
+  line(out, "driver", fact_for_feature(f, "driver.version"));
+  line(out, "driver-cuda", fact_for_feature(f, "driver.cuda_version"));
+  line(out, "cuda", fact_for_feature(f, "cuda.runtime_version"));
+  line(out, "cudnn", fact_for_feature(f, "cudnn.version"));
+  line(out, "nccl", fact_for_feature(f, "nccl.version"));
+  line(out, "cublaslt", fact_for_feature(f, "cublaslt.version"));
+  line(out, "torch", fact_for_feature(f, "torch.version"));
+  line(out, "te", fact_for_feature(f, "te.version"));
+  line(out, "gpu-sm", fact_for_feature(f, "gpu[0].sm"));
   line(out, "rules", report.rules_digest.substr(0, 12));
   // Schedulers keep jobs off nodes whose verdicts are guesses or whose kernels corrupt results.
   line(out, "knowledge-extrapolated", report.knowledge.extrapolated.empty() ? "false" : "true");

@@ -73,14 +73,14 @@ private:
   std::string m_samples;
 };
 
-std::string fact(const model::Facts& facts, std::string_view name) {
+std::string fact_for_label(const model::Facts& facts, std::string_view name) {
   const model::Value* value = facts.get(name);
   return value ? value->to_string() : std::string();
 }
 
 std::string first_fact(const model::Facts& facts, std::initializer_list<std::string_view> names) {
   for (auto name : names) {
-    if (auto value = fact(facts, name); !value.empty()) return value;
+    if (auto value = fact_for_label(facts, name); !value.empty()) return value;
   }
   return {};
 }
@@ -111,15 +111,15 @@ std::string render_prometheus(const model::Report& report, const RunTiming& timi
   info.add({{"host", report.host},
             {"doctor_version", report.tool_version},
             {"rules_digest", report.rules_digest},
-            {"driver", fact(f, "driver.version")},
-            {"driver_cuda", fact(f, "driver.cuda_version")},
+            {"driver", fact_for_label(f, "driver.version")},
+            {"driver_cuda", fact_for_label(f, "driver.cuda_version")},
             {"cuda", first_fact(f, {"cuda.runtime_version", "cuda.toolkit_version"})},
-            {"cudnn", fact(f, "cudnn.version")},
-            {"nccl", fact(f, "nccl.version")},
-            {"cublaslt", fact(f, "cublaslt.version")},
-            {"torch", fact(f, "torch.version")},
-            {"te", fact(f, "te.version")},
-            {"gpu", fact(f, "gpu[0].name")}},
+            {"cudnn", fact_for_label(f, "cudnn.version")},
+            {"nccl", fact_for_label(f, "nccl.version")},
+            {"cublaslt", fact_for_label(f, "cublaslt.version")},
+            {"torch", fact_for_label(f, "torch.version")},
+            {"te", fact_for_label(f, "te.version")},
+            {"gpu", fact_for_label(f, "gpu[0].name")}},
            1);
 
   Family status("nvte_doctor_status", "gauge",

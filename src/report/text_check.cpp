@@ -33,7 +33,7 @@ constexpr Area k_areas[] = {
     {"knowledge", "Knowledge"}, // only when a fact lies beyond the rules (its finding's title)
 };
 
-std::string fact(const model::Facts& facts, std::string_view name, std::string_view fallback = "") {
+std::string fact_line(const model::Facts& facts, std::string_view name, std::string_view fallback = "") {
   auto v = facts.get_string(name);
   return util::one_line(v ? *v : std::string(fallback));
 }
@@ -59,7 +59,8 @@ std::string unmet_requirements(const model::Facts& facts, const std::string& pac
   for (std::size_t i = 0, n = facts.count(package + ".requirements.missing"); i < n; ++i) {
     std::string base = package + ".requirements.missing[" + std::to_string(i) + "]";
     auto found = facts.get_string(base + ".found_version");
-    missing.push_back(fact(facts, base + ".requirement") + (found ? " (" + util::one_line(*found) + " installed)" : " (not installed)"));
+    missing.push_back(fact_line(facts, base + ".requirement") +
+                      (found ? " (" + util::one_line(*found) + " installed)" : " (not installed)"));
   }
   return missing.empty() ? std::string() : ", requires " + util::join(missing, ", ");
 }
@@ -71,7 +72,7 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
     std::map<std::string, int> kinds;
     for (long i = 0; i < count; ++i) {
       std::string base = "gpu[" + std::to_string(i) + "]";
-      std::string label = fact(facts, base + ".name", "unknown GPU");
+      std::string label = fact_line(facts, base + ".name", "unknown GPU");
       if (auto sm = facts.get_int(base + ".sm")) label += " (sm" + std::to_string(*sm) + ")";
       ++kinds[label];
     }
@@ -81,7 +82,7 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
   }
   if (area == "driver") {
     auto version = facts.get_string("driver.version");
-    if (!version) return "not found" + (facts.has("probe.nvml.reason") ? " (" + fact(facts, "probe.nvml.reason") + ")" : "");
+    if (!version) return "not found" + (facts.has("probe.nvml.reason") ? " (" + fact_line(facts, "probe.nvml.reason") + ")" : "");
     std::string line = *version;
     if (auto cuda = facts.get_string("driver.cuda_version")) line += ", supports CUDA " + *cuda;
     return line;
@@ -105,11 +106,11 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
   if (area == "python") {
     auto exe = facts.get_string("python.executable");
     if (!exe) return "no interpreter found";
-    return *exe + (facts.has("python.version") ? " (" + fact(facts, "python.version") + ")" : "");
+    return *exe + (facts.has("python.version") ? " (" + fact_line(facts, "python.version") + ")" : "");
   }
   if (area == "torch") {
     auto v = facts.get_string("torch.version");
-    return v ? *v + (facts.has("torch.cuda_version") ? ", built for CUDA " + fact(facts, "torch.cuda_version") : "") +
+    return v ? *v + (facts.has("torch.cuda_version") ? ", built for CUDA " + fact_line(facts, "torch.cuda_version") : "") +
                    unmet_requirements(facts, "torch")
              : "not installed";
   }
@@ -120,7 +121,7 @@ std::string area_summary(const model::Facts& facts, std::string_view area) {
       return "not installed" +
              (assumed ? "; workload verdicts need a TE release (--set te.version=X; " + *assumed + " is the newest)" : std::string());
     }
-    std::string line = *v + (facts.has("te.distribution") ? " (" + fact(facts, "te.distribution") + ")" : "");
+    std::string line = *v + (facts.has("te.distribution") ? " (" + fact_line(facts, "te.distribution") + ")" : "");
     // What keeps it from importing is part of its line (the mark comes from the findings).
     line += unmet_requirements(facts, "te");
     if (facts.get_bool("te.torch_extension.present") == false) line += ", no PyTorch extension";

@@ -13,6 +13,8 @@ namespace report {
 
 namespace {
 
+using Json = nlohmann::ordered_json; // as report/json_model.hpp's (the same alias)
+
 std::string cell_label(const model::Explanation& e) {
   if (!e.selected) return "none";
   std::string label = *e.selected == "UnfusedDotProductAttention" ? "Unfused" : *e.selected == "FlashAttention" ? "Flash" : "Fused";
@@ -77,7 +79,6 @@ std::string render_sweep_text(const std::vector<SweepAxis>& sweeps, const std::v
 }
 
 std::string render_sweep_json(const std::vector<SweepAxis>& sweeps, const std::vector<SweepCell>& cells) {
-  using Json = nlohmann::ordered_json;
   Json keys = Json::array();
   for (const auto& s : sweeps) keys.push_back(s.key);
   Json list = Json::array();

@@ -104,14 +104,14 @@ std::vector<std::vector<std::string>> shell_parts(const std::string& command) {
   return parts;
 }
 
+} // namespace
+
 long version_step(const model::Version& from, const model::Version& to) {
   long step = 0;
   long weight = 1000000;
   for (std::size_t i = 0; i < 3; ++i, weight /= 100) step += std::abs(to.component(i) - from.component(i)) * weight;
   return step + std::abs(to.component(3) - from.component(3)) / 1000;
 }
-
-} // namespace
 
 NodeAbi node_abi(const model::Facts& facts) {
   NodeAbi node;

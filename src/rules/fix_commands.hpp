@@ -92,6 +92,10 @@ bool forces_backend(std::string_view name, std::string_view value);
 // outcome_tier of a verified fix (its backend, forced by one of its changes or not).
 int fix_tier(const model::Fix& fix);
 
+// How far apart two versions are, for ranking: major, minor and patch weighted 10^6, 10^4 and
+// 10^2, the fourth component (a build) a thousandth of that.
+long version_step(const model::Version& from, const model::Version& to);
+
 // Sort key of a verified fix: counterfactual last; the outcome (outcome_tier); changes made;
 // upgrades (or no version change) before downgrades, a downgrade across a major release last;
 // the costliest kind of change; version distance; the backend it gets (TE's order).

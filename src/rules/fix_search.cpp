@@ -53,6 +53,7 @@ using detail::Session;
 using detail::tier_of;
 using detail::to_fix;
 using detail::Verified;
+using detail::version_step;
 
 // A single change the search evaluated, with what the model said.
 struct Tried {
@@ -304,13 +305,6 @@ private:
 };
 
 // ---- candidate generation --------------------------------------------------------------------
-
-long version_step(const model::Version& from, const model::Version& to) {
-  long step = 0;
-  long weight = 1000000;
-  for (std::size_t i = 0; i < 3; ++i, weight /= 100) step += std::abs(to.component(i) - from.component(i)) * weight;
-  return step + std::abs(to.component(3) - from.component(3)) / 1000;
-}
 
 int package_class(const Package& p) {
   if (!p.library.empty()) return 2;

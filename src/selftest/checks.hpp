@@ -4,7 +4,14 @@
 #include "selftest/cuda_session.hpp"
 #include "selftest/selftest.hpp"
 
+#include <chrono>
+
 namespace selftest {
+
+// Seconds since start on the steady clock: the checks' "seconds" fields.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 Json check_driver(const Json& args, Progress& progress);         // cuInit, devices, a context per GPU
 Json check_nvrtc(const Json& args, Progress& progress);          // args: {path}

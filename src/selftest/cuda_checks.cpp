@@ -19,10 +19,6 @@ namespace selftest {
 
 namespace {
 
-double since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 constexpr const char* k_kernel_source = R"(
 extern "C" __global__ void nvte_doctor_axpy(float a, const float* x, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -62,7 +58,7 @@ Json driver_check(const Json&, const SessionResult& session, Progress& progress)
   result["gpus"] = gpus;
   result["gpu_count"] = s.gpus().size();
   result["phase_seconds"] = progress.seconds();
-  result["seconds"] = since(start);
+  result["seconds"] = seconds_since(start);
   return result;
 }
 
@@ -92,7 +88,7 @@ util::Result<Json> nvrtc_compile_only(const std::vector<std::string>& candidates
                                (out->is_cubin ? "CUBIN (ELF)" : "PTX with the kernel's entry"),
                            "compile");
     }
-    compiled.push_back(Json{{"arch", arch}, {"bytes", out->image.size()}, {"seconds", since(start)}});
+    compiled.push_back(Json{{"arch", arch}, {"bytes", out->image.size()}, {"seconds", seconds_since(start)}});
   }
   result["compiled"] = compiled;
   return result;
@@ -114,7 +110,7 @@ Json nvrtc_check(const Json& args, const SessionResult& session, Progress& progr
     compiling.end();
     if (!result) return failed_result(result.error().message, "load");
     (*result)["gpu"] = false;
-    (*result)["seconds"] = since(start);
+    (*result)["seconds"] = seconds_since(start);
     return *result;
   }
   const CudaSession& s = **session;
@@ -178,7 +174,7 @@ Json nvrtc_check(const Json& args, const SessionResult& session, Progress& progr
   launching.end();
   result["launched"] = true;
   result["phase_seconds"] = progress.seconds();
-  result["seconds"] = since(start);
+  result["seconds"] = seconds_since(start);
   return result;
 }
 

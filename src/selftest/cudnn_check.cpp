@@ -26,10 +26,6 @@ namespace selftest {
 
 namespace {
 
-double since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // TE's test tolerances: elementwise for the output, on max |diff| / max |reference| for each gradient.
 double forward_tolerance(const SdpaShape& s) { return s.bf16 ? 2.5e-2 : 5e-3; }
 double gradient_tolerance(const SdpaShape& s) { return s.bf16 ? 5e-2 : 1e-2; }
@@ -119,7 +115,7 @@ private:
   Json done(Json result) {
     for (auto& [key, value] : m_info.items()) result[key] = value;
     result["phase_seconds"] = m_progress.seconds();
-    result["seconds"] = since(m_start);
+    result["seconds"] = seconds_since(m_start);
     return result;
   }
   Json failed(const std::string& error, const char* stage) { return done(failed_result(error, stage)); }
@@ -347,7 +343,7 @@ std::future<BackwardPlan> SdpaCheck::plan_backward(SdpaGraph& bwd) {
     plan.support = support_json(bwd.check_support(plan.handle->get()));
     auto start = std::chrono::steady_clock::now();
     plan.workspace = bwd.build_plan(plan.handle->get());
-    plan.seconds = since(start);
+    plan.seconds = seconds_since(start);
     return plan;
   });
 }
@@ -372,7 +368,7 @@ std::optional<Json> SdpaCheck::forward(SdpaGraph& fwd, Handle& handle) {
     m_info["support"] = support_json(fwd.check_support(handle.get()));
     auto start = std::chrono::steady_clock::now();
     auto built = fwd.build_plan(handle.get());
-    m_info["plan_seconds"] = since(start);
+    m_info["plan_seconds"] = seconds_since(start);
     m_info["engine_configs_tried"] = fwd.engine_configs_tried();
     if (!built) return failed(built.error().message, "plan");
     fwd_workspace = *built;
@@ -424,14 +420,14 @@ std::optional<Json> SdpaCheck::forward(SdpaGraph& fwd, Handle& handle) {
     if (auto rc = api.cudnnBackendExecute(handle.get(), fwd.plan(), pack.get()); rc != 0)
       return failed("cudnnBackendExecute: " + m_cudnn->describe(rc), "execute");
     if (error = m_session->check(cu.cuCtxSynchronize(), "cuCtxSynchronize after cudnnBackendExecute"); !error.empty()) return failed(error, "execute");
-    m_info["first_execute_seconds"] = since(start);
+    m_info["first_execute_seconds"] = seconds_since(start);
     auto timed = std::chrono::steady_clock::now();
     for (int i = 0; i < k_repeats; ++i) api.cudnnBackendExecute(handle.get(), fwd.plan(), pack.get());
     if (error = m_session->check(cu.cuCtxSynchronize(), "cuCtxSynchronize after cudnnBackendExecute"); !error.empty()) return failed(error, "execute");
-    double per_run = since(timed) / k_repeats;
+    double per_run = seconds_since(timed) / k_repeats;
     m_info["execute_ms"] = per_run * 1e3;
     m_info["tflops"] = per_run > 0 ? m_flops / per_run / 1e12 : 0.0;
-    m_info["kernel_seconds"] = since(start);
+    m_info["kernel_seconds"] = seconds_since(start);
   }
 
   return forward_numerics();
@@ -457,7 +453,7 @@ std::optional<Json> SdpaCheck::forward_numerics() {
       m_reference_error = ran.error().message;
       m_reference.reset();
     }
-    m_info["reference_seconds"] = since(start);
+    m_info["reference_seconds"] = seconds_since(start);
   }
   if (m_reference) {
     auto comparing = m_progress.phase(phase::compare, "forward");
@@ -546,15 +542,15 @@ Json SdpaCheck::backward(SdpaGraph& bwd, const SdpaGradLayout& grads, BackwardPl
     auto start = std::chrono::steady_clock::now();
     if (error = run_once(); error.empty()) error = m_session->check(cu.cuCtxSynchronize(), "cuCtxSynchronize after the backward");
     if (!error.empty()) return failed(error, "execute");
-    m_info["first_execute_seconds"] = since(start);
+    m_info["first_execute_seconds"] = seconds_since(start);
     auto timed = std::chrono::steady_clock::now();
     for (int i = 0; i < k_repeats && error.empty(); ++i) error = run_once();
     if (error.empty()) error = m_session->check(cu.cuCtxSynchronize(), "cuCtxSynchronize after the backward");
     if (!error.empty()) return failed(error, "execute");
-    double per_run = since(timed) / k_repeats;
+    double per_run = seconds_since(timed) / k_repeats;
     m_info["execute_ms"] = per_run * 1e3;
     m_info["tflops"] = per_run > 0 ? 2.5 * m_flops / per_run / 1e12 : 0.0;
-    m_info["kernel_seconds"] = since(start);
+    m_info["kernel_seconds"] = seconds_since(start);
   }
 
   return backward_numerics(grads, grad);
@@ -576,7 +572,7 @@ Json SdpaCheck::backward_numerics(const SdpaGradLayout& grads, const std::vector
       m_reference_error = ran.error().message;
       m_reference.reset();
     }
-    m_info["reference_seconds"] = since(start);
+    m_info["reference_seconds"] = seconds_since(start);
   }
   if (m_reference) {
     auto comparing = m_progress.phase(phase::compare, "backward");

@@ -47,6 +47,18 @@ util::Result<CurlApi> load_curl() {
 
 } // namespace
 
+CURLcode allow_only_http(const CurlApi& api, CURL* handle) {
+  constexpr auto k_protocols_str = static_cast<CURLoption>(10000 + 318); // CURLOPT_PROTOCOLS_STR, a string
+  constexpr auto k_protocols = static_cast<CURLoption>(181);             // CURLOPT_PROTOCOLS, a long
+  constexpr long k_http_https = 1L | 2L;                                 // CURLPROTO_HTTP | CURLPROTO_HTTPS
+#if LIBCURL_VERSION_NUM >= 0x075500
+  static_assert(k_protocols_str == CURLOPT_PROTOCOLS_STR);
+#endif
+  CURLcode done = api.easy_setopt(handle, k_protocols_str, "http,https");
+  if (done == CURLE_UNKNOWN_OPTION) done = api.easy_setopt(handle, k_protocols, k_http_https);
+  return done;
+}
+
 const util::Result<CurlApi>& curl_api() {
   static const util::Result<CurlApi> api = load_curl();
   return api;

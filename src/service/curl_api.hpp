@@ -31,6 +31,13 @@ struct CurlApi {
   decltype(&curl_free) free = nullptr;
 };
 
+// Limits a handle to http and https. CURLOPT_PROTOCOLS_STR came with libcurl 7.85; an older one
+// (bullseye's 7.74, Ubuntu 22.04's 7.81: where the portable build runs) answers
+// CURLE_UNKNOWN_OPTION, and then gets CURLOPT_PROTOCOLS, the bitmask that option replaced. The
+// option numbers are spelled here, so the code builds against the headers of either (the portable
+// build compiles with bullseye's). Anything but CURLE_OK: the handle must not be used.
+CURLcode allow_only_http(const CurlApi& api, CURL* handle);
+
 // The process's libcurl, loaded on first use and never unloaded (curl_global_cleanup is not safe
 // while other threads may use it); not_installed naming the sonames tried when it is missing.
 const util::Result<CurlApi>& curl_api();

@@ -194,7 +194,7 @@ util::Result<void> post_report(const PushConfig& config, const std::string& toke
   api.easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
   api.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
   api.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-  api.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (allow_only_http(api, h) != CURLE_OK) return util::make_error(util::ErrorKind::io, "libcurl cannot be limited to http and https");
   api.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
   // Plain http was allowed because the host is this one: no proxy may carry it elsewhere.
   if (target->loopback) api.easy_setopt(h, CURLOPT_NOPROXY, "*");
@@ -370,7 +370,8 @@ util::Result<std::string> http_get(const std::string& url, std::chrono::millisec
   Download download{{}, max_bytes, false};
   char error[CURL_ERROR_SIZE] = {};
   api->easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
-  api->easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "https,http");
+  if (allow_only_http(*api, curl.get()) != CURLE_OK)
+    return util::make_error(util::ErrorKind::io, "libcurl cannot be limited to http and https");
   api->easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 0L);
   if (target.loopback) api->easy_setopt(curl.get(), CURLOPT_NOPROXY, "*");
   api->easy_setopt(curl.get(), CURLOPT_FAILONERROR, 1L);

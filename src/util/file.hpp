@@ -13,6 +13,10 @@
 
 namespace util {
 
+// How many symbolic links one path resolution follows before ELOOP: the kernel's MAXSYMLINKS
+// (glibc's <sys/param.h> says 20, an older limit), for the walks that resolve links themselves.
+inline constexpr int k_max_symlinks = 40;
+
 // The file's whole content; at most max_bytes (a guard against huge files). Only a regular file is
 // read: a directory, FIFO, socket or character or block device (/dev/zero, /dev/console, a tty a
 // report name links to) is invalid "PATH: not a regular file (a character device)", and opening

@@ -20,8 +20,6 @@ namespace util {
 
 namespace {
 
-constexpr int k_max_links = 40; // the kernel's MAXSYMLINKS
-
 // Opens for reading the file that the O_PATH descriptor refers to; st is its fstat, and a regular
 // file. Through /proc/self/fd (the same inode, whatever the name means by now); without /proc, by
 // name again with O_NOFOLLOW, accepted only when that is the same inode.
@@ -83,7 +81,7 @@ Result<Fd> walk_in_root(const Fd& root_fd, const std::string& path, const std::f
     struct stat st {};
     if (::fstat(located.get(), &st) != 0) return file_error("cannot stat", shown, errno);
     if (S_ISLNK(st.st_mode)) {
-      if (++links > k_max_links) return file_error("cannot open", shown, ELOOP);
+      if (++links > k_max_symlinks) return file_error("cannot open", shown, ELOOP);
       std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4095) + 1, '\0');
       ssize_t n = ::readlinkat(located.get(), "", target.data(), target.size());
       if (n < 0) return file_error("cannot read a link of", shown, errno);

@@ -20,8 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int k_max_links = 40; // the kernel's MAXSYMLINKS
-
 std::string mode_text(mode_t mode) {
   char text[8];
   std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
@@ -138,7 +136,7 @@ Result<WalkedPath> walk_path(const fs::path& given, Walk mode) {
       struct stat dir {};
       if (::fstat(w.dir.get(), &dir) != 0) return file_error("cannot stat", w.dir_path, errno);
       NVTE_TRY_VOID(check_link(st, dir, w.dir_path, name, mode));
-      if (++links > k_max_links) return resolve_error(path, ELOOP);
+      if (++links > k_max_symlinks) return resolve_error(path, ELOOP);
       std::string target(4096, '\0');
       ssize_t n = ::readlinkat(w.dir.get(), name.c_str(), target.data(), target.size());
       if (n < 0) return file_error("cannot read symlink", w.dir_path / name, errno);

@@ -33,6 +33,11 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 bool ends_with(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
 
+std::string path_file_name(std::string_view path) {
+  auto slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
 std::string to_lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),

@@ -14,6 +14,9 @@ bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 std::string to_lower(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+// The part of a '/'-separated path after its last '/' (the whole path without one): "libcudnn.so.9"
+// of "/usr/lib/libcudnn.so.9", "" of "dir/". Text only; the file system is not asked.
+std::string path_file_name(std::string_view path);
 
 // A decimal integer that fills the whole string; nullopt otherwise (no exceptions, no locale).
 std::optional<long long> parse_int(std::string_view s);

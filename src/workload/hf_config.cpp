@@ -27,7 +27,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-util::Error invalid(std::string_view source, const std::string& message) {
+util::Error invalid_config(std::string_view source, const std::string& message) {
   return util::Error{util::ErrorKind::invalid, std::string(source) + ": " + message};
 }
 
@@ -103,7 +103,7 @@ void assume(model::Workload& w, std::string_view key, std::string_view text) {
   if (w.set_text(key, text)) w.assumed.emplace_back(key);
 }
 
-util::Result<void> set(model::Workload& w, std::string_view key, std::int64_t value) { return w.set_text(key, str(value)); }
+util::Result<void> set_int(model::Workload& w, std::string_view key, std::int64_t value) { return w.set_text(key, str(value)); }
 
 // Families whose layers have no attention at all.
 constexpr std::array<std::string_view, 9> k_attention_free = {"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv5",
@@ -140,7 +140,7 @@ util::Result<void> read_dtype(const Json& config, const Json& root, Shape& s, st
   model::Workload& w = s.workload;
   if (dtype) {
     if (auto set_dtype = w.set_text("qkv_dtype", *dtype); !set_dtype)
-      return invalid(source, "torch_dtype: " + set_dtype.error().message);
+      return invalid_config(source, "torch_dtype: " + set_dtype.error().message);
     if (w.get("qkv_dtype")->as_string() == "fp32") {
       NVTE_TRY_VOID(w.set_text("qkv_dtype", "bf16"));
       w.assumed.emplace_back("qkv_dtype");
@@ -171,7 +171,7 @@ util::Result<void> read_seqlen(const Json& config, const std::string& type, cons
   std::int64_t context = 0;
   if (auto image = find_int(config, {"image_size"}); image && in(k_vision_encoders, type)) {
     auto patch = find_int(config, {"patch_size"});
-    if (!patch || patch->value <= 0) return invalid(source, "image_size without a positive patch_size");
+    if (!patch || patch->value <= 0) return invalid_config(source, "image_size without a positive patch_size");
     std::int64_t side = image->value / patch->value;
     std::int64_t extra = type == "siglip_vision_model" ? 0 : type == "deit" ? 2 : 1;
     context = side * side + extra;
@@ -203,8 +203,8 @@ util::Result<void> read_seqlen(const Json& config, const std::string& type, cons
     s.notes.push_back("max_position_embeddings is " + str(context) + "; max_seqlen taken as " + str(seqlen) +
                       ", a usual training length (--workload-set max_seqlen_q=" + str(context) + " to check the full context)");
   }
-  NVTE_TRY_VOID(set(w, "max_seqlen_q", seqlen));
-  NVTE_TRY_VOID(set(w, "max_seqlen_kv", seqlen));
+  NVTE_TRY_VOID(set_int(w, "max_seqlen_q", seqlen));
+  NVTE_TRY_VOID(set_int(w, "max_seqlen_kv", seqlen));
   return {};
 }
 
@@ -217,10 +217,10 @@ util::Result<void> read_heads(const Json& config, const std::string& type, const
     if ((heads = find_int(config, {key}))) break;
   }
   if (!heads || heads->value <= 0)
-    return invalid(source, "no positive " + std::string(head_keys.front()) +
-                               "; is this a transformer's config.json? (attention-free models such as Mamba have none)");
+    return invalid_config(source, "no positive " + std::string(head_keys.front()) +
+                                      "; is this a transformer's config.json? (attention-free models such as Mamba have none)");
   const std::int64_t h = heads->value;
-  NVTE_TRY_VOID(set(w, "num_heads", h));
+  NVTE_TRY_VOID(set_int(w, "num_heads", h));
 
   auto nope = find_int(config, {"qk_nope_head_dim"});
   auto rope = find_int(config, {"qk_rope_head_dim"});
@@ -228,9 +228,9 @@ util::Result<void> read_heads(const Json& config, const std::string& type, const
   if (nope && rope && v_dim) {
     // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2): Q and K carry a part without and a
     // part with rotary position; V has its own width; K and V are expanded to every head.
-    NVTE_TRY_VOID(set(w, "head_dim_qk", nope->value + rope->value));
-    NVTE_TRY_VOID(set(w, "head_dim_v", v_dim->value));
-    NVTE_TRY_VOID(set(w, "num_gqa_groups", h));
+    NVTE_TRY_VOID(set_int(w, "head_dim_qk", nope->value + rope->value));
+    NVTE_TRY_VOID(set_int(w, "head_dim_v", v_dim->value));
+    NVTE_TRY_VOID(set_int(w, "num_gqa_groups", h));
     s.notes.push_back("multi-head latent attention: head_dim_qk = qk_nope_head_dim + qk_rope_head_dim = " + str(nope->value) +
                       " + " + str(rope->value) + " = " + str(nope->value + rope->value) + ", head_dim_v = v_head_dim = " +
                       str(v_dim->value) + ", K and V expanded to all " + str(h) + " heads");
@@ -238,14 +238,14 @@ util::Result<void> read_heads(const Json& config, const std::string& type, const
   }
 
   if (auto kv = find_int(config, {"num_key_value_heads", "num_kv_heads", "n_head_kv"}); kv && kv->value > 0) {
-    NVTE_TRY_VOID(set(w, "num_gqa_groups", kv->value));
+    NVTE_TRY_VOID(set_int(w, "num_gqa_groups", kv->value));
   } else if (auto groups = find_int(config, {"multi_query_group_num"}); groups && is_true(config, "multi_query_attention")) {
-    NVTE_TRY_VOID(set(w, "num_gqa_groups", groups->value));
+    NVTE_TRY_VOID(set_int(w, "num_gqa_groups", groups->value));
   } else if (is_true(config, "multi_query")) {
-    NVTE_TRY_VOID(set(w, "num_gqa_groups", 1));
+    NVTE_TRY_VOID(set_int(w, "num_gqa_groups", 1));
     s.notes.push_back("multi_query: one K/V head shared by all " + str(h) + " query heads");
   } else {
-    NVTE_TRY_VOID(set(w, "num_gqa_groups", h));
+    NVTE_TRY_VOID(set_int(w, "num_gqa_groups", h));
     s.notes.push_back("no num_key_value_heads: K and V have as many heads as Q (" + str(h) + ")");
   }
 
@@ -266,15 +266,15 @@ util::Result<void> read_heads(const Json& config, const std::string& type, const
                       " / " + heads->key + " = " + str(dim));
   } else if (hidden) {
     if (hidden->value % h != 0)
-      return invalid(source, hidden->key + " " + str(hidden->value) + " is not divisible by " + heads->key + " " + str(h));
+      return invalid_config(source, hidden->key + " " + str(hidden->value) + " is not divisible by " + heads->key + " " + str(h));
     dim = hidden->value / h;
     s.notes.push_back("head_dim = " + hidden->key + " / " + heads->key + " = " + str(hidden->value) + " / " + str(h) +
                       " = " + str(dim));
   } else {
-    return invalid(source, "neither head_dim nor hidden_size; cannot tell the head dimension");
+    return invalid_config(source, "neither head_dim nor hidden_size; cannot tell the head dimension");
   }
-  NVTE_TRY_VOID(set(w, "head_dim_qk", dim));
-  NVTE_TRY_VOID(set(w, "head_dim_v", dim));
+  NVTE_TRY_VOID(set_int(w, "head_dim_qk", dim));
+  NVTE_TRY_VOID(set_int(w, "head_dim_v", dim));
   if (auto scalar = find_number(config, "query_pre_attn_scalar"); scalar && *scalar > 0 && std::abs(*scalar - static_cast<double>(dim)) > 1e-9)
     s.notes.push_back("query_pre_attn_scalar " + number_text(*scalar) + ": softmax scale 1/sqrt(" + number_text(*scalar) +
                       ") instead of 1/sqrt(" + str(dim) + "), which TE takes as softmax_scale");
@@ -341,16 +341,16 @@ util::Result<Kind> kind_of(const std::string& name, std::string_view source, std
     else if (none_is.find(name) == std::string::npos) none_is += " / " + name;
     return Kind::none;
   }
-  return invalid(source, "layer " + str(static_cast<std::int64_t>(index)) + " is of kind '" + name +
-                             "', which the doctor does not know (full_attention, sliding_attention, chunked_attention, "
-                             "linear_attention, mamba, conv)");
+  return invalid_config(source, "layer " + str(static_cast<std::int64_t>(index)) + " is of kind '" + name +
+                                    "', which the doctor does not know (full_attention, sliding_attention, chunked_attention, "
+                                    "linear_attention, mamba, conv)");
 }
 
 // The plan holds one entry per layer: a count past k_max_layers is refused before it is built.
 util::Result<void> bound_layers(std::string_view source, const std::string& key, std::size_t count) {
   if (count <= static_cast<std::size_t>(k_max_layers)) return {};
-  return invalid(source,
-                 key + ": " + std::to_string(count) + " layers is more than any model has (limit " + std::to_string(k_max_layers) + ")");
+  return invalid_config(source, key + ": " + std::to_string(count) + " layers is more than any model has (limit " +
+                                    std::to_string(k_max_layers) + ")");
 }
 
 util::Result<Plan> plan_from_list(const Json& list, const char* key, std::string_view source) {
@@ -358,13 +358,14 @@ util::Result<Plan> plan_from_list(const Json& list, const char* key, std::string
   Plan plan;
   plan.from = key;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    if (!list[i].is_string()) return invalid(source, std::string(key) + "[" + str(static_cast<std::int64_t>(i)) + "] is not a string");
+    if (!list[i].is_string())
+      return invalid_config(source, std::string(key) + "[" + str(static_cast<std::int64_t>(i)) + "] is not a string");
     plan.layers.push_back(NVTE_TRY(kind_of(list[i].get<std::string>(), source, i, plan.none_is)));
   }
   return plan;
 }
 
-util::Result<Plan> layer_plan(const Json& config, const std::string& type, bool has_window, std::string_view source) {
+util::Result<Plan> hf_layer_plan(const Json& config, const std::string& type, bool has_window, std::string_view source) {
   Found given = find_int(config, {"num_hidden_layers", "n_layer", "n_layers", "num_layers"}).value_or(Found{});
   std::int64_t count = given.value;
   if (count > 0) NVTE_TRY_VOID(bound_layers(source, given.key, static_cast<std::size_t>(count)));
@@ -394,12 +395,12 @@ util::Result<Plan> layer_plan(const Json& config, const std::string& type, bool 
   if (type == "jamba") {
     std::int64_t period = find_int(config, {"attn_layer_period"}).value_or(Found{8, ""}).value;
     std::int64_t offset = find_int(config, {"attn_layer_offset"}).value_or(Found{4, ""}).value;
-    if (period <= 0) return invalid(source, "attn_layer_period must be positive");
+    if (period <= 0) return invalid_config(source, "attn_layer_period must be positive");
     plan.none_is = "Mamba";
     return each([&](std::int64_t i) { return i % period == offset ? Kind::global : Kind::none; }, "attn_layer_period / attn_layer_offset");
   }
   if (one_of(type, {"zamba", "zamba2"}))
-    return invalid(source, "a " + type + " config without layers_block_type: cannot tell which layers attend");
+    return invalid_config(source, "a " + type + " config without layers_block_type: cannot tell which layers attend");
   if (auto indices = config.find("attn_layer_indices"); indices != config.end() && indices->is_array()) {
     plan.none_is = "Mamba";
     std::vector<std::int64_t> attention;
@@ -410,7 +411,7 @@ util::Result<Plan> layer_plan(const Json& config, const std::string& type, bool 
   }
   if (type == "qwen3_next") {
     std::int64_t interval = find_int(config, {"full_attention_interval"}).value_or(Found{4, ""}).value;
-    if (interval <= 0) return invalid(source, "full_attention_interval must be positive");
+    if (interval <= 0) return invalid_config(source, "full_attention_interval must be positive");
     plan.none_is = "Gated DeltaNet linear attention";
     return each([&](std::int64_t i) { return (i + 1) % interval == 0 ? Kind::global : Kind::none; }, "full_attention_interval");
   }
@@ -419,7 +420,7 @@ util::Result<Plan> layer_plan(const Json& config, const std::string& type, bool 
   if (one_of(type, {"gemma3", "gemma3_text", "cohere2"}) && has_window) {
     auto pattern = find_int(config, {"sliding_window_pattern", "_sliding_window_pattern"});
     std::int64_t every = pattern ? pattern->value : type == "cohere2" ? 4 : 6;
-    if (every <= 0) return invalid(source, "sliding_window_pattern must be positive");
+    if (every <= 0) return invalid_config(source, "sliding_window_pattern must be positive");
     return each([&](std::int64_t i) { return (i + 1) % every != 0 ? Kind::sliding : Kind::global; },
                 pattern ? pattern->key + " " + str(every) : "the family's sliding_window_pattern " + str(every));
   }
@@ -432,7 +433,7 @@ util::Result<Plan> layer_plan(const Json& config, const std::string& type, bool 
       return plan;
     }
     std::int64_t interval = find_int(config, {"no_rope_layer_interval"}).value_or(Found{4, ""}).value;
-    if (interval <= 0) return invalid(source, "no_rope_layer_interval must be positive");
+    if (interval <= 0) return invalid_config(source, "no_rope_layer_interval must be positive");
     return each([&](std::int64_t i) { return (i + 1) % interval != 0 ? Kind::chunked : Kind::global; }, "no_rope_layer_interval " + str(interval));
   }
   if (type == "gpt_oss" && has_window)
@@ -444,7 +445,7 @@ util::Result<Plan> layer_plan(const Json& config, const std::string& type, bool 
   }
   if (type == "modernbert") {
     std::int64_t every = find_int(config, {"global_attn_every_n_layers"}).value_or(Found{3, ""}).value;
-    if (every <= 0) return invalid(source, "global_attn_every_n_layers must be positive");
+    if (every <= 0) return invalid_config(source, "global_attn_every_n_layers must be positive");
     return each([&](std::int64_t i) { return i % every == 0 ? Kind::global : Kind::sliding; }, "global_attn_every_n_layers " + str(every));
   }
   if (in(k_all_layers_windowed, type) && has_window) return each([](std::int64_t) { return Kind::sliding; }, "sliding_window");
@@ -502,8 +503,8 @@ util::Result<std::vector<model::Workload>> encoder_decoder(const Json& config, c
       seqlen = options.max_seqlen_cap;
     }
     s.context = seqlen;
-    NVTE_TRY_VOID(set(s.workload, "max_seqlen_q", seqlen));
-    NVTE_TRY_VOID(set(s.workload, "max_seqlen_kv", seqlen));
+    NVTE_TRY_VOID(set_int(s.workload, "max_seqlen_q", seqlen));
+    NVTE_TRY_VOID(set_int(s.workload, "max_seqlen_kv", seqlen));
     return s;
   };
   Shape enc = NVTE_TRY(side(true));
@@ -541,7 +542,7 @@ util::Result<std::vector<model::Workload>> encoder_decoder(const Json& config, c
                        "encoder self-attention" + layers_enc + ": bidirectional, no_mask (padded batches: --workload-set attn_mask_type=padding)"));
   NVTE_TRY_VOID(finish(dec_self, "decoder", "causal", "decoder self-attention" + layers_dec + ": causal"));
   Shape cross = dec;
-  NVTE_TRY_VOID(set(cross.workload, "max_seqlen_kv", enc.workload.get("max_seqlen_q")->as_int()));
+  NVTE_TRY_VOID(set_int(cross.workload, "max_seqlen_kv", enc.workload.get("max_seqlen_q")->as_int()));
   NVTE_TRY_VOID(finish(cross, "cross", "no_mask",
                        "decoder cross-attention" + layers_dec + ": decoder queries (" + str(cross.workload.get("max_seqlen_q")->as_int()) +
                            ") attend to every encoder output (" + str(cross.workload.get("max_seqlen_kv")->as_int()) + "), no_mask"));
@@ -581,12 +582,13 @@ util::Result<std::vector<model::Workload>> parse_hf_config(std::string_view json
   const std::string name = base_name(root, source);
 
   if (in(k_attention_free, type))
-    return invalid(source, "model_type \"" + type + "\" has no attention layers (state-space / recurrent blocks): "
-                           "TransformerEngine's attention has nothing to run for it");
+    return invalid_config(source, "model_type \"" + type +
+                                      "\" has no attention layers (state-space / recurrent blocks): "
+                                      "TransformerEngine's attention has nothing to run for it");
   if (!config->contains("num_attention_heads") && !config->contains("n_head") && !config->contains("n_heads") &&
       !config->contains("num_heads") && (config->contains("state_size") || config->contains("ssm_cfg") || config->contains("d_state")))
-    return invalid(source, "no attention heads and a state-space shape (state_size / d_state): an attention-free model; "
-                           "TransformerEngine's attention has nothing to run for it");
+    return invalid_config(source, "no attention heads and a state-space shape (state_size / d_state): an attention-free model; "
+                                  "TransformerEngine's attention has nothing to run for it");
 
   if (is_true(*config, "is_encoder_decoder") || one_of(type, {"t5", "mt5", "umt5", "longt5", "bart", "mbart", "marian", "pegasus", "whisper"})) {
     auto out = NVTE_TRY(encoder_decoder(*config, type, options, name, source));
@@ -606,9 +608,9 @@ util::Result<std::vector<model::Workload>> parse_hf_config(std::string_view json
   std::optional<Found> window = find_int(*config, {"sliding_window", "sliding_window_size", "local_attention"});
   if (window && window->value <= 0) window.reset();
   std::optional<Found> chunk = find_int(*config, {"attention_chunk_size"});
-  Plan plan = NVTE_TRY(layer_plan(*config, type, window.has_value(), source));
+  Plan plan = NVTE_TRY(hf_layer_plan(*config, type, window.has_value(), source));
   if (!window && std::find(plan.layers.begin(), plan.layers.end(), Kind::sliding) != plan.layers.end())
-    return invalid(source, plan.from + " names sliding-window layers but the config has no positive sliding_window");
+    return invalid_config(source, plan.from + " names sliding-window layers but the config has no positive sliding_window");
 
   // The variants in the order their first layer appears.
   bool window_covers_context = false;
@@ -635,9 +637,9 @@ util::Result<std::vector<model::Workload>> parse_hf_config(std::string_view json
     members[static_cast<std::size_t>(it - kinds.begin())].push_back(static_cast<std::int64_t>(i));
   }
   if (kinds.empty())
-    return invalid(source, "none of the " + str(static_cast<std::int64_t>(plan.layers.size())) + " layers attends (" + plan.from +
-                               ": " + (plan.none_is.empty() ? std::string("no attention") : plan.none_is) +
-                               "): TransformerEngine's attention has nothing to run for this model");
+    return invalid_config(source, "none of the " + str(static_cast<std::int64_t>(plan.layers.size())) + " layers attends (" + plan.from +
+                                      ": " + (plan.none_is.empty() ? std::string("no attention") : plan.none_is) +
+                                      "): TransformerEngine's attention has nothing to run for this model");
 
   std::vector<model::Workload> out;
   const std::int64_t total = static_cast<std::int64_t>(plan.layers.size());
@@ -667,7 +669,7 @@ util::Result<std::vector<model::Workload>> parse_hf_config(std::string_view json
         s.notes.push_back(window->key + " " + str(size) + " -> window_size " + str(size) + ",0 (causal, left window only)");
       }
     } else if (kind == Kind::chunked) {
-      NVTE_TRY_VOID(set(w, "attention_chunk_size", chunk->value));
+      NVTE_TRY_VOID(set_int(w, "attention_chunk_size", chunk->value));
       std::int64_t seqlen = w.get("max_seqlen_kv")->as_int();
       s.notes.push_back("attention_chunk_size " + str(chunk->value) + ": each token attends causally within its chunk of " +
                         str(chunk->value) + " tokens only" +

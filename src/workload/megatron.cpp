@@ -29,7 +29,7 @@ namespace workload {
 
 namespace {
 
-util::Error invalid(const std::string& message) { return util::Error{util::ErrorKind::invalid, message}; }
+util::Error invalid_args(const std::string& message) { return util::Error{util::ErrorKind::invalid, message}; }
 
 enum class ArgType { flag, integer, number, choice, choices, integers, window, pattern, text };
 
@@ -113,25 +113,25 @@ std::string label(const Run& run, std::string_view name) {
   return key;
 }
 
-std::string at(const Setting& s) { return s.where + ": " + s.as; }
+std::string setting_where(const Setting& s) { return s.where + ": " + s.as; }
 
 // --- typed values ---------------------------------------------------------------------------
 
 util::Result<std::int64_t> integer(const Setting& s, std::size_t i = 0) {
   auto v = util::parse_int(util::trim(s.values.at(i)));
-  if (!v) return invalid(at(s) + ": '" + s.values.at(i) + "' is not an integer");
+  if (!v) return invalid_args(setting_where(s) + ": '" + s.values.at(i) + "' is not an integer");
   return static_cast<std::int64_t>(*v);
 }
 
 util::Result<std::int64_t> positive(const Setting& s) {
   auto v = NVTE_TRY(integer(s));
-  if (v <= 0) return invalid(at(s) + ": must be positive, got " + std::to_string(v));
+  if (v <= 0) return invalid_args(setting_where(s) + ": must be positive, got " + std::to_string(v));
   return v;
 }
 
 util::Result<double> number(const Setting& s) {
   auto v = util::parse_double(util::trim(s.values.at(0)));
-  if (!v || !std::isfinite(*v)) return invalid(at(s) + ": '" + s.values.at(0) + "' is not a number");
+  if (!v || !std::isfinite(*v)) return invalid_args(setting_where(s) + ": '" + s.values.at(0) + "' is not a number");
   return *v;
 }
 
@@ -139,7 +139,7 @@ util::Result<bool> boolean(const Setting& s) {
   std::string v = util::to_lower(util::trim(s.values.at(0)));
   if (v == "true" || v == "1" || v == "yes") return true;
   if (v == "false" || v == "0" || v == "no") return false;
-  return invalid(at(s) + ": '" + s.values.at(0) + "' is not true or false");
+  return invalid_args(setting_where(s) + ": '" + s.values.at(0) + "' is not true or false");
 }
 
 util::Result<std::string> choice(const Setting& s, const ArgSpec& spec, std::size_t i = 0) {
@@ -148,7 +148,7 @@ util::Result<std::string> choice(const Setting& s, const ArgSpec& spec, std::siz
   for (auto c : spec.choices)
     if (c == v) return v;
   std::vector<std::string> allowed(spec.choices.begin(), spec.choices.end());
-  return invalid(at(s) + ": '" + v + "' is not one of " + util::join(allowed, ", "));
+  return invalid_args(setting_where(s) + ": '" + v + "' is not one of " + util::join(allowed, ", "));
 }
 
 // Megatron's layer patterns: an integer N, or a Python list expression of 0/1 such as
@@ -259,12 +259,12 @@ util::Result<Pattern> pattern(const Setting& s) {
   }
   std::string v(util::trim(s.values.at(0)));
   if (auto n = util::parse_int(v)) {
-    if (*n <= 0) return invalid(at(s) + ": must be positive, got " + v);
+    if (*n <= 0) return invalid_args(setting_where(s) + ": must be positive, got " + v);
     p.every = *n;
     return p;
   }
   auto list = PatternParser(v).parse();
-  if (!list) return invalid(at(s) + ": '" + v + "' is neither an integer nor a list pattern such as ([1]*3+[0]*1)*3");
+  if (!list) return invalid_args(setting_where(s) + ": '" + v + "' is neither an integer nor a list pattern such as ([1]*3+[0]*1)*3");
   p.list = std::move(*list);
   return p;
 }
@@ -355,9 +355,9 @@ util::Result<Run> read_script(std::string_view text, std::string_view source, co
     Setting s;
     s.where = std::string(source) + ":" + std::to_string(t.line);
     s.as = "--" + name;
-    if (!t.unknown.empty()) return invalid(at(s) + ": " + t.unknown);
+    if (!t.unknown.empty()) return invalid_args(setting_where(s) + ": " + t.unknown);
     if (spec->type == ArgType::flag) {
-      if (inline_value) return invalid(at(s) + ": takes no value (it is a flag), got '" + *inline_value + "'");
+      if (inline_value) return invalid_args(setting_where(s) + ": takes no value (it is a flag), got '" + *inline_value + "'");
       s.values = {"true"};
       run.settings[name] = s;
       continue;
@@ -370,13 +370,13 @@ util::Result<Run> read_script(std::string_view text, std::string_view source, co
       while (j < tokens.size() && !is_option(tokens[j])) {
         if (!tokens[j].unknown.empty()) {
           s.where = std::string(source) + ":" + std::to_string(tokens[j].line);
-          return invalid(at(s) + ": its value is unknown: " + tokens[j].unknown);
+          return invalid_args(setting_where(s) + ": its value is unknown: " + tokens[j].unknown);
         }
         s.values.push_back(tokens[j].text);
         ++j;
         if (!many) break;
       }
-      if (s.values.empty()) return invalid(at(s) + ": has no value");
+      if (s.values.empty()) return invalid_args(setting_where(s) + ": has no value");
       i = j - 1;
     }
     // The same value passed again (a command built from the arrays that wrote it) keeps where it
@@ -506,7 +506,7 @@ const Setting* get(const Run& run, std::string_view name) {
   return it == run.settings.end() ? nullptr : &it->second;
 }
 
-util::Result<void> set(model::Workload& w, std::string_view key, const std::string& value) {
+util::Result<void> set_text(model::Workload& w, std::string_view key, const std::string& value) {
   if (auto done = w.set_text(key, value); !done) return done.error();
   return {};
 }
@@ -517,14 +517,16 @@ util::Result<std::string> te_attention_backend(const Run& run) {
   if (const Setting* impl = get(run, "transformer-impl")) {
     std::string v = NVTE_TRY(choice(*impl, *find_arg("transformer-impl")));
     if (v != "transformer_engine")
-      return invalid(at(*impl) + " " + v + " builds Megatron-Core's own layers, not TransformerEngine's: there is no TE attention to explain");
+      return invalid_args(setting_where(*impl) + " " + v +
+                          " builds Megatron-Core's own layers, not TransformerEngine's: there is no TE attention to explain");
   }
   std::string backend = "auto";
   if (const Setting* b = get(run, "attention-backend")) {
     backend = NVTE_TRY(choice(*b, *find_arg("attention-backend")));
     if (backend == "local")
-      return invalid(at(*b) + " local runs Megatron-Core's own PyTorch attention, not TransformerEngine's: there is no TE attention to "
-                              "explain (flash, fused, unfused or auto use TE)");
+      return invalid_args(setting_where(*b) +
+                          " local runs Megatron-Core's own PyTorch attention, not TransformerEngine's: there is no TE attention to "
+                          "explain (flash, fused, unfused or auto use TE)");
   }
   return backend;
 }
@@ -534,9 +536,9 @@ util::Result<std::string> te_attention_backend(const Run& run) {
 util::Result<void> attention_shape(const Run& run, model::Workload& base, std::vector<std::string>& notes) {
   const std::string& src = run.source;
   const Setting* heads_s = get(run, "num-attention-heads");
-  if (!heads_s) return invalid(src + ": no " + label(run, "num-attention-heads") + "; the attention shape is unknown");
+  if (!heads_s) return invalid_args(src + ": no " + label(run, "num-attention-heads") + "; the attention shape is unknown");
   const std::int64_t heads = NVTE_TRY(positive(*heads_s));
-  NVTE_TRY_VOID(set(base, "num_heads", std::to_string(heads)));
+  NVTE_TRY_VOID(set_text(base, "num_heads", std::to_string(heads)));
 
   if (get(run, "multi-latent-attention")) {
     auto dim_or = [&](std::string_view arg, std::int64_t fallback) -> util::Result<std::int64_t> {
@@ -547,10 +549,11 @@ util::Result<void> attention_shape(const Run& run, model::Workload& base, std::v
     std::int64_t rope = NVTE_TRY(dim_or("qk-pos-emb-head-dim", 64));
     std::int64_t v = NVTE_TRY(dim_or("v-head-dim", 128));
     if (get(run, "group-query-attention"))
-      return invalid(at(*get(run, "group-query-attention")) + ": Megatron-LM refuses group query attention with --multi-latent-attention");
-    NVTE_TRY_VOID(set(base, "head_dim_qk", std::to_string(qk + rope)));
-    NVTE_TRY_VOID(set(base, "head_dim_v", std::to_string(v)));
-    NVTE_TRY_VOID(set(base, "num_gqa_groups", std::to_string(heads)));
+      return invalid_args(setting_where(*get(run, "group-query-attention")) +
+                          ": Megatron-LM refuses group query attention with --multi-latent-attention");
+    NVTE_TRY_VOID(set_text(base, "head_dim_qk", std::to_string(qk + rope)));
+    NVTE_TRY_VOID(set_text(base, "head_dim_v", std::to_string(v)));
+    NVTE_TRY_VOID(set_text(base, "num_gqa_groups", std::to_string(heads)));
     notes.push_back("multi-latent attention: head_dim_qk = qk_head_dim + qk_pos_emb_head_dim = " + std::to_string(qk) + " + " +
                     std::to_string(rope) + " = " + std::to_string(qk + rope) + ", head_dim_v = v_head_dim = " + std::to_string(v) +
                     (get(run, "qk-head-dim") && get(run, "qk-pos-emb-head-dim") && get(run, "v-head-dim") ? "" : " (Megatron's defaults for those not given)") +
@@ -566,24 +569,26 @@ util::Result<void> attention_shape(const Run& run, model::Workload& base, std::v
       notes.push_back("--num-query-groups has no effect without --group-query-attention: K and V keep " + std::to_string(heads) + " heads");
     }
     if (heads % groups != 0)
-      return invalid(at(*heads_s) + " " + std::to_string(heads) + " is not divisible by --num-query-groups " + std::to_string(groups));
-    NVTE_TRY_VOID(set(base, "num_gqa_groups", std::to_string(groups)));
+      return invalid_args(setting_where(*heads_s) + " " + std::to_string(heads) + " is not divisible by --num-query-groups " +
+                          std::to_string(groups));
+    NVTE_TRY_VOID(set_text(base, "num_gqa_groups", std::to_string(groups)));
     std::int64_t dim = 0;
     if (const Setting* kv = get(run, "kv-channels")) {
       dim = NVTE_TRY(positive(*kv));
     } else if (const Setting* hidden = get(run, "hidden-size")) {
       std::int64_t h = NVTE_TRY(positive(*hidden));
       if (h % heads != 0)
-        return invalid(at(*hidden) + " " + std::to_string(h) + " is not divisible by --num-attention-heads " + std::to_string(heads) +
-                       " (Megatron-LM asserts this without --kv-channels)");
+        return invalid_args(setting_where(*hidden) + " " + std::to_string(h) + " is not divisible by --num-attention-heads " +
+                            std::to_string(heads) + " (Megatron-LM asserts this without --kv-channels)");
       dim = h / heads;
       notes.push_back("head_dim = --hidden-size / --num-attention-heads = " + std::to_string(h) + " / " + std::to_string(heads) + " = " +
                       std::to_string(dim));
     } else {
-      return invalid(src + ": neither " + label(run, "kv-channels") + " nor " + label(run, "hidden-size") + "; the head dimension is unknown");
+      return invalid_args(src + ": neither " + label(run, "kv-channels") + " nor " + label(run, "hidden-size") +
+                          "; the head dimension is unknown");
     }
-    NVTE_TRY_VOID(set(base, "head_dim_qk", std::to_string(dim)));
-    NVTE_TRY_VOID(set(base, "head_dim_v", std::to_string(dim)));
+    NVTE_TRY_VOID(set_text(base, "head_dim_qk", std::to_string(dim)));
+    NVTE_TRY_VOID(set_text(base, "head_dim_v", std::to_string(dim)));
   }
   return {};
 }
@@ -595,13 +600,13 @@ util::Result<std::int64_t> lengths(const Run& run, model::Workload& base) {
   std::int64_t seq = 0;
   if (const Setting* s = get(run, "seq-length")) seq = NVTE_TRY(positive(*s));
   else if (const Setting* s2 = get(run, "encoder-seq-length")) seq = NVTE_TRY(positive(*s2));
-  if (seq == 0) return invalid(src + ": no " + label(run, "seq-length") + "; the sequence length is unknown");
-  NVTE_TRY_VOID(set(base, "max_seqlen_q", std::to_string(seq)));
-  NVTE_TRY_VOID(set(base, "max_seqlen_kv", std::to_string(seq)));
+  if (seq == 0) return invalid_args(src + ": no " + label(run, "seq-length") + "; the sequence length is unknown");
+  NVTE_TRY_VOID(set_text(base, "max_seqlen_q", std::to_string(seq)));
+  NVTE_TRY_VOID(set_text(base, "max_seqlen_kv", std::to_string(seq)));
 
   if (const Setting* b = get(run, "micro-batch-size")) {
     std::int64_t batch = NVTE_TRY(positive(*b));
-    NVTE_TRY_VOID(set(base, "batch_size", std::to_string(batch)));
+    NVTE_TRY_VOID(set_text(base, "batch_size", std::to_string(batch)));
   }
   return seq;
 }
@@ -611,23 +616,24 @@ util::Result<void> precision(const Run& run, model::Workload& base, std::vector<
   // Precision: Megatron trains in fp32 unless --bf16 or --fp16.
   const Setting* bf16 = get(run, "bf16");
   const Setting* fp16 = get(run, "fp16");
-  if (bf16 && fp16) return invalid(at(*fp16) + ": Megatron-LM refuses --fp16 together with --bf16 (" + at(*bf16) + ")");
-  if (bf16) NVTE_TRY_VOID(set(base, "qkv_dtype", "bf16"));
-  else if (fp16) NVTE_TRY_VOID(set(base, "qkv_dtype", "fp16"));
+  if (bf16 && fp16)
+    return invalid_args(setting_where(*fp16) + ": Megatron-LM refuses --fp16 together with --bf16 (" + setting_where(*bf16) + ")");
+  if (bf16) NVTE_TRY_VOID(set_text(base, "qkv_dtype", "bf16"));
+  else if (fp16) NVTE_TRY_VOID(set_text(base, "qkv_dtype", "fp16"));
   else {
-    NVTE_TRY_VOID(set(base, "qkv_dtype", "fp32"));
+    NVTE_TRY_VOID(set_text(base, "qkv_dtype", "fp32"));
     notes.push_back("neither " + label(run, "bf16") + " nor " + label(run, "fp16") + ": Megatron-LM trains in fp32");
   }
   if (const Setting* f = get(run, "fp8-format")) {
     std::string format = NVTE_TRY(choice(*f, *find_arg("fp8-format")));
-    NVTE_TRY_VOID(set(base, "fp8", "true"));
+    NVTE_TRY_VOID(set_text(base, "fp8", "true"));
     std::string recipe = "delayed";
     if (const Setting* r = get(run, "fp8-recipe")) recipe = NVTE_TRY(choice(*r, *find_arg("fp8-recipe")));
     static const std::map<std::string, std::string> k_recipes = {
         {"delayed", "delayed"}, {"tensorwise", "current"}, {"mxfp8", "mxfp8"}, {"blockwise", "block"}};
-    if (auto it = k_recipes.find(recipe); it != k_recipes.end()) NVTE_TRY_VOID(set(base, "fp8_recipe", it->second));
+    if (auto it = k_recipes.find(recipe); it != k_recipes.end()) NVTE_TRY_VOID(set_text(base, "fp8_recipe", it->second));
     bool dpa = get(run, "fp8-dot-product-attention") != nullptr;
-    if (dpa) NVTE_TRY_VOID(set(base, "fp8_dpa", "true"));
+    if (dpa) NVTE_TRY_VOID(set_text(base, "fp8_dpa", "true"));
     notes.push_back(label(run, "fp8-format") + " " + format + " with the " + recipe + " recipe" +
                     (recipe == "custom" ? " (modelled as TE's default recipe)" : "") +
                     (dpa ? ": attention runs in FP8 (fp8_dot_product_attention)" : ": the linear layers run in FP8; attention stays in " +
@@ -649,17 +655,18 @@ util::Result<void> attention_settings(const Run& run, const std::string& backend
   double dropout = 0.1;
   if (const Setting* d = get(run, "attention-dropout")) {
     dropout = NVTE_TRY(number(*d));
-    if (dropout < 0 || dropout >= 1) return invalid(at(*d) + ": must be in [0, 1), got " + get(run, "attention-dropout")->values[0]);
+    if (dropout < 0 || dropout >= 1)
+      return invalid_args(setting_where(*d) + ": must be in [0, 1), got " + get(run, "attention-dropout")->values[0]);
   } else {
     notes.push_back("no " + label(run, "attention-dropout") + ": Megatron's default 0.1");
   }
-  NVTE_TRY_VOID(set(base, "attention_dropout", std::to_string(dropout)));
+  NVTE_TRY_VOID(set_text(base, "attention_dropout", std::to_string(dropout)));
   if (const Setting* s = get(run, "softmax-type")) {
     std::string softmax = NVTE_TRY(choice(*s, *find_arg("softmax-type")));
-    NVTE_TRY_VOID(set(base, "softmax_type", softmax));
+    NVTE_TRY_VOID(set_text(base, "softmax_type", softmax));
   }
-  if (get(run, "deterministic-mode")) NVTE_TRY_VOID(set(base, "deterministic", "true"));
-  NVTE_TRY_VOID(set(base, "attention_backend", backend));
+  if (get(run, "deterministic-mode")) NVTE_TRY_VOID(set_text(base, "deterministic", "true"));
+  NVTE_TRY_VOID(set_text(base, "attention_backend", backend));
   static const std::map<std::string, std::string> k_switches = {
       {"auto", "NVTE_FLASH_ATTN=1 NVTE_FUSED_ATTN=1 NVTE_UNFUSED_ATTN=1"},
       {"flash", "NVTE_FLASH_ATTN=1 NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=0"},
@@ -667,16 +674,16 @@ util::Result<void> attention_settings(const Run& run, const std::string& backend
       {"unfused", "NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=1"}};
   notes.push_back(label(run, "attention-backend") + (get(run, "attention-backend") ? " " : " not set: Megatron's default ") +
                   backend + ": Megatron sets " + k_switches.at(backend) + " before TE selects a backend, and stops if one is already set otherwise");
-  NVTE_TRY_VOID(set(base, "is_training", "true"));
+  NVTE_TRY_VOID(set_text(base, "is_training", "true"));
   // Packed sequences: Megatron-Core then passes PackedSeqParams (cu_seqlens) and TE gets thd with a
   // padding causal mask. Where the arguments do not say, the note says how to check that variant.
   const Setting* packed = NVTE_TRY(packed_setting(run));
   if (packed) {
-    NVTE_TRY_VOID(set(base, "qkv_format", "thd"));
+    NVTE_TRY_VOID(set_text(base, "qkv_format", "thd"));
     notes.push_back(packed->as + " (" + packed->where + "): packed sequences, Megatron-Core passes cu_seqlens: qkv_format thd with "
                     "attn_mask_type padding_causal");
   } else {
-    NVTE_TRY_VOID(set(base, "qkv_format", "sbhd"));
+    NVTE_TRY_VOID(set_text(base, "qkv_format", "sbhd"));
     notes.emplace_back("Megatron-Core passes [s, b, h, d] tensors: qkv_format sbhd");
   }
   return {};
@@ -698,24 +705,25 @@ util::Result<ContextParallel> context_parallel(const Run& run, std::int64_t seq,
     for (std::size_t i = 0; i < t->values.size(); ++i) cp_types.push_back(NVTE_TRY(choice(*t, *find_arg("cp-comm-type"), i)));
   }
   if (cp > 1) {
-    NVTE_TRY_VOID(set(base, "cp_size", std::to_string(cp)));
+    NVTE_TRY_VOID(set_text(base, "cp_size", std::to_string(cp)));
     const Setting* seq_s = get(run, "seq-length") ? get(run, "seq-length") : get(run, "encoder-seq-length");
     if (seq % (2 * cp) != 0)
-      return invalid(at(*seq_s) + " " + std::to_string(seq) + " is not a multiple of 2 * --context-parallel-size " +
-                     std::to_string(cp) + ": Megatron-LM refuses it (each rank holds two chunks of the sequence)");
+      return invalid_args(setting_where(*seq_s) + " " + std::to_string(seq) + " is not a multiple of 2 * --context-parallel-size " +
+                          std::to_string(cp) + ": Megatron-LM refuses it (each rank holds two chunks of the sequence)");
     if (const Setting* h = get(run, "hierarchical-context-parallel-sizes")) {
       std::int64_t product = 1;
       for (std::size_t k = 0; k < h->values.size(); ++k) {
         auto size = NVTE_TRY(integer(*h, k));
-        if (size <= 0) return invalid(at(*h) + ": sizes must be positive");
-        if (__builtin_mul_overflow(product, size, &product)) return invalid(at(*h) + ": sizes too large");
+        if (size <= 0) return invalid_args(setting_where(*h) + ": sizes must be positive");
+        if (__builtin_mul_overflow(product, size, &product)) return invalid_args(setting_where(*h) + ": sizes too large");
       }
       if (product != cp)
-        return invalid(at(*h) + ": the sizes multiply to " + std::to_string(product) + ", not --context-parallel-size " + std::to_string(cp) +
-                       " (Megatron-LM requires them to)");
+        return invalid_args(setting_where(*h) + ": the sizes multiply to " + std::to_string(product) + ", not --context-parallel-size " +
+                            std::to_string(cp) + " (Megatron-LM requires them to)");
     }
     if (std::find(cp_types.begin(), cp_types.end(), "a2a+p2p") != cp_types.end() && !get(run, "hierarchical-context-parallel-sizes"))
-      return invalid(at(*get(run, "cp-comm-type")) + " a2a+p2p needs --hierarchical-context-parallel-sizes, which Megatron-LM requires");
+      return invalid_args(setting_where(*get(run, "cp-comm-type")) +
+                          " a2a+p2p needs --hierarchical-context-parallel-sizes, which Megatron-LM requires");
     notes.push_back("context parallelism: " + label(run, "seq-length") + " " + std::to_string(seq) + " over " + std::to_string(cp) +
                     " ranks (" + label(run, "context-parallel-size") + "), each holding " +
                     std::to_string(seq / cp) + " tokens in two chunks of " + std::to_string(seq / (2 * cp)) +
@@ -741,7 +749,7 @@ struct LayerPlan {
   std::string without_is;
 };
 
-util::Result<LayerPlan> layer_plan(const Run& run, const std::vector<std::string>& cp_types) {
+util::Result<LayerPlan> megatron_layer_plan(const Run& run, const std::vector<std::string>& cp_types) {
   const std::string& src = run.source;
   // Which layers attend how.
   std::int64_t layers = 0;
@@ -749,8 +757,8 @@ util::Result<LayerPlan> layer_plan(const Run& run, const std::vector<std::string
     layers = NVTE_TRY(positive(*l));
     // The per-layer plan below holds one entry per layer.
     if (layers > k_max_layers)
-      return invalid(at(*l) + ": " + std::to_string(layers) + " layers is more than any model has (limit " + std::to_string(k_max_layers) +
-                     ")");
+      return invalid_args(setting_where(*l) + ": " + std::to_string(layers) + " layers is more than any model has (limit " +
+                          std::to_string(k_max_layers) + ")");
   }
   std::optional<std::pair<std::int64_t, std::int64_t>> window;
   if (const Setting* w = get(run, "window-size")) {
@@ -760,7 +768,8 @@ util::Result<LayerPlan> layer_plan(const Run& run, const std::vector<std::string
     auto parts = util::split(text, ',');
     auto left = parts.size() == 2 ? util::parse_int(util::trim(parts[0])) : std::nullopt;
     auto right = parts.size() == 2 ? util::parse_int(util::trim(parts[1])) : std::nullopt;
-    if (!left || !right || *left < -1 || *right < -1) return invalid(at(*w) + ": '" + w->values[0] + "' is not LEFT,RIGHT (e.g. 4096,0)");
+    if (!left || !right || *left < -1 || *right < -1)
+      return invalid_args(setting_where(*w) + ": '" + w->values[0] + "' is not LEFT,RIGHT (e.g. 4096,0)");
     window = std::make_pair(static_cast<std::int64_t>(*left), static_cast<std::int64_t>(*right));
   }
   std::optional<Pattern> skip;
@@ -780,18 +789,18 @@ util::Result<LayerPlan> layer_plan(const Run& run, const std::vector<std::string
       if (c == '/') break;
       if (c == '|' || c == ' ') continue;
       if (std::string_view("*+DMG-E").find(c) == std::string_view::npos)
-        return invalid(at(*hybrid) + ": '" + std::string(1, c) + "' is not a layer symbol (* + D M G - E, | and /)");
+        return invalid_args(setting_where(*hybrid) + ": '" + std::string(1, c) + "' is not a layer symbol (* + D M G - E, | and /)");
       hybrid_text += c;
     }
     layers = static_cast<std::int64_t>(hybrid_text.size());
     if (layers > k_max_layers)
-      return invalid(at(*hybrid) + ": " + std::to_string(layers) + " layers is more than any model has (limit " +
-                     std::to_string(k_max_layers) + ")");
+      return invalid_args(setting_where(*hybrid) + ": " + std::to_string(layers) + " layers is more than any model has (limit " +
+                          std::to_string(k_max_layers) + ")");
   }
-  if (per_layer && layers == 0) return invalid(src + ": per-layer attention settings need --num-layers");
+  if (per_layer && layers == 0) return invalid_args(src + ": per-layer attention settings need --num-layers");
   if (cp_types.size() > 1 && static_cast<std::int64_t>(cp_types.size()) != layers)
-    return invalid(at(*get(run, "cp-comm-type")) + ": " + std::to_string(cp_types.size()) + " types for " + std::to_string(layers) +
-                   " layers (one, or one per layer)");
+    return invalid_args(setting_where(*get(run, "cp-comm-type")) + ": " + std::to_string(cp_types.size()) + " types for " +
+                        std::to_string(layers) + " layers (one, or one per layer)");
 
   // Layer i (1-based, as Megatron counts) -> (attends?, windowed?, cp type).
   std::vector<Variant> variants;
@@ -830,11 +839,11 @@ util::Result<LayerPlan> layer_plan(const Run& run, const std::vector<std::string
     it->layers.push_back(n);
   }
   if (variants.empty())
-    return invalid(src + ": none of the " + std::to_string(layers) + " layers is attention (" + without_is +
-                   "): TransformerEngine's attention has nothing to run");
+    return invalid_args(src + ": none of the " + std::to_string(layers) + " layers is attention (" + without_is +
+                        "): TransformerEngine's attention has nothing to run");
   if (skip && skip->list.size() > 0 && static_cast<std::int64_t>(skip->list.size()) != layers)
-    return invalid(at(*get(run, "window-attn-skip-freq")) + ": a pattern of " + std::to_string(skip->list.size()) + " entries for " +
-                   std::to_string(layers) + " layers");
+    return invalid_args(setting_where(*get(run, "window-attn-skip-freq")) + ": a pattern of " + std::to_string(skip->list.size()) +
+                        " entries for " + std::to_string(layers) + " layers");
 
   return LayerPlan{layers, per_layer, window, variants, without, without_is};
 }
@@ -879,7 +888,7 @@ util::Result<std::vector<model::Workload>> expand(const Run& run, const std::str
       if (types_differ) suffix.push_back("cp-" + v.cp_type);
       w.name = suffix.empty() ? name : name + "/" + util::join(suffix, "-");
       w.notes = notes;
-      NVTE_TRY_VOID(set(w, "attn_mask_type", packed && mask == "causal" ? std::string("padding_causal") : mask));
+      NVTE_TRY_VOID(set_text(w, "attn_mask_type", packed && mask == "causal" ? std::string("padding_causal") : mask));
       if (!packed)
         w.notes.insert(w.notes.begin(), "packing unknown (the arguments do not say); packed batches: --workload-set "
                                         "qkv_format=thd --workload-set attn_mask_type=padding_causal");
@@ -891,15 +900,15 @@ util::Result<std::vector<model::Workload>> expand(const Run& run, const std::str
         };
         std::int64_t enc = NVTE_TRY(length("encoder-seq-length"));
         std::int64_t dec = NVTE_TRY(length("decoder-seq-length"));
-        NVTE_TRY_VOID(set(w, "max_seqlen_q", std::to_string(role == "encoder" ? enc : dec)));
-        NVTE_TRY_VOID(set(w, "max_seqlen_kv", std::to_string(role == "decoder" ? dec : enc)));
+        NVTE_TRY_VOID(set_text(w, "max_seqlen_q", std::to_string(role == "encoder" ? enc : dec)));
+        NVTE_TRY_VOID(set_text(w, "max_seqlen_kv", std::to_string(role == "decoder" ? dec : enc)));
       }
       if (v.windowed) {
         std::string left = std::to_string(window->first), right = std::to_string(window->second);
-        NVTE_TRY_VOID(set(w, "window_size", left + "," + right));
+        NVTE_TRY_VOID(set_text(w, "window_size", left + "," + right));
         w.notes.push_back("--window-size " + left + "," + right + " -> window_size " + left + "," + right);
       }
-      if (cp > 1) NVTE_TRY_VOID(set(w, "cp_comm_type", v.cp_type));
+      if (cp > 1) NVTE_TRY_VOID(set_text(w, "cp_comm_type", v.cp_type));
       if (per_layer) {
         std::vector<std::string> shown;
         for (std::size_t k = 0; k < v.layers.size() && k < 6; ++k) shown.push_back(std::to_string(v.layers[k]));
@@ -916,7 +925,7 @@ util::Result<std::vector<model::Workload>> expand(const Run& run, const std::str
 }
 
 util::Result<std::vector<model::Workload>> build(const Run& run, const std::string& name) {
-  if (run.settings.empty()) return invalid(run.source + ": no Megatron-LM arguments found (--num-attention-heads, --seq-length, ...)");
+  if (run.settings.empty()) return invalid_args(run.source + ": no Megatron-LM arguments found (--num-attention-heads, --seq-length, ...)");
   std::string backend = NVTE_TRY(te_attention_backend(run));
   model::Workload base;
   std::vector<std::string> notes;
@@ -925,7 +934,7 @@ util::Result<std::vector<model::Workload>> build(const Run& run, const std::stri
   NVTE_TRY_VOID(precision(run, base, notes));
   NVTE_TRY_VOID(attention_settings(run, backend, base, notes));
   ContextParallel cp = NVTE_TRY(context_parallel(run, seq, base, notes));
-  LayerPlan plan = NVTE_TRY(layer_plan(run, cp.types));
+  LayerPlan plan = NVTE_TRY(megatron_layer_plan(run, cp.types));
   return expand(run, name, base, notes, plan, seq, cp);
 }
 

@@ -79,7 +79,7 @@ struct Var {
 };
 
 // A field being built by expansion: text and the unknown parts in it.
-struct Field {
+struct ExpandedField {
   std::string text;
   std::vector<ScriptUnknown> unknown;
   bool exists = false; // a quoted empty string is a field; an unquoted empty expansion is not
@@ -481,7 +481,7 @@ private:
         if (auto n = rest[i].plain()) m_state.vars.erase(*n);
       return Tri::yes;
     }
-    std::vector<Field> fields;
+    std::vector<ExpandedField> fields;
     for (auto& w : rest) {
       if (w.is_array) {
         NVTE_TRY_VOID(assign_array(w));
@@ -495,7 +495,7 @@ private:
     if (*name == "true" || *name == ":") return Tri::yes;
     if (*name == "false") return Tri::no;
     if (*name == "[" || *name == "test" || *name == "[[") {
-      std::vector<Field> args(fields.begin() + 1, fields.end());
+      std::vector<ExpandedField> args(fields.begin() + 1, fields.end());
       if ((*name == "[" || *name == "[[") && (args.empty() || args.back().text != (*name == "[" ? "]" : "]]")))
         return m_lex.error("'" + *name + "' without its closing bracket");
       if (*name != "test") args.pop_back();
@@ -522,7 +522,7 @@ private:
     auto eq = value.segments[0].text.find('=');
     value.segments[0].text.erase(0, eq + 1);
     auto fields = NVTE_TRY(expand(value, false));
-    Field f = fields.empty() ? Field{} : fields[0];
+    ExpandedField f = fields.empty() ? ExpandedField{} : fields[0];
     emit({f}, w.line, /*keep_empty=*/false);
     Var& var = m_state.vars[name];
     Unknowns unknown = stored_unknowns(f);
@@ -562,13 +562,13 @@ private:
 
   // What of a value being stored cannot be known: its unknown parts, and all of it when it is set
   // in code that may not run.
-  Unknowns stored_unknowns(const Field& f) const {
+  Unknowns stored_unknowns(const ExpandedField& f) const {
     Unknowns u = f.unknown;
     if (!m_uncertain.empty()) u.push_back({0, f.text.size(), "set " + m_uncertain.back()});
     return u;
   }
 
-  void emit(const std::vector<Field>& fields, int line, bool keep_empty = true) {
+  void emit(const std::vector<ExpandedField>& fields, int line, bool keep_empty = true) {
     for (const auto& f : fields) {
       if (!f.exists && f.unknown.empty() && !keep_empty) continue;
       ScriptWord word{f.text, line, f.unknown};
@@ -797,7 +797,7 @@ private:
   }
 
   // Appends part[begin, end) to the field with the unknown ranges that touch it.
-  static void append(Field& f, const std::string& part, std::size_t begin, std::size_t end, const Unknowns& ranges) {
+  static void append(ExpandedField& f, const std::string& part, std::size_t begin, std::size_t end, const Unknowns& ranges) {
     std::size_t offset = f.text.size();
     f.text.append(part, begin, end - begin);
     for (const auto& u : ranges) {
@@ -811,11 +811,11 @@ private:
 
   // A word's fields: split on blanks where the shell splits (unquoted expansions) when split is
   // true, one field otherwise (assignment values).
-  Result<std::vector<Field>> expand(const RawWord& w, bool split) {
+  Result<std::vector<ExpandedField>> expand(const RawWord& w, bool split) {
     Nested nested(m_depth);
     if (m_depth > k_max_depth) return m_lex.error("expansions nested more than " + std::to_string(k_max_depth) + " deep");
-    std::vector<Field> fields;
-    Field current;
+    std::vector<ExpandedField> fields;
+    ExpandedField current;
     for (const auto& seg : w.segments) {
       if (seg.kind == Segment::Kind::text) {
         current.text += seg.text;
@@ -832,7 +832,7 @@ private:
           if (k > 0) {
             if (value.each && split) {
               fields.push_back(std::move(current));
-              current = Field{};
+              current = ExpandedField{};
             } else {
               current.text += ' ';
             }
@@ -851,7 +851,7 @@ private:
         bool leading_blank = !part.empty() && std::isspace(static_cast<unsigned char>(part.front()));
         if ((k > 0 || leading_blank) && current.exists) {
           fields.push_back(std::move(current));
-          current = Field{};
+          current = ExpandedField{};
         }
         TextPieces pieces = pieces_between(part, " \t\n");
         if (pieces.empty()) {
@@ -866,7 +866,7 @@ private:
         for (std::size_t p = 0; p < pieces.size(); ++p) {
           if (p > 0) {
             fields.push_back(std::move(current));
-            current = Field{};
+            current = ExpandedField{};
           }
           Unknowns touched;
           touched.reserve(touching[p].size());
@@ -877,7 +877,7 @@ private:
         bool trailing_blank = !part.empty() && std::isspace(static_cast<unsigned char>(part.back()));
         if (trailing_blank && current.exists) {
           fields.push_back(std::move(current));
-          current = Field{};
+          current = ExpandedField{};
         }
       }
     }
@@ -912,7 +912,7 @@ private:
 
   // ---- test expressions ----
 
-  Result<Tri> evaluate_test(const std::vector<Field>& args) {
+  Result<Tri> evaluate_test(const std::vector<ExpandedField>& args) {
     std::vector<std::string> texts;
     bool unknown = false;
     for (const auto& a : args) {

@@ -20,7 +20,7 @@ namespace workload {
 
 namespace {
 
-util::Error invalid(const std::string& message) { return util::Error{util::ErrorKind::invalid, message}; }
+util::Error invalid_log(const std::string& message) { return util::Error{util::ErrorKind::invalid, message}; }
 
 constexpr std::string_view k_config = "Running with config=";
 constexpr std::string_view k_disabling = "Disabling ";
@@ -30,7 +30,7 @@ constexpr std::string_view k_running = "Running with ";
 constexpr std::string_view k_no_backend = "No dot product attention backend is available";
 
 // One `'key': value` of the config dict; value is the raw repr text.
-struct Field {
+struct ConfigField {
   std::string key;
   std::string_view value;
 };
@@ -70,8 +70,8 @@ std::size_t value_end(std::string_view s, std::size_t i) {
 }
 
 // The fields of "{'a': 1, 'b': 'x', ...}" (text starts at '{'); nullopt when it does not close.
-std::optional<std::vector<Field>> parse_dict(std::string_view text) {
-  std::vector<Field> fields;
+std::optional<std::vector<ConfigField>> parse_dict(std::string_view text) {
+  std::vector<ConfigField> fields;
   std::size_t i = 1;
   while (true) {
     while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
@@ -151,19 +151,19 @@ struct Config {
   }
 };
 
-Config read_config(const std::vector<Field>& fields) {
+Config read_config(const std::vector<ConfigField>& fields) {
   Config c;
   std::optional<std::string> dtype;
   bool fp8_tensor = false;
-  auto set = [&](const Field& f, const std::string& key, const std::string& text) {
+  auto set = [&](const ConfigField& f, const std::string& key, const std::string& text) {
     c.settings.emplace_back(key, text);
     c.parsed.push_back(f.key + " = " + std::string(f.value) + " -> " + key + "=" + text);
   };
-  auto fact = [&](const Field& f, std::string_view name, const std::string& text) {
+  auto fact = [&](const ConfigField& f, std::string_view name, const std::string& text) {
     c.node_facts.emplace_back(std::string(name), text);
     c.parsed.push_back(f.key + " = " + std::string(f.value) + " -> " + std::string(name) + (text.empty() ? " (not installed)" : "=" + text));
   };
-  auto none = [&](const Field& f) { c.parsed.push_back(f.key + " = None -> default"); };
+  auto none = [&](const ConfigField& f) { c.parsed.push_back(f.key + " = None -> default"); };
   for (const auto& f : fields) {
     auto value = scalar(f.value);
     if (f.key == "transformer_engine_version") {
@@ -412,8 +412,8 @@ public:
   util::Result<TeLog> finish() {
     if (m_pending) return not_closed();
     if (m_blocks.empty())
-      return invalid(m_source + ": no `Running with config=` line: not a TE debug log, or TE ran without "
-                                "NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2 (set both and run the job again)");
+      return invalid_log(m_source + ": no `Running with config=` line: not a TE debug log, or TE ran without "
+                                    "NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2 (set both and run the job again)");
     for (std::size_t i = 0; i < m_blocks.size(); ++i) {
       Block& block = m_blocks[i];
       if (!has_verdict(block.observed) && block.earlier) block.observed = std::move(*block.earlier);
@@ -430,13 +430,13 @@ public:
       w.name = m_blocks.size() == 1 ? m_name : m_name + "[" + std::to_string(i + 1) + "]";
       for (const auto& [key, value] : block.config.settings) {
         auto set = w.set_text(key, value);
-        if (!set) return invalid(o.source + ": " + set.error().message);
+        if (!set) return invalid_log(o.source + ": " + set.error().message);
       }
       // Every value error of the log names its line (audit 2026-12-01 item 22): the checks that
       // completion makes (a positive head_dim_qk, a dropout in [0, 1), a finite number) run here
       // on a copy, before the command completes the workload under its name.
       model::Workload completed = w;
-      if (auto done = completed.complete(); !done) return invalid(o.source + ": " + done.error().message);
+      if (auto done = completed.complete(); !done) return invalid_log(o.source + ": " + done.error().message);
       std::map<std::string, std::string> env;
       for (const auto& line : o.disabling) env_from_disabling(line, env);
       o.node_facts = block.config.node_facts;
@@ -478,7 +478,7 @@ private:
   }
 
   util::Error not_closed() const {
-    return invalid(m_source + ":" + std::to_string(m_pending->start_line) + ": the `Running with config=` dictionary does not close");
+    return invalid_log(m_source + ":" + std::to_string(m_pending->start_line) + ": the `Running with config=` dictionary does not close");
   }
 
   // A dict that a terminal or a paste broke over lines: the next ones are joined (64 at most).
@@ -490,7 +490,7 @@ private:
 
   util::Result<void> try_config() {
     Pending& p = *m_pending;
-    std::optional<std::vector<Field>> fields = p.joined.starts_with("{") ? parse_dict(p.joined) : std::nullopt;
+    std::optional<std::vector<ConfigField>> fields = p.joined.starts_with("{") ? parse_dict(p.joined) : std::nullopt;
     if (!fields) {
       if (!p.joined.starts_with("{")) return not_closed();
       return {}; // wait for the next line

@@ -24,7 +24,7 @@ util::Error parse_error(std::string message) { return util::Error{util::ErrorKin
 util::Error invalid_error(std::string message) { return util::Error{util::ErrorKind::invalid, std::move(message)}; }
 
 // "source:line:column: " for a yaml-cpp mark (0-based line and column; -1 when unknown).
-std::string at(std::string_view source, const YAML::Mark& mark) {
+std::string mark_prefix(std::string_view source, const YAML::Mark& mark) {
   std::string prefix(source);
   if (mark.line >= 0) prefix += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
   return prefix + ": ";
@@ -41,30 +41,29 @@ util::Result<std::string> value_text(const std::string& key, const YAML::Node& n
   if (node.IsScalar()) return node.Scalar();
   if (node.IsSequence() && key == "window_size" && node.size() == 2 && node[0].IsScalar() && node[1].IsScalar())
     return node[0].Scalar() + "," + node[1].Scalar();
-  if (node.IsNull()) return parse_error(at(source, node.Mark()) + "workload key " + key + " has no value");
-  return parse_error(at(source, node.Mark()) + "workload key " + key + " must be a single value" +
+  if (node.IsNull()) return parse_error(mark_prefix(source, node.Mark()) + "workload key " + key + " has no value");
+  return parse_error(mark_prefix(source, node.Mark()) + "workload key " + key + " must be a single value" +
                      (key == "window_size" ? " or a [LEFT, RIGHT] pair" : ""));
 }
 
 util::Result<model::Workload> workload_from_node(const YAML::Node& node, std::string_view source) {
-  if (!node.IsMap()) return parse_error(at(source, node.Mark()) + "a workload must be a mapping of key: value");
+  if (!node.IsMap()) return parse_error(mark_prefix(source, node.Mark()) + "a workload must be a mapping of key: value");
   model::Workload workload;
   std::set<std::string, std::less<>> seen;
   for (const auto& entry : node) {
     const YAML::Node& key_node = entry.first;
-    if (!key_node.IsScalar()) return parse_error(at(source, key_node.Mark()) + "a workload key must be a word");
+    if (!key_node.IsScalar()) return parse_error(mark_prefix(source, key_node.Mark()) + "a workload key must be a word");
     const std::string key = key_node.Scalar();
-    if (!seen.insert(key).second)
-      return parse_error(at(source, key_node.Mark()) + "workload key '" + key + "' is given twice");
+    if (!seen.insert(key).second) return parse_error(mark_prefix(source, key_node.Mark()) + "workload key '" + key + "' is given twice");
     if (key == k_name_key) {
       auto text = NVTE_TRY(value_text(key, entry.second, source));
       workload.name = text;
       continue;
     }
-    if (!model::find_workload_key(key)) return parse_error(at(source, key_node.Mark()) + unknown_key_message(key));
+    if (!model::find_workload_key(key)) return parse_error(mark_prefix(source, key_node.Mark()) + unknown_key_message(key));
     auto text = NVTE_TRY(value_text(key, entry.second, source));
     if (auto set = workload.set_text(key, text); !set)
-      return util::Error{set.error().kind, at(source, entry.second.Mark()) + set.error().message};
+      return util::Error{set.error().kind, mark_prefix(source, entry.second.Mark()) + set.error().message};
   }
   return workload;
 }
@@ -76,13 +75,13 @@ util::Result<std::vector<model::Workload>> workloads_from_root(const YAML::Node&
     if (root.size() != 1) {
       for (const auto& entry : root) {
         if (entry.first.Scalar() != "workloads")
-          return parse_error(at(source, entry.first.Mark()) + "a file with 'workloads:' holds nothing else; '" +
+          return parse_error(mark_prefix(source, entry.first.Mark()) + "a file with 'workloads:' holds nothing else; '" +
                              entry.first.Scalar() + "' belongs inside a workload");
       }
     }
     const YAML::Node list = root["workloads"];
     if (!list.IsSequence() || list.size() == 0)
-      return parse_error(at(source, list.Mark()) + "'workloads' must be a non-empty list of workloads");
+      return parse_error(mark_prefix(source, list.Mark()) + "'workloads' must be a non-empty list of workloads");
     for (const auto& item : list) workloads.push_back(NVTE_TRY(workload_from_node(item, source)));
     return workloads;
   }

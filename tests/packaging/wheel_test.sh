@@ -1,7 +1,9 @@
 #!/bin/bash
 # The Python wheel (scripts/build-wheel.py) of the portable bundle that portable_test.sh left in
-# BUILD_DIR/portable: built twice (the same bytes), its RECORD checked with Debian's python3-wheel
-# when present, then installed offline (pip --no-index) into a fresh `python3 -m venv` by an
+# BUILD_DIR/portable: packed by Debian's python3-wheel (`python3 -m wheel pack`, offline) when it
+# is installed, built twice (the same bytes), its RECORD checked (`python3 -m wheel unpack`) and
+# the same as the zipfile writer's (build-wheel.py --builtin, for machines without python3-wheel),
+# then installed offline (pip --no-index) into a fresh `python3 -m venv` by an
 # unprivileged user (nobody, when the test runs as root), and run from there: the console script
 # and `python -m nvte_doctor`, `explain` on a committed snapshot, and `probe`, which must examine
 # the venv's own interpreter (the launcher's NVTE_DOCTOR_PYTHON) unless --python says otherwise.
@@ -30,7 +32,13 @@ check "named nvte_doctor-$version-py3-none-manylinux_2_31_x86_64.whl ($name)" '[
 again=$("$python" "$source_dir/scripts/build-wheel.py" --bundle "$bundle" --out "$work/b" 2>/dev/null)
 check "the same bundle gives the same wheel" 'cmp -s "$wheel" "$again"'
 if "$python" -c 'import wheel' 2>/dev/null; then
+  check "packed by Debian's python3-wheel" 'grep -q "(python3 -m wheel pack)" "$work/build.log"'
   check "RECORD's hashes hold (python3 -m wheel unpack)" '"$python" -m wheel unpack --dest "$work/unpacked" "$wheel" >/dev/null'
+  builtin=$("$python" "$source_dir/scripts/build-wheel.py" --bundle "$bundle" --out "$work/c" --builtin 2>/dev/null)
+  record() { "$python" -c "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); print(''.join(sorted(z.read(n).decode() for n in z.namelist() if n.endswith('/RECORD'))))" "$1" | sort; }
+  check "the zipfile writer (--builtin) gives the same files" '[[ -n $builtin && "$(record "$wheel")" == "$(record "$builtin")" ]]'
+else
+  echo "skip python3-wheel's checks: not installed (apt-get install python3-wheel)"
 fi
 check "the binary is executable in the wheel" \
   '"$python" -c "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); sys.exit(0 if z.getinfo(\"nvte_doctor/bundle/bin/nvte-doctor\").external_attr >> 16 & 0o111 else 1)" "$wheel"'

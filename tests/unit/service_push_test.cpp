@@ -1,6 +1,7 @@
 // HTTP push against a server on 127.0.0.1 written here: it first refuses connections (bound,
 // not listening), then hangs, answers 500, closes in the middle of the request body, and finally
 // accepts. Three reports pushed on three "runs" arrive exactly once each, in order.
+#include "service/curl_api.hpp"
 #include "service/push.hpp"
 #include "service/url_policy.hpp"
 
@@ -12,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <atomic>
+#include <cstdarg>
 #include <deque>
 #include <mutex>
 #include <netinet/in.h>
@@ -425,6 +427,39 @@ TEST(Push, UrlNamesTheHost) {
   EXPECT_EQ(service::push_url("https://c.example/r/{host}.json", "../../etc/x y?"), "https://c.example/r/..%2F..%2Fetc%2Fx%20y%3F.json");
   EXPECT_EQ(service::push_url("https://c.example/r/{host}.json", ""), "https://c.example/r/unknown.json");
   EXPECT_EQ(service::push_url("https://c.example/reports", "gpu1"), "https://c.example/reports");
+}
+
+// A libcurl's curl_easy_setopt for allow_only_http: new (7.85+) takes CURLOPT_PROTOCOLS_STR, old
+// (bullseye's 7.74, where the portable build runs) answers CURLE_UNKNOWN_OPTION to it, and none
+// takes either; every call is recorded as "option=value".
+enum class FakeCurl { new_curl, old_curl, none };
+FakeCurl g_fake_curl = FakeCurl::new_curl;
+std::vector<std::string> g_setopt_calls;
+
+CURLcode fake_setopt(CURL*, CURLoption option, ...) {
+  va_list args;
+  va_start(args, option);
+  std::string value = option == 181 ? std::to_string(va_arg(args, long)) : std::string(va_arg(args, const char*));
+  va_end(args);
+  g_setopt_calls.push_back(std::to_string(static_cast<int>(option)) + "=" + value);
+  if (g_fake_curl == FakeCurl::none || (g_fake_curl == FakeCurl::old_curl && option != 181)) return CURLE_UNKNOWN_OPTION;
+  return CURLE_OK;
+}
+
+TEST(Push, ProtocolsAreLimitedOnOldAndNewLibcurl) {
+  service::CurlApi api;
+  api.easy_setopt = fake_setopt;
+  g_fake_curl = FakeCurl::new_curl;
+  g_setopt_calls.clear();
+  EXPECT_EQ(service::allow_only_http(api, nullptr), CURLE_OK);
+  EXPECT_THAT(g_setopt_calls, testing::ElementsAre("10318=http,https"));
+  g_fake_curl = FakeCurl::old_curl;
+  g_setopt_calls.clear();
+  EXPECT_EQ(service::allow_only_http(api, nullptr), CURLE_OK);
+  EXPECT_THAT(g_setopt_calls, testing::ElementsAre("10318=http,https", "181=3"));
+  g_fake_curl = FakeCurl::none;
+  g_setopt_calls.clear();
+  EXPECT_NE(service::allow_only_http(api, nullptr), CURLE_OK);
 }
 
 TEST(Push, RetryDelayGrowsAndIsCapped) {

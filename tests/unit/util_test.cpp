@@ -61,6 +61,13 @@ TEST(Strings, ValidUtf8KeepsWellFormedTextAndReplacesEachIllFormedPart) {
   EXPECT_EQ(util::valid_utf8(std::string("a\0b", 3)), std::string("a\0b", 3));
 }
 
+TEST(Strings, PathFileNameIsTheLastComponent) {
+  EXPECT_EQ(util::path_file_name("/usr/lib/x86_64-linux-gnu/libcudnn.so.9"), "libcudnn.so.9");
+  EXPECT_EQ(util::path_file_name("libnccl.so.2"), "libnccl.so.2");
+  EXPECT_EQ(util::path_file_name("lib/"), "");
+  EXPECT_EQ(util::path_file_name(""), "");
+}
+
 TEST(Strings, ParseIntIsStrict) {
   EXPECT_EQ(util::parse_int("42"), 42);
   EXPECT_EQ(util::parse_int("-1"), -1);
