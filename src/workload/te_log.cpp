@@ -472,7 +472,7 @@ private:
 
   util::Error too_many_configs(std::size_t line) const {
     const std::string cap = std::to_string(util::k_max_explained_records);
-    return invalid(m_source + ":" + std::to_string(line) + ": more than " + cap + " distinct `Running with config=` dictionaries (limit " +
+    return invalid_log(m_source + ":" + std::to_string(line) + ": more than " + cap + " distinct `Running with config=` dictionaries (limit " +
                    cap + ", the configs-per-log cap); to check the first " + cap + ", pass the log's first " + std::to_string(line - 1) +
                    " lines (head -n " + std::to_string(line - 1) + ")");
   }
