@@ -22,6 +22,7 @@
 #include "rules/knowledge.hpp"
 #include "rules/verdict.hpp"
 #include "util/error.hpp"
+#include "util/json_text.hpp"
 #include "workload/te_log.hpp"
 #include "workload/workload_io.hpp"
 
@@ -138,7 +139,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < explanations.size(); ++i) {
     explain_text += report::render_explain_text(explanations[i], text, nullptr);
     explain_text += report::render_te_log_text(explanations[i], *observed[i], text);
-    require_json(report::te_log_to_json(explanations[i], *observed[i]).dump(), "te_log_to_json");
+    // As json_check.cpp writes it: bytes of the log that are not UTF-8 become U+FFFD.
+    require_json(util::json_text(report::te_log_to_json(explanations[i], *observed[i])), "te_log_to_json");
     te_logs.push_back(observed[i].get());
   }
   require_no_escape(explain_text, "explain's text");
