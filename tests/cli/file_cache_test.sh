@@ -10,15 +10,7 @@ set -euo pipefail
 bin=$1 src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-scrub() { python3 -c '
-import json, sys
-def scrub(x):
-    if isinstance(x, dict):
-        return {k: scrub(v) for k, v in x.items() if k not in ("generated_at", "seconds")}
-    if isinstance(x, list):
-        return [scrub(v) for v in x]
-    return x
-print(json.dumps(scrub(json.load(sys.stdin)), indent=1, sort_keys=True))'; }
+source "$(dirname "$0")/scrub_json.sh"
 root=$work/root
 fakes=$(dirname "$bin")/tests/fake_libs
 bash "$src/bench/fixture-root.sh" "$root" "$fakes" >/dev/null
