@@ -240,26 +240,25 @@ public:
 
   const model::Value* fact(int slot) override {
     const detail::SlotSpec& spec = m_table.slots()[static_cast<std::size_t>(slot)];
-    if (spec.collection < 0) {
-      auto i = static_cast<std::size_t>(slot);
-      NodeMemo& memo = this->memo();
-      if (memo.state[i] != 2) {
-        if (memo.state[i] == 0) {
-          memo.values[i] = m_view.node().get(spec.name);
-          memo.state[i] = 1;
-        }
-        if (m_evidence) record(spec.name, memo.values[i]);
-        return memo.values[i];
-      }
-      if (m_cache.epochs[i] != m_epoch && !m_read_workload) read_workload();
-      if (m_cache.epochs[i] != m_epoch) {
-        m_cache.values[i] = m_view.get(spec.name);
-        m_cache.epochs[i] = m_epoch;
-      }
-      const model::Value* v = m_cache.values[i];
-      if (m_evidence) record(spec.name, v);
-      return v;
+    if (spec.collection >= 0) [[unlikely]]
+      return element_fact(slot, spec);
+    auto i = static_cast<std::size_t>(slot);
+    NodeMemo& memo = this->memo();
+    if (memo.state[i] != 2) {
+      if (memo.state[i] == 0) [[unlikely]]
+        load_node(memo, i, spec);
+      if (m_evidence) record(spec.name, memo.values[i]);
+      return memo.values[i];
     }
+    if (m_cache.epochs[i] != m_epoch) [[unlikely]]
+      load(i, spec);
+    const model::Value* v = m_cache.values[i];
+    if (m_evidence) record(spec.name, v);
+    return v;
+  }
+
+  // A collection-relative slot ("gpu.sm") for the frame's element; out of line as load().
+  [[gnu::noinline]] const model::Value* element_fact(int slot, const detail::SlotSpec& spec) {
     if (m_element.collection != spec.collection) {
       if (m_evidence) record(element_name(spec), nullptr);
       return nullptr;
@@ -297,6 +296,19 @@ private:
   [[gnu::noinline]] void rebind() {
     m_memo.bind(m_view.node(), m_impl);
     m_generation = m_memo.generation;
+  }
+
+  // A slot that is not a node fact into the frame's cache. Out of line, as rebind(): fact() runs
+  // ~150 times an explain, and inlined this made its every call save and restore registers.
+  [[gnu::noinline]] void load_node(NodeMemo& memo, std::size_t i, const detail::SlotSpec& spec) {
+    memo.values[i] = m_view.node().get(spec.name);
+    memo.state[i] = 1;
+  }
+  [[gnu::noinline]] void load(std::size_t i, const detail::SlotSpec& spec) {
+    if (!m_read_workload) read_workload();
+    if (m_cache.epochs[i] == m_epoch) return;
+    m_cache.values[i] = m_view.get(spec.name);
+    m_cache.epochs[i] = m_epoch;
   }
 
   // Every workload.* slot into the frame's cache, as View::get reads it (the workload's value or
@@ -356,11 +368,11 @@ bool applies_uncached(const RuleSet::Impl& impl, const Rule& rule, Frame& frame)
 
 // Whether the rule's applies_to ranges hold: remembered per node when they read node facts only
 // (te.version included: when the node has none it is the database's assumed release).
-bool applies(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
-  if (rule.applies_to.empty()) return true;
+// The first time on a node; applies() below answers from the memo after that, inline (it runs
+// for every rule an explain visits).
+[[gnu::noinline]] bool applies_first(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
   NodeMemo& memo = frame.memo();
   auto index = static_cast<std::size_t>(&rule - impl.rules.data());
-  if (memo.applies[index] >= 0) return memo.applies[index] != 0;
   bool holds = applies_uncached(impl, rule, frame);
   bool node_only = std::all_of(rule.applies_to.begin(), rule.applies_to.end(), [&](const auto& a) {
     return a.slot >= 0 && (memo.state[static_cast<std::size_t>(a.slot)] != 2 ||
@@ -370,17 +382,22 @@ bool applies(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
   return holds;
 }
 
+[[gnu::always_inline]] inline bool applies(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
+  if (rule.applies_to.empty()) return true;
+  signed char known = frame.memo().applies[rule_index(impl, rule)];
+  return known >= 0 ? known != 0 : applies_first(impl, rule, frame);
+}
+
 // Whether the rule's conjuncts that read the node alone hold, remembered per node (explain's
 // backend and workload rules only: node rules are read through a View without the assumed TE
 // release, so the same slot can read differently there).
 // For a rule over a collection, `candidates` is set to the elements for which they hold (nullptr:
 // every element is a candidate).
-bool node_conjuncts_hold(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, const std::vector<Element>*& candidates) {
-  candidates = nullptr;
+[[gnu::noinline]] bool node_conjuncts_first(const RuleSet::Impl& impl, const Rule& rule, Frame& frame,
+                                            const std::vector<Element>*& candidates) {
   NodeMemo& memo = frame.memo();
   auto index = static_cast<std::size_t>(&rule - impl.rules.data());
   const auto& conjuncts = memo.node_conjuncts[index];
-  if (conjuncts.empty()) return true;
   auto holds_for = [&](Element element) {
     frame.set_element(element);
     return std::all_of(conjuncts.begin(), conjuncts.end(), [&](int c) { return detail::evaluate_node(rule.when, c, frame); });
@@ -399,6 +416,16 @@ bool node_conjuncts_hold(const RuleSet::Impl& impl, const Rule& rule, Frame& fra
     memo.node_holds[index] = holds ? 1 : 0;
   }
   if (rule.when.collection >= 0) candidates = &memo.node_elements[index];
+  return memo.node_holds[index] != 0;
+}
+
+[[gnu::always_inline]] inline bool node_conjuncts_hold(const RuleSet::Impl& impl, const Rule& rule, Frame& frame,
+                                                       const std::vector<Element>*& candidates) {
+  candidates = nullptr;
+  NodeMemo& memo = frame.memo();
+  auto index = rule_index(impl, rule);
+  if (memo.node_conjuncts[index].empty()) return true;
+  if (memo.node_holds[index] < 0 || rule.when.collection >= 0) return node_conjuncts_first(impl, rule, frame, candidates);
   return memo.node_holds[index] != 0;
 }
 
