@@ -99,7 +99,14 @@ model::Report build_report(const Options& options) {
   std::future<rules::RuleSet> loading;
   // With one CPU to use (NVTE_DOCTOR_THREADS=1, a one-CPU cgroup) everything runs in turn.
   model::Facts facts = load_facts(options, [&] {
-    if (util::available_cpus() > 1) loading = std::async(std::launch::async, [&] { return load_rules(options); });
+    if (util::available_cpus() > 1)
+      loading = std::async(std::launch::async, [&] {
+        // -vv: how long loading took beside the probe (the lap below is only what was left of it).
+        util::log::Laps rules_laps("check");
+        rules::RuleSet loaded = load_rules(options);
+        rules_laps.lap("rules loaded (on their thread)");
+        return loaded;
+      });
   });
   laps.lap("facts");
   rules::RuleSet rules = loading.valid() ? loading.get() : load_rules(options);

@@ -59,6 +59,14 @@ public:
   // resolve_fact's memo: a name resolved before, or nullptr.
   const SlotSpec* resolved(std::string_view name) const;
   void remember(const SlotSpec& spec);
+  // What another table's slot and collection numbers are in this one.
+  struct Renumbering {
+    std::vector<int> slots;
+    std::vector<int> collections;
+  };
+  // Adds the slots and collections of a table that compiled one file on its own, in that table's
+  // order, as if that file had been compiled into this table (renumber.cpp).
+  Renumbering absorb(const SlotTable& part);
 
 private:
   std::vector<SlotSpec> m_slots;

@@ -49,6 +49,7 @@ public:
   }
   std::size_t count(std::string_view collection) const override { return m_node.count(collection); }
   const model::Facts& node() const { return m_node; }
+  const model::Workload* workload() const { return m_workload; }
 
   // Whether get(name) reads the node's facts alone (not the workload, the overlay or the assumed
   // TE release, which come from the workload, the selection and the database); get() routes by it.
@@ -84,6 +85,9 @@ struct NodeMemo {
   // again for any workload on this node: on one node most version- and GPU-gated rules are out.
   // For a rule over a collection (per GPU), the elements for which they hold.
   std::vector<std::vector<int>> node_conjuncts;
+  // The other conjuncts, in order: once the node conjuncts are known to hold (for an element),
+  // whether the rule fires is whether these hold, and the node's are not evaluated again.
+  std::vector<std::vector<int>> rest_conjuncts;
   std::vector<signed char> node_holds;
   std::vector<std::vector<Element>> node_elements;
   // Per kind of explain rule (backend, workload), once an explain has walked them on this node:
@@ -94,6 +98,20 @@ struct NodeMemo {
   // The slots whose value the explain's overlay decides (te.version, explain.*): what a frame
   // must read again once the backend selection has set explain.* (worked out per database).
   std::vector<int> overlay_slots;
+  // The workload.* slots, by key ("max_seqlen_q") in the workload map's order: a frame looks them
+  // all up in one walk of the map (Frame::read_workload) instead of one map search each, which
+  // was a twelfth of an explain (string comparisons).
+  std::vector<std::pair<std::string_view, int>> workload_slots;
+  // Per rule of the explain whose message and fix commands read no workload.* and no explain.*
+  // name (worked out once per database): what they render to on this node, per element of its
+  // collection (one entry without), once a workload made it fire. A filter's reason renders the
+  // same for every workload then, and rendering was a quarter of an explain.
+  struct Rendered {
+    std::string message;
+    std::vector<model::Fix> fixes;
+  };
+  std::vector<unsigned char> renders_per_node;
+  std::vector<std::vector<std::optional<Rendered>>> rendered;
   std::vector<long> counts;                 // per collection; -1: not counted yet
   // Per collection slot ("gpu.sm"), per element: the fact, nullptr, or unknown() before the lookup.
   std::vector<std::vector<const model::Value*>> elements;
@@ -116,8 +134,13 @@ struct NodeMemo {
     return facts_stamp == facts.stamp() && database == impl.id;
   }
 
+  // Bumped by every bind to other facts or another database: a frame that saw this generation
+  // knows the memo is still its own with one comparison (Frame::memo, on every fact read).
+  std::uint64_t generation = 0;
+
   void bind(const model::Facts& facts, const RuleSet::Impl& impl) {
     if (bound(facts, impl)) return;
+    ++generation;
     const auto& slots = impl.slots.slots();
     if (database != impl.id) {
       database = impl.id;
@@ -125,7 +148,20 @@ struct NodeMemo {
       for (std::size_t i = 0; i < slots.size(); ++i)
         if (slots[i].collection >= 0 || !View::node_only(slots[i].name)) fresh_state[i] = 2;
       node_conjuncts.assign(impl.rules.size(), {});
+      rest_conjuncts.assign(impl.rules.size(), {});
+      renders_per_node.assign(impl.rules.size(), 0);
+      for (std::size_t r = 0; r < impl.rules.size(); ++r) {
+        const detail::Rule& rule = impl.rules[r];
+        auto per_node = [](const detail::Template& t) { return !t.reads_workload && !t.reads_explain; };
+        renders_per_node[r] = rule.kind != detail::RuleKind::node && per_node(rule.message) &&
+                              std::all_of(rule.fixes.begin(), rule.fixes.end(), [&](const auto& fix) { return per_node(fix.command); });
+      }
       overlay_slots.clear();
+      workload_slots.clear();
+      for (std::size_t i = 0; i < slots.size(); ++i)
+        if (slots[i].collection < 0 && slots[i].name.starts_with("workload."))
+          workload_slots.emplace_back(std::string_view(slots[i].name).substr(9), static_cast<int>(i));
+      std::sort(workload_slots.begin(), workload_slots.end());
       for (std::size_t i = 0; i < slots.size(); ++i)
         if (slots[i].collection < 0 && (slots[i].name.starts_with("explain.") || slots[i].name == "te.version"))
           overlay_slots.push_back(static_cast<int>(i));
@@ -138,6 +174,7 @@ struct NodeMemo {
           detail::slots_read(rule.when, conjunct, read);
           if (std::all_of(read.begin(), read.end(), [&](int slot) { return node_determined(slots[static_cast<std::size_t>(slot)]); }))
             node_conjuncts[r].push_back(conjunct);
+          else rest_conjuncts[r].push_back(conjunct);
         }
       }
     }
@@ -148,6 +185,8 @@ struct NodeMemo {
     node_holds.assign(impl.rules.size(), -1);
     for (auto& e : node_elements) e.clear();
     node_elements.resize(impl.rules.size());
+    for (auto& r : rendered) r.clear();
+    rendered.resize(impl.rules.size());
     for (int k = 0; k < 2; ++k) {
       live[k].clear();
       live_known[k] = false;
@@ -190,36 +229,36 @@ class Frame final : public detail::Reader {
 public:
   Frame(const View& view, const RuleSet::Impl& impl)
       : m_view(view), m_impl(impl), m_table(impl.slots), m_memo(node_memo(view.node(), impl)), m_cache(frame_cache()),
-        m_epoch(m_cache.open(m_table.slots().size())) {}
+        m_epoch(m_cache.open(m_table.slots().size())), m_generation(m_memo.generation) {}
 
   // The thread's memo for this frame's node, bound again if another frame took it meanwhile.
-  NodeMemo& memo() {
-    if (!m_memo.bound(m_view.node(), m_impl)) [[unlikely]]
+  [[gnu::always_inline]] NodeMemo& memo() {
+    if (m_memo.generation != m_generation) [[unlikely]]
       rebind();
     return m_memo;
   }
 
   const model::Value* fact(int slot) override {
     const detail::SlotSpec& spec = m_table.slots()[static_cast<std::size_t>(slot)];
-    if (spec.collection < 0) {
-      auto i = static_cast<std::size_t>(slot);
-      NodeMemo& memo = this->memo();
-      if (memo.state[i] != 2) {
-        if (memo.state[i] == 0) {
-          memo.values[i] = m_view.node().get(spec.name);
-          memo.state[i] = 1;
-        }
-        if (m_evidence) record(spec.name, memo.values[i]);
-        return memo.values[i];
-      }
-      if (m_cache.epochs[i] != m_epoch) {
-        m_cache.values[i] = m_view.get(spec.name);
-        m_cache.epochs[i] = m_epoch;
-      }
-      const model::Value* v = m_cache.values[i];
-      if (m_evidence) record(spec.name, v);
-      return v;
+    if (spec.collection >= 0) [[unlikely]]
+      return element_fact(slot, spec);
+    auto i = static_cast<std::size_t>(slot);
+    NodeMemo& memo = this->memo();
+    if (memo.state[i] != 2) {
+      if (memo.state[i] == 0) [[unlikely]]
+        load_node(memo, i, spec);
+      if (m_evidence) record(spec.name, memo.values[i]);
+      return memo.values[i];
     }
+    if (m_cache.epochs[i] != m_epoch) [[unlikely]]
+      load(i, spec);
+    const model::Value* v = m_cache.values[i];
+    if (m_evidence) record(spec.name, v);
+    return v;
+  }
+
+  // A collection-relative slot ("gpu.sm") for the frame's element; out of line as load().
+  [[gnu::noinline]] const model::Value* element_fact(int slot, const detail::SlotSpec& spec) {
     if (m_element.collection != spec.collection) {
       if (m_evidence) record(element_name(spec), nullptr);
       return nullptr;
@@ -254,7 +293,39 @@ public:
 
 private:
   // Kept out of line so that memo()'s check inlines into every fact read.
-  [[gnu::noinline]] void rebind() { m_memo.bind(m_view.node(), m_impl); }
+  [[gnu::noinline]] void rebind() {
+    m_memo.bind(m_view.node(), m_impl);
+    m_generation = m_memo.generation;
+  }
+
+  // A slot that is not a node fact into the frame's cache. Out of line, as rebind(): fact() runs
+  // ~150 times an explain, and inlined this made its every call save and restore registers.
+  [[gnu::noinline]] void load_node(NodeMemo& memo, std::size_t i, const detail::SlotSpec& spec) {
+    memo.values[i] = m_view.node().get(spec.name);
+    memo.state[i] = 1;
+  }
+  [[gnu::noinline]] void load(std::size_t i, const detail::SlotSpec& spec) {
+    if (!m_read_workload) read_workload();
+    if (m_cache.epochs[i] == m_epoch) return;
+    m_cache.values[i] = m_view.get(spec.name);
+    m_cache.epochs[i] = m_epoch;
+  }
+
+  // Every workload.* slot into the frame's cache, as View::get reads it (the workload's value or
+  // nullptr), in one walk of the workload's map.
+  void read_workload() {
+    m_read_workload = true;
+    const model::Workload* workload = m_view.workload();
+    if (!workload) return; // no workload.* slot is read without one, and get() says nullptr
+    auto it = workload->values.begin();
+    const auto end = workload->values.end();
+    for (const auto& [key, slot] : memo().workload_slots) {
+      while (it != end && std::string_view(it->first) < key) ++it;
+      auto i = static_cast<std::size_t>(slot);
+      m_cache.values[i] = it != end && it->first == key ? &it->second : nullptr;
+      m_cache.epochs[i] = m_epoch;
+    }
+  }
 
   const std::string& element_name(const detail::SlotSpec& spec) {
     const std::string& prefix = m_table.collections()[static_cast<std::size_t>(spec.collection)];
@@ -274,10 +345,14 @@ private:
   NodeMemo& m_memo;
   FrameCache& m_cache; // slots that are not node facts
   std::uint64_t m_epoch;
+  std::uint64_t m_generation; // of m_memo when it was last bound to this frame's node
   Element m_element;
+  bool m_read_workload = false; // read_workload() done
   std::vector<std::pair<std::string, std::string>>* m_evidence = nullptr;
   std::string m_name;
 };
+
+std::size_t rule_index(const RuleSet::Impl& impl, const Rule& rule) { return static_cast<std::size_t>(&rule - impl.rules.data()); }
 
 bool applies_uncached(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
   for (const auto& a : rule.applies_to) {
@@ -293,11 +368,11 @@ bool applies_uncached(const RuleSet::Impl& impl, const Rule& rule, Frame& frame)
 
 // Whether the rule's applies_to ranges hold: remembered per node when they read node facts only
 // (te.version included: when the node has none it is the database's assumed release).
-bool applies(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
-  if (rule.applies_to.empty()) return true;
+// The first time on a node; applies() below answers from the memo after that, inline (it runs
+// for every rule an explain visits).
+[[gnu::noinline]] bool applies_first(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
   NodeMemo& memo = frame.memo();
   auto index = static_cast<std::size_t>(&rule - impl.rules.data());
-  if (memo.applies[index] >= 0) return memo.applies[index] != 0;
   bool holds = applies_uncached(impl, rule, frame);
   bool node_only = std::all_of(rule.applies_to.begin(), rule.applies_to.end(), [&](const auto& a) {
     return a.slot >= 0 && (memo.state[static_cast<std::size_t>(a.slot)] != 2 ||
@@ -307,17 +382,22 @@ bool applies(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
   return holds;
 }
 
+[[gnu::always_inline]] inline bool applies(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
+  if (rule.applies_to.empty()) return true;
+  signed char known = frame.memo().applies[rule_index(impl, rule)];
+  return known >= 0 ? known != 0 : applies_first(impl, rule, frame);
+}
+
 // Whether the rule's conjuncts that read the node alone hold, remembered per node (explain's
 // backend and workload rules only: node rules are read through a View without the assumed TE
 // release, so the same slot can read differently there).
 // For a rule over a collection, `candidates` is set to the elements for which they hold (nullptr:
 // every element is a candidate).
-bool node_conjuncts_hold(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, const std::vector<Element>*& candidates) {
-  candidates = nullptr;
+[[gnu::noinline]] bool node_conjuncts_first(const RuleSet::Impl& impl, const Rule& rule, Frame& frame,
+                                            const std::vector<Element>*& candidates) {
   NodeMemo& memo = frame.memo();
   auto index = static_cast<std::size_t>(&rule - impl.rules.data());
   const auto& conjuncts = memo.node_conjuncts[index];
-  if (conjuncts.empty()) return true;
   auto holds_for = [&](Element element) {
     frame.set_element(element);
     return std::all_of(conjuncts.begin(), conjuncts.end(), [&](int c) { return detail::evaluate_node(rule.when, c, frame); });
@@ -336,6 +416,16 @@ bool node_conjuncts_hold(const RuleSet::Impl& impl, const Rule& rule, Frame& fra
     memo.node_holds[index] = holds ? 1 : 0;
   }
   if (rule.when.collection >= 0) candidates = &memo.node_elements[index];
+  return memo.node_holds[index] != 0;
+}
+
+[[gnu::always_inline]] inline bool node_conjuncts_hold(const RuleSet::Impl& impl, const Rule& rule, Frame& frame,
+                                                       const std::vector<Element>*& candidates) {
+  candidates = nullptr;
+  NodeMemo& memo = frame.memo();
+  auto index = rule_index(impl, rule);
+  if (memo.node_conjuncts[index].empty()) return true;
+  if (memo.node_holds[index] < 0 || rule.when.collection >= 0) return node_conjuncts_first(impl, rule, frame, candidates);
   return memo.node_holds[index] != 0;
 }
 
@@ -368,26 +458,34 @@ void for_live_rules(const RuleSet::Impl& impl, RuleKind kind, Frame& frame, Fn f
   memo.live_known[k] = true;
 }
 
+// Whether the rule's condition holds for the frame's element; with `rest`, only those conjuncts
+// are evaluated (the caller knows the others, the node's, hold: NodeMemo::rest_conjuncts).
+bool holds(const Rule& rule, Frame& frame, const std::vector<int>* rest) {
+  if (!rest || rule.when.root < 0) return detail::evaluate(rule.when, frame);
+  return std::all_of(rest->begin(), rest->end(), [&](int c) { return detail::evaluate_node(rule.when, c, frame); });
+}
+
 // The elements (or the single non-collection evaluation) for which the rule's condition holds.
 // Over a collection, only `candidates` are evaluated when given (node_conjuncts_hold).
-void firing_elements(const Rule& rule, Frame& frame, std::vector<Element>& out, const std::vector<Element>* candidates = nullptr) {
+void firing_elements(const Rule& rule, Frame& frame, std::vector<Element>& out, const std::vector<Element>* candidates = nullptr,
+                     const std::vector<int>* rest = nullptr) {
   out.clear();
   if (rule.when.collection < 0) {
     frame.set_element({});
-    if (detail::evaluate(rule.when, frame)) out.push_back({});
+    if (holds(rule, frame, rest)) out.push_back({});
     return;
   }
   if (candidates) {
     for (Element element : *candidates) {
       frame.set_element(element);
-      if (detail::evaluate(rule.when, frame)) out.push_back(element);
+      if (holds(rule, frame, rest)) out.push_back(element);
     }
     return;
   }
   for (std::size_t i = 0, n = frame.count(rule.when.collection); i < n; ++i) {
     Element element{rule.when.collection, i};
     frame.set_element(element);
-    if (detail::evaluate(rule.when, frame)) out.push_back(element);
+    if (holds(rule, frame, rest)) out.push_back(element);
   }
 }
 
@@ -401,6 +499,29 @@ std::vector<model::Fix> render_fixes(const RuleSet::Impl& impl, const Rule& rule
     fixes.push_back(model::Fix{fix.kind, std::move(command), fix.description, {}, std::nullopt, {}, false});
   }
   return fixes;
+}
+
+// A backend filter's reason for the element it fired for: its message and fixes rendered, or,
+// when they read only the node (NodeMemo::renders_per_node), as they rendered on an earlier
+// explain on this node.
+void render_reason(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, Element element, model::Reason& reason) {
+  auto index = static_cast<std::size_t>(&rule - impl.rules.data());
+  auto render = [&] {
+    reason.message =
+        std::string(util::trim(detail::render_template(rule.message, impl.slots, frame.view(), element, detail::RenderMode::message)));
+    reason.fixes = render_fixes(impl, rule, frame.view(), element);
+  };
+  if (!frame.memo().renders_per_node[index]) return render();
+  auto slot = element.collection < 0 ? 0 : element.index;
+  auto& cached = frame.memo().rendered[index];
+  if (cached.size() <= slot) cached.resize(slot + 1);
+  if (!cached[slot]) {
+    render();
+    cached[slot] = NodeMemo::Rendered{reason.message, reason.fixes};
+    return;
+  }
+  reason.message = cached[slot]->message;
+  reason.fixes = cached[slot]->fixes;
 }
 
 model::Finding make_finding(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, Element element) {
@@ -562,12 +683,11 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
       }
       const std::vector<Element>* candidates = nullptr;
       if (!applies(impl, rule, frame) || !node_conjuncts_hold(impl, rule, frame, candidates)) return;
-      firing_elements(rule, frame, elements, candidates);
+      firing_elements(rule, frame, elements, candidates, &frame.memo().rest_conjuncts[rule_index(impl, rule)]);
       for (auto element : elements) {
         model::Reason reason;
         reason.rule = rule.summary.id;
-        reason.message = std::string(util::trim(detail::render_template(rule.message, impl.slots, view, element, detail::RenderMode::message)));
-        reason.fixes = render_fixes(impl, rule, view, element);
+        render_reason(impl, rule, frame, element, reason);
         Out& target = rule.sub_backend.empty() ? backends[rule.backend] : subs[rule.sub_backend];
         // A per-GPU rule fires once per GPU; eight identical A100s are one reason, not eight.
         auto same = [&](const model::Reason& r) { return r.rule == reason.rule && r.message == reason.message; };
@@ -660,7 +780,7 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     if (only && &rule != only) return;
     const std::vector<Element>* candidates = nullptr;
     if (!applies(impl, rule, frame) || !node_conjuncts_hold(impl, rule, frame, candidates)) return;
-    firing_elements(rule, frame, elements, candidates);
+    firing_elements(rule, frame, elements, candidates, &frame.memo().rest_conjuncts[rule_index(impl, rule)]);
     std::size_t before = ex.findings.size();
     add_findings(impl, rule, frame, elements, ex.findings);
     for (std::size_t i = before; i < ex.findings.size(); ++i) ex.findings[i].workload = workload.name;

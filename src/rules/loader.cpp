@@ -1,10 +1,9 @@
-// The YAML side of the rules database: finds the files, parses them with libyaml (yaml_tree.hpp:
-// yaml-cpp's scanner was most of `check`'s cost; explain_cases.cpp still uses yaml-cpp), validates the schema of docs/rules-format.md,
-// compiles every condition and template, and turns each problem into a Diagnostic that points into the file (source_file.cpp maps offsets
-// and libyaml marks to lines and columns, inside scalars too).
+// The YAML side of the rules database: finds and reads the files, validates one file's tree (libyaml's,
+// yaml_tree.hpp) against the schema of docs/rules-format.md, compiles its conditions and templates,
+// and turns each problem into a Diagnostic that points into the file (source_file.cpp maps offsets
+// and libyaml marks to lines and columns, inside scalars too). database_load.cpp parses the files
+// and puts their compiled rules together.
 #include "rules/loader_internal.hpp"
-
-#include "rules/preparsed.hpp"
 
 #include "rules/ruleset_impl.hpp"
 #include "rules/yaml_tree.hpp"
@@ -12,7 +11,6 @@
 #include "model/selftest_summary.hpp"
 #include "util/edit_distance.hpp"
 #include "util/file.hpp"
-#include "util/parallel.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -67,30 +65,6 @@ std::string yaml_error_message(const std::string& msg) {
   std::string m = msg;
   if (!m.empty()) m[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(m[0])));
   return "malformed YAML: " + m;
-}
-
-struct ParsedFile {
-  std::optional<YamlDocument> document;
-  YamlError problem;
-};
-
-// Parses every file's YAML, several files at once: parsing is most of loading the database, the
-// files are independent, and check waits for the rules after probing (on a GPU node ~25 ms of
-// libyaml for the shipped files on one core). Compiling the rules stays on one thread, in file
-// order, so diagnostics and the slot table come out the same as before.
-std::vector<ParsedFile> parse_all(const std::vector<SourceFile>& files) {
-  std::vector<ParsedFile> parsed(files.size());
-  // A shipped file unchanged since the build comes with its tree (preparsed.hpp): no libyaml.
-  std::vector<std::size_t> to_parse;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    std::string_view tree = preparsed_tree(files[i].text);
-    if (tree.empty() || !(parsed[i].document = YamlDocument::from_binary(tree))) to_parse.push_back(i);
-  }
-  util::parallel_for(to_parse.size(), std::min(util::available_cpus(), 8u), [&](std::size_t k) {
-    std::size_t i = to_parse[k];
-    parsed[i].document = YamlDocument::parse(files[i].text, parsed[i].problem);
-  });
-  return parsed;
 }
 
 class FileLoader {
@@ -824,59 +798,11 @@ private:
   TestCases m_tests;
 };
 
-std::string fnv1a_hex(const std::vector<const SourceFile*>& files) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  auto feed = [&](std::string_view bytes) {
-    for (unsigned char c : bytes) {
-      hash ^= c;
-      hash *= 0x100000001b3ULL;
-    }
-  };
-  for (const auto* file : files) {
-    feed(file->relative);
-    feed(std::string_view("\0", 1));
-    feed(file->text);
-    feed(std::string_view("\0", 1));
-  }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
-}
-
-Selection default_selection() {
-  Selection s;
-  SelectionOrder order;
-  order.backends = {"FlashAttention", "FusedAttention", "UnfusedDotProductAttention"};
-  order.fused_sub_backends = {{"fp8", {"FP8"}}, {"default", {"F16_arbitrary_seqlen", "F16_max512_seqlen"}}};
-  s.orders.push_back(std::move(order));
-  return s;
-}
-
 } // namespace
 
-std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics, TestCases tests) {
-  auto impl = std::make_shared<RuleSet::Impl>();
-  impl->selection = default_selection();
-  Registry registry;
-  std::vector<const SourceFile*> sorted;
-  std::vector<ParsedFile> parsed = parse_all(files);
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    FileLoader(files[i], *impl, diagnostics, registry, tests).run(parsed[i]);
-    sorted.push_back(&files[i]);
-  }
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->relative < b->relative; });
-  impl->digest = fnv1a_hex(sorted);
-  for (std::size_t i = 0; i < impl->rules.size(); ++i) impl->rule_index.try_emplace(impl->rules[i].summary.id, i);
-  if (impl->selection.orders.empty()) impl->selection.orders = default_selection().orders;
-  return impl;
-}
-
-LoadResult load_files(const std::vector<SourceFile>& files, std::vector<Diagnostic> diagnostics, TestCases tests) {
-  auto impl = load_impl(files, diagnostics, tests);
-  LoadResult result;
-  result.diagnostics = std::move(diagnostics);
-  if (result.diagnostics.empty()) result.rules = RuleSet::from_impl(std::move(impl));
-  return result;
+void compile_file(const SourceFile& file, const ParsedFile& parsed, RuleSet::Impl& impl, std::vector<Diagnostic>& diagnostics,
+                  Registry& registry, TestCases tests) {
+  FileLoader(file, impl, diagnostics, registry, tests).run(parsed);
 }
 
 namespace {

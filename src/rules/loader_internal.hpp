@@ -4,6 +4,7 @@
 
 #include "rules/rules.hpp"
 #include "rules/ruleset_impl.hpp"
+#include "rules/yaml_tree.hpp"
 
 #include <map>
 
@@ -33,6 +34,28 @@ struct Registry {
   std::optional<Location> selection_at;
   std::map<std::string, std::string> packages; // normalized name -> file:line
 };
+
+// A file's YAML tree, or why it has none.
+struct ParsedFile {
+  std::optional<YamlDocument> document;
+  YamlError problem;
+};
+
+// Validates one file's tree and compiles its rules, `packages:` and `selection:` into impl; every
+// problem becomes a diagnostic. The ids, packages and selection block it defines go to registry,
+// which also says whether another file defined them first.
+void compile_file(const SourceFile& file, const ParsedFile& parsed, RuleSet::Impl& impl, std::vector<Diagnostic>& diagnostics,
+                  Registry& registry, TestCases tests);
+
+// The same database as load_impl, every file compiled in turn on this thread into one slot table
+// (what load_impl does when files clash; the tests compare the two).
+std::shared_ptr<RuleSet::Impl> load_impl_in_order(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics,
+                                                  TestCases tests = TestCases::compile);
+// FNV-1a 64 (16 hex digits) over the files sorted by relative name: their names and bytes.
+std::string database_digest(const std::vector<SourceFile>& files);
+// Slot and collection numbers of a rule compiled into another slot table, made this table's
+// (SlotTable::absorb says what each became).
+void renumber(Rule& rule, const SlotTable::Renumbering& renumbering);
 
 std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>& dirs, std::vector<Diagnostic>& diagnostics);
 // Adds a diagnostic naming dirs when impl holds no rule and nothing else went wrong.

@@ -115,10 +115,15 @@ std::size_t SourceFile::value_offset(std::size_t start, std::string_view value, 
   return std::min(r, text.size());
 }
 
-std::string_view preparsed_tree(std::string_view text) {
+const PreparsedFile* preparsed_file(std::string_view text) {
   for (const auto& file : preparsed_files())
-    if (file.text.size() == text.size() && file.text == text) return file.tree;
-  return {};
+    if (file.text.size() == text.size() && file.text == text) return &file;
+  return nullptr;
+}
+
+std::string_view preparsed_tree(std::string_view text) {
+  const PreparsedFile* file = preparsed_file(text);
+  return file ? file->tree : std::string_view{};
 }
 
 } // namespace detail

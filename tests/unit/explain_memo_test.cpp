@@ -1,0 +1,100 @@
+// What explain keeps from one explain to the next on a node (src/rules/engine.cpp, NodeMemo): a
+// filter's reason that reads only the node is rendered once per node, one that reads the
+// workload every time; workload values are read in one walk of the workload's map. Each explain
+// must say what a first explain on that node and workload says.
+#include "rules/rules.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+constexpr const char* k_rules = R"(rules:
+  - id: fused-cudnn-too-old
+    title: t
+    severity: info
+    backend: fused_attention
+    when: cudnn.version < 9.9.0 and workload.head_dim_qk > 64
+    message: "cuDNN {{cudnn.version}} is too old"
+    fixes:
+      - kind: pip
+        command: "{{pip_install('nvidia-cudnn', '9.9.0')}}"
+        description: a newer cuDNN
+  - id: flash-head-dim
+    title: t
+    severity: info
+    backend: flash_attention
+    when: workload.head_dim_qk > 64 and not has(workload.alibi_slopes_shape)
+    message: "head_dim {{workload.head_dim_qk}} with {{workload.num_heads}} heads"
+)";
+
+const rules::RuleSet& database() {
+  static const rules::LoadResult loaded = rules::RuleSet::load_text(k_rules, "memo.yaml");
+  if (!loaded.rules) ADD_FAILURE() << rules::render(loaded.diagnostics);
+  return *loaded.rules;
+}
+
+model::Facts node(const std::string& cudnn, const std::string& python) {
+  model::Facts facts;
+  for (const std::string& s :
+       std::vector<std::string>{"te.version=2.8.0", "gpu.sm=90", "cudnn.version=" + cudnn, "python.executable=" + python})
+    EXPECT_TRUE(facts.apply_override(s).ok()) << s;
+  facts.derive();
+  return facts;
+}
+
+model::Workload workload(const std::string& head_dim, const std::string& heads) {
+  model::Workload w;
+  EXPECT_TRUE(w.set_text("head_dim_qk", head_dim).ok());
+  EXPECT_TRUE(w.set_text("head_dim_v", head_dim).ok());
+  EXPECT_TRUE(w.set_text("num_heads", heads).ok());
+  w.name = "w" + head_dim;
+  EXPECT_TRUE(w.complete().ok());
+  return w;
+}
+
+// "backend: message | fix commands" of every reason.
+std::string reasons(const model::Explanation& e) {
+  std::string out;
+  for (const auto& [backend, verdict] : e.backends)
+    for (const auto& r : verdict.reasons) {
+      out += backend + ": " + r.message;
+      for (const auto& f : r.fixes) out += " | " + f.command;
+      out += "\n";
+    }
+  return out;
+}
+
+TEST(ExplainMemo, ReasonsAreWhatTheNodeAndWorkloadSay) {
+  const model::Facts a = node("9.1.0", "/opt/a/bin/python");
+  const model::Facts b = node("9.5.0", "/opt/b/bin/python");
+  const model::Workload w128 = workload("128", "32");
+  const model::Workload w96 = workload("96", "16");
+  const std::string a128 = reasons(rules::explain(database(), a, w128));
+  EXPECT_EQ(a128, "flash_attention: head_dim 128 with 32 heads\n"
+                  "fused_attention: cuDNN 9.1.0 is too old | /opt/a/bin/python -m pip install nvidia-cudnn-cu12==9.9.0\n");
+  // The same node, another workload: the node's reason as before, the workload's anew.
+  EXPECT_EQ(reasons(rules::explain(database(), a, w96)),
+            "flash_attention: head_dim 96 with 16 heads\n"
+            "fused_attention: cuDNN 9.1.0 is too old | /opt/a/bin/python -m pip install nvidia-cudnn-cu12==9.9.0\n");
+  // Another node: nothing of the first node's.
+  EXPECT_EQ(reasons(rules::explain(database(), b, w128)),
+            "flash_attention: head_dim 128 with 32 heads\n"
+            "fused_attention: cuDNN 9.5.0 is too old | /opt/b/bin/python -m pip install nvidia-cudnn-cu12==9.9.0\n");
+  // Back on the first node: what its first explain said.
+  EXPECT_EQ(reasons(rules::explain(database(), a, w128)), a128);
+}
+
+// A workload value present in one workload and absent in the next is read anew by each explain.
+TEST(ExplainMemo, WorkloadValuesAreEachExplainsOwn) {
+  const model::Facts a = node("9.1.0", "python3");
+  model::Workload with_slopes = workload("128", "32");
+  ASSERT_TRUE(with_slopes.set_text("alibi_slopes_shape", "[32]").ok());
+  ASSERT_TRUE(with_slopes.complete().ok());
+  const model::Workload without = workload("128", "32");
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_TRUE(rules::explain(database(), a, without).backends.at("flash_attention").reasons.size() == 1) << round;
+    EXPECT_TRUE(rules::explain(database(), a, with_slopes).backends.at("flash_attention").reasons.empty()) << round;
+  }
+}
+
+} // namespace
