@@ -75,6 +75,45 @@ TEST_F(Fingerprint, StableWhenNothingChanged) {
   EXPECT_FALSE(d.full) << d.reason;
 }
 
+// The paths save_report_paths keeps (issue 40, round 5) stand for the report's parse only when
+// the file was written for that very text; any other file is ignored.
+TEST_F(Fingerprint, KeptReportPathsStandForTheParseOfTheSameReportOnly) {
+  report.insert(1, R"("summary": {"status": "WARNING"}, )");
+  fs::path file = root / "state/report.paths";
+  fs::create_directories(file.parent_path());
+  auto parsed = compute();
+  service::save_report_paths(file, report);
+  ASSERT_TRUE(fs::exists(file));
+  auto in = inputs();
+  in.report_paths_file = file;
+  auto kept = service::compute_fingerprint(in);
+  EXPECT_EQ(kept.inputs, parsed.inputs);
+  EXPECT_EQ(kept.digest, parsed.digest);
+  EXPECT_EQ(service::report_status(report), "WARNING");
+
+  // Read, not parsed again: a path added to the file shows up.
+  std::string text = *util::read_file(file);
+  ASSERT_TRUE(util::write_file_atomic(file, text + "path /usr/lib/x86_64-linux-gnu/libextra.so\n"));
+  EXPECT_THAT(service::compute_fingerprint(in).inputs, testing::Contains(HasSubstr("stat:/usr/lib/x86_64-linux-gnu/libextra.so\t")));
+
+  // Another report, a torn file, a foreign one: the report is parsed.
+  for (const std::string& bad : {text, text.substr(0, text.size() / 2), std::string("garbage\n"), std::string()}) {
+    ASSERT_TRUE(util::write_file_atomic(file, bad));
+    std::string other = report;
+    other.insert(other.size() - 1, " ");
+    if (bad != text) other = report;
+    auto with_file = in;
+    with_file.last_report_json = other;
+    auto without = inputs();
+    without.last_report_json = other;
+    EXPECT_EQ(service::compute_fingerprint(with_file).inputs, service::compute_fingerprint(without).inputs) << bad;
+  }
+
+  // A report without a status keeps nothing.
+  service::save_report_paths(file, R"({"facts": {}})");
+  EXPECT_FALSE(fs::exists(file));
+}
+
 TEST_F(Fingerprint, SeesALibraryReplaced) {
   auto d = after([&] { write("usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0", "elf, newer and longer"); });
   EXPECT_TRUE(d.full);
@@ -186,30 +225,30 @@ TEST(RunState, ReadsEveryTextAsNlohmannJsonDoes) {
   std::vector<std::string> texts{saved};
   // Every truncation, and every byte replaced by characters that matter to a JSON reader.
   for (std::size_t i = 0; i < saved.size(); ++i) {
-    texts.push_back(saved.substr(0, i));
+    texts.emplace_back(saved.substr(0, i));
     for (char c : std::string("\"\\{}[],: \t\n0-.eE+xu\x7f\x80\x01", 21)) {
       std::string t = saved;
       t[i] = c;
-      texts.push_back(t);
+      texts.emplace_back(t);
     }
   }
-  auto state = [](std::string fp, std::string t, std::string inputs) {
+  auto state = [](const std::string& fp, const std::string& t, const std::string& inputs) {
     return R"({"schema_version": 1, "fingerprint": ")" + fp + R"(", "last_full_run": )" + t + R"(, "inputs": [)" + inputs + "]}";
   };
   for (const char* t : {"-0", "0", "-0.0", "0.5e-3", "1E+5", "1e-400", "1e400", "01", "1.", ".5", "-", "1e", "9223372036854775809",
                         "18446744073709551617", "-9223372036854775809", "123456789012345678901234567890", "true", "\"1\""})
-    texts.push_back(state("abc", t, ""));
+    texts.emplace_back(state("abc", t, ""));
   for (const char* fp : {"a\\u0041b", "caf\xc3\xa9", "bad\xff", "\\t\\b\\f\\n\\r\\/\\\\", "\\x", "del\x7f"})
-    texts.push_back(state(fp, "1", R"("a", "b")"));
+    texts.emplace_back(state(fp, "1", R"("a", "b")"));
   for (const char* inputs : {"", R"("a")", R"("a",)", R"(1, "a")", R"("a", ["b"])", R"("a" "b")", "null"})
-    texts.push_back(state("abc", "1", inputs));
-  texts.push_back("\xEF\xBB\xBF" + saved); // a BOM
-  texts.push_back(saved + " \n\t\r");      // trailing space
-  texts.push_back(saved + "{}");           // trailing value
-  texts.push_back(R"({"schema_version": 1, "fingerprint": "a", "fingerprint": "b", "last_full_run": 1, "inputs": []})");
-  texts.push_back(R"({"fingerprint": "a", "schema_version": 1, "last_full_run": 1, "inputs": ["x"]})");
-  texts.push_back(R"({"schema_version": 1, "fingerprint": "a", "last_full_run": 1, "inputs": ["x"], "more": 2})");
-  texts.push_back(R"({"schema_version":1,"fingerprint":"a","last_full_run":2.5,"inputs":["x","y"]})");
+    texts.emplace_back(state("abc", "1", inputs));
+  texts.emplace_back("\xEF\xBB\xBF" + saved); // a BOM
+  texts.emplace_back(saved + " \n\t\r");      // trailing space
+  texts.emplace_back(saved + "{}");           // trailing value
+  texts.emplace_back(R"({"schema_version": 1, "fingerprint": "a", "fingerprint": "b", "last_full_run": 1, "inputs": []})");
+  texts.emplace_back(R"({"fingerprint": "a", "schema_version": 1, "last_full_run": 1, "inputs": ["x"]})");
+  texts.emplace_back(R"({"schema_version": 1, "fingerprint": "a", "last_full_run": 1, "inputs": ["x"], "more": 2})");
+  texts.emplace_back(R"({"schema_version":1,"fingerprint":"a","last_full_run":2.5,"inputs":["x","y"]})");
   testing::internal::CaptureStderr(); // the slow path's warnings
   for (const auto& text : texts) {
     std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
@@ -276,7 +315,7 @@ TEST(TextfileIntact, WholeFilesOnly) {
     }
   }
   for (const char* corrupted : {"nvte_doctor_status abc\n", "nvte_doctor_status\n", " 1\n", "{a=\"b\"} 1\n",
-                                "nvte_doctor_info{host=\"a\" 1\n", "\x7f" "ELF\x01 1\n", "9lives 1\n"}) {
+                                "nvte_doctor_info{host=\"a\" 1\n", "\x7f\x45LF\x01 1\n", "9lives 1\n"}) {
     EXPECT_FALSE(service::textfile_intact(corrupted)) << corrupted;
   }
 }
