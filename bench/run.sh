@@ -171,6 +171,9 @@ hf_args=(--hf-config "$hf/llama-3-8b/config.json" --hf-config "$hf/mixtral-8x7b/
 export XDG_CACHE_HOME=$work/xdg-cache
 no_cache=()
 "$bin" probe --help 2>&1 | grep -q -- '--no-cache' && no_cache=(--no-cache)
+# Process start (issue 40, round 5): what every command pays before its own work (exec, the
+# dynamic loader, static initialisers, the command line's parser); no target, the floor of the rows below.
+m version "$runs" 1 --warmup 2 -- "$bin" --version
 m probe "$runs" 1 --warmup 2 -- "$bin" probe
 if [[ ${#no_cache[@]} -gt 0 ]]; then
   m probe_cold "$runs" 1 --warmup 2 -- "$bin" probe --no-cache

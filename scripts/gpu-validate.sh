@@ -230,9 +230,12 @@ run_bench() {
   step bench 580 env NVTE_DOCTOR_BIN="$BIN" NVTE_BENCH_TE_VERSION="${NVTE_BENCH_TE_VERSION:-2.18.0}" bench/run.sh "$LOGS/bench"
   # Issue 40: the probe with its file cache warm (row probe: the second and later runs, as a
   # timer or prolog runs it) and cold (probe_cold: --no-cache), each against nvidia-smi.
-  { echo "bench (probe warm and cold cache, run unchanged):"
-    grep -E '^(probe |probe_cold |run_unchanged |nvidia_smi_query )|/ nvidia-smi --query-gpu|run \(unchanged\) median' "$LOGS/bench/bench.txt"
+  { echo "bench (process start, probe warm and cold cache, run unchanged):"
+    grep -E '^(version |probe |probe_cold |run_unchanged |nvidia_smi_query )|/ nvidia-smi --query-gpu|run \(unchanged\) median' "$LOGS/bench/bench.txt"
   } 2>&1 | tee -a "$SUMMARY"
+  # Process start (issue 40, round 5): the libraries the binary loads and the loader's own count
+  # of relocations and time (LD_DEBUG=statistics), beside the version row above.
+  step process-start 60 bash -c "ldd \"$BIN\"; LD_DEBUG=statistics \"$BIN\" --version"
   for i in 1 2 3; do step "probe-laps-warm-$i" 60 "$BIN" probe -vv; done
   step probe-laps-cold 60 "$BIN" probe -vv --no-cache
   step run-laps 60 bash -c "d=\$(mktemp -d) && printf 'state_dir: %s\nrules: [%s]\nselftest:\n  policy: never\n' \"\$d\" \"$PWD/rules\" >\"\$d/c.yaml\" && \"$BIN\" run --config \"\$d/c.yaml\" >/dev/null; for i in 1 2 3; do \"$BIN\" run --config \"\$d/c.yaml\" -vv; done; rm -rf \"\$d\""

@@ -92,6 +92,7 @@ service::FingerprintInputs fingerprint_inputs(const Options& options, const serv
     in.environment["NVTE_DOCTOR_WORKLOAD_SET_" + std::to_string(i)] = options.workload_sets[i];
   }
   in.tool_version = NVTE_VERSION_STRING;
+  in.report_paths_file = config.state_dir / "report.paths";
   return in;
 }
 
@@ -204,6 +205,7 @@ int run_run(const Options& given) {
   auto saved_fingerprint = service::compute_fingerprint(fingerprint_inputs(options, config, json));
   auto saved = service::save_state(config.state_dir / "state.json", {saved_fingerprint.digest, now, saved_fingerprint.inputs});
   if (!saved) util::log::warning("run: " + saved.error().message + " (the next run is a full check)");
+  service::save_report_paths(config.state_dir / "report.paths", json);
   if (config.push) report_push(service::push_report(*config.push, json));
 
   const auto& w = report.summary.workloads;

@@ -15,6 +15,7 @@
 #include <new>
 #include <string_view>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #ifndef NVTE_VERSION
@@ -36,8 +37,9 @@ Examples:
   nvte-doctor
   nvte-doctor explain --te-log job.log)";
 
-// Two examples per command, shown at the end of its --help (tests/cli/help_examples_test.py).
-const std::map<std::string, std::string> k_examples = {
+// Two examples per command, shown at the end of its --help (tests/cli/help_examples_test.py). A
+// constant table: nothing to build before main.
+constexpr std::pair<std::string_view, std::string_view> k_examples[] = {
     {"check", "  nvte-doctor check --hf-config config.json\n"
               "  nvte-doctor check --format prometheus -o /var/lib/prometheus/node-exporter/nvte_doctor.prom"},
     {"probe", "  nvte-doctor probe\n"
@@ -67,6 +69,12 @@ const std::map<std::string, std::string> k_examples = {
     {"fleet", "  nvte-doctor fleet /srv/www/reports\n"
               "  nvte-doctor fleet /srv/www/reports --by gpu,te"},
 };
+
+std::string examples_of(std::string_view command) {
+  for (const auto& [name, examples] : k_examples)
+    if (name == command) return std::string(examples);
+  return {};
+}
 
 const std::map<std::string, app::Format> k_formats = {
     {"text", app::Format::text}, {"json", app::Format::json}, {"prometheus", app::Format::prometheus}, {"nfd", app::Format::nfd}};
@@ -219,106 +227,134 @@ int run_command_line(int argc, char** argv) {
   cli.add_flag("-v,--verbose", verbosity, "Show passing checks and informational findings; -vv logs debug detail");
   cli.require_subcommand(0, 1);
 
+  // Every command with its help line and footer (--help lists them, "did you mean" knows them);
+  // its options only when its name is one of the command line's words. CLI11 selects a command
+  // by its exact name only, so a command not named is never parsed and its options are never read
+  // (issue 40, round 5: building all of them was 2 M instructions of every process, --version's
+  // and an unchanged run's too). Each command's options keep their order of old, which --help shows.
+  auto named = [argc, argv](const CLI::App* sub) {
+    for (int i = 1; i < argc; ++i)
+      if (sub->get_name() == argv[i]) return true;
+    return false;
+  };
   auto* check = cli.add_subcommand("check", "Probe the node, evaluate the rules, print findings and fixes (default)");
-  add_common(*check, options, format, k_check_formats);
-  add_preflight_options(*check, options);
-  add_rules_option(*check, options);
-  add_workload_options(*check, options);
-
-  check->add_option("--termination-log", options.termination_log,
-                    "Also write the short verdict (status, one line per error and warning, at most 4096 bytes) to FILE, "
-                    "in place: Kubernetes' /dev/termination-log");
-
   auto* probe = cli.add_subcommand("probe", "Print what the node has: GPUs, driver, CUDA, every cuDNN/NCCL/NVRTC copy, Python packages");
-  add_common(*probe, options, format);
-  add_preflight_options(*probe, options);
-
   auto* explain = cli.add_subcommand("explain", "Predict which attention backend TE selects for a workload, and why the others are out");
-  add_common(*explain, options, format);
-  add_preflight_options(*explain, options);
-  add_rules_option(*explain, options);
-  add_workload_options(*explain, options);
-  explain->add_option("--sweep", options.sweeps, "Sweep a workload key over values, e.g. --sweep head_dim_qk=64,128,192 (repeatable)");
-  explain->add_flag("--fix", options.fixes_only, "Print only the verified fixes, best first, one per line (or as JSON), for scripts");
-
-  auto* selftest = cli.add_subcommand("selftest", "Run real kernels in child processes: CUDA driver, NVRTC, cuDNN attention, NCCL, TE's selector, Python tier");
-  add_common(*selftest, options, format);
-  add_rules_option(*selftest, options);
-  add_workload_options(*selftest, options);
-  selftest
-      ->add_option("--timeout", options.selftest_timeout,
-                   "Seconds each check may run before its process group is killed (default 120; a cuDNN check: 120 plus its workload's "
-                   "work at conservative rates)")
-      ->check(timeout_seconds());
-  selftest->add_option("--sweep", options.sweeps, "Run over workload values, e.g. --sweep head_dim_qk=64,128,192,256 (repeatable)");
-  check->add_flag("--selftest", options.selftest, "Also run the self-test and fold its results into the report");
-  check
-      ->add_option("--timeout", options.selftest_timeout,
-                   "With --selftest: seconds per check (default 120; a cuDNN check: its workload's budget)")
-      ->check(timeout_seconds());
-
+  auto* selftest = cli.add_subcommand(
+      "selftest", "Run real kernels in child processes: CUDA driver, NVRTC, cuDNN attention, NCCL, TE's selector, Python tier");
   auto* rules = cli.add_subcommand("rules", "List, show or lint the rules database");
   rules->require_subcommand(1);
   auto* rules_list = rules->add_subcommand("list", "List every rule: id, severity, title");
-  add_rules_option(*rules_list, options);
-  rules_list->add_option("--format", format, "Output format (default text)")->check(CLI::IsMember(k_text_json));
   auto* rules_show = rules->add_subcommand("show", "Show one rule in full");
-  add_rules_option(*rules_show, options);
-  rules_show->add_option("id", options.rule_id, "Rule id")->required();
   auto* rules_lint = rules->add_subcommand("lint", "Validate rule files: schema, expressions, ids, facts, references, tests");
-  rules_lint->add_option("dirs", options.lint_dirs, "Rules directories (default: the installed rules)");
-  add_rules_option(*rules_lint, options);
-
-  add_config_option(*check, options);
-
   auto* run = cli.add_subcommand("run", "Timer entry point: check when the node changed, write the configured outputs, push");
-  add_common(*run, options, format);
-  add_rules_option(*run, options);
-  add_workload_options(*run, options);
-  add_config_option(*run, options);
-  run->add_flag("--force", options.force, "Run the full check even when nothing changed");
-  run->add_flag("--wait", options.wait, "Wait for a run in progress instead of exiting with 3");
-
   auto* daemon = cli.add_subcommand("daemon", "Run on the configured interval and soon after watched paths change (SIGHUP reloads)");
-  add_common(*daemon, options, format);
-  add_rules_option(*daemon, options);
-  add_workload_options(*daemon, options);
-  add_config_option(*daemon, options);
-
   auto* fleet = cli.add_subcommand(
       "fleet", "Summarise many nodes' report JSONs: configurations, findings and workloads with their hosts, stale reports");
-  fleet->add_option("reports", options.fleet_inputs, "Report files or directories of them")->required();
-  fleet->add_option("--format", format, "Output format (default text)")->check(CLI::IsMember(k_text_json));
-  fleet->add_option("--output,-o", options.output, "Write the summary to FILE (atomically) instead of stdout");
-  fleet->add_option("--max-age", options.max_age, "Reports older than this are stale (default 1d; e.g. 30m, 2h)");
-  fleet->add_option("--hosts", options.fleet_hosts, "Text: at most N hosts or host ranges per line (default 8; 0: all)");
-  fleet->add_flag("--all", options.fleet_all,
-                  "Text: every configuration, finding, workload and stale node (default: the largest, in 60 lines)");
-  fleet->add_option("--by", options.fleet_by,
-                    "The workload x configuration matrix: nodes grouped by KEYS (gpu, driver, cuda, cudnn, nccl, torch, te; "
-                    "e.g. gpu,te), each cell the verdict there and its fix");
-
   auto* rules_update = rules->add_subcommand("update", "Download a signed rules bundle, verify, lint and activate it atomically");
-  rules_update->add_option("url", options.update_url, "Bundle URL (https://; http:// only to 127.0.0.0/8, ::1 or localhost)")->required();
-  rules_update->add_option("--public-key", options.public_keys, "Trusted Ed25519 public key file (repeatable; default: the config's rules_update.public_keys)");
-  rules_update->add_flag("--allow-downgrade", options.allow_downgrade,
-                         "Install a bundle whose signed serial is not above the active bundle's (a deliberate rollback)");
-  add_config_option(*rules_update, options);
   auto* rules_sign = rules->add_subcommand("sign", "Make a signed rules bundle from a rules directory");
-  rules_sign->add_option("dir", options.sign_dir, "Rules directory")->required();
-  rules_sign->add_option("--secret-key", options.secret_key, "Ed25519 secret key file (rules keygen)")->required();
-  rules_sign->add_option("--output,-o", options.output, "Write the bundle to FILE (atomically) instead of stdout");
-  rules_sign->add_option("--serial", options.bundle_serial,
-                         "Bundle serial, signed with it; must grow with every release (default: the current Unix time)");
   auto* rules_keygen = rules->add_subcommand("keygen", "Make a rules signing key pair: PREFIX.key (secret) and PREFIX.pub");
-  rules_keygen->add_option("prefix", options.keygen_prefix, "Path prefix of the key files")->required();
+
+  if (named(check)) {
+    add_common(*check, options, format, k_check_formats);
+    add_preflight_options(*check, options);
+    add_rules_option(*check, options);
+    add_workload_options(*check, options);
+    check->add_option("--termination-log", options.termination_log,
+                      "Also write the short verdict (status, one line per error and warning, at most 4096 bytes) to FILE, "
+                      "in place: Kubernetes' /dev/termination-log");
+    check->add_flag("--selftest", options.selftest, "Also run the self-test and fold its results into the report");
+    check
+        ->add_option("--timeout", options.selftest_timeout,
+                     "With --selftest: seconds per check (default 120; a cuDNN check: its workload's budget)")
+        ->check(timeout_seconds());
+    add_config_option(*check, options);
+  }
+  if (named(probe)) {
+    add_common(*probe, options, format);
+    add_preflight_options(*probe, options);
+  }
+  if (named(explain)) {
+    add_common(*explain, options, format);
+    add_preflight_options(*explain, options);
+    add_rules_option(*explain, options);
+    add_workload_options(*explain, options);
+    explain->add_option("--sweep", options.sweeps, "Sweep a workload key over values, e.g. --sweep head_dim_qk=64,128,192 (repeatable)");
+    explain->add_flag("--fix", options.fixes_only, "Print only the verified fixes, best first, one per line (or as JSON), for scripts");
+  }
+  if (named(selftest)) {
+    add_common(*selftest, options, format);
+    add_rules_option(*selftest, options);
+    add_workload_options(*selftest, options);
+    selftest
+        ->add_option("--timeout", options.selftest_timeout,
+                     "Seconds each check may run before its process group is killed (default 120; a cuDNN check: 120 plus its workload's "
+                     "work at conservative rates)")
+        ->check(timeout_seconds());
+    selftest->add_option("--sweep", options.sweeps, "Run over workload values, e.g. --sweep head_dim_qk=64,128,192,256 (repeatable)");
+  }
+  if (named(rules_list)) {
+    add_rules_option(*rules_list, options);
+    rules_list->add_option("--format", format, "Output format (default text)")->check(CLI::IsMember(k_text_json));
+  }
+  if (named(rules_show)) {
+    add_rules_option(*rules_show, options);
+    rules_show->add_option("id", options.rule_id, "Rule id")->required();
+  }
+  if (named(rules_lint)) {
+    rules_lint->add_option("dirs", options.lint_dirs, "Rules directories (default: the installed rules)");
+    add_rules_option(*rules_lint, options);
+  }
+  if (named(run)) {
+    add_common(*run, options, format);
+    add_rules_option(*run, options);
+    add_workload_options(*run, options);
+    add_config_option(*run, options);
+    run->add_flag("--force", options.force, "Run the full check even when nothing changed");
+    run->add_flag("--wait", options.wait, "Wait for a run in progress instead of exiting with 3");
+  }
+  if (named(daemon)) {
+    add_common(*daemon, options, format);
+    add_rules_option(*daemon, options);
+    add_workload_options(*daemon, options);
+    add_config_option(*daemon, options);
+  }
+  if (named(fleet)) {
+    fleet->add_option("reports", options.fleet_inputs, "Report files or directories of them")->required();
+    fleet->add_option("--format", format, "Output format (default text)")->check(CLI::IsMember(k_text_json));
+    fleet->add_option("--output,-o", options.output, "Write the summary to FILE (atomically) instead of stdout");
+    fleet->add_option("--max-age", options.max_age, "Reports older than this are stale (default 1d; e.g. 30m, 2h)");
+    fleet->add_option("--hosts", options.fleet_hosts, "Text: at most N hosts or host ranges per line (default 8; 0: all)");
+    fleet->add_flag("--all", options.fleet_all,
+                    "Text: every configuration, finding, workload and stale node (default: the largest, in 60 lines)");
+    fleet->add_option("--by", options.fleet_by,
+                      "The workload x configuration matrix: nodes grouped by KEYS (gpu, driver, cuda, cudnn, nccl, torch, te; "
+                      "e.g. gpu,te), each cell the verdict there and its fix");
+  }
+  if (named(rules_update)) {
+    rules_update->add_option("url", options.update_url, "Bundle URL (https://; http:// only to 127.0.0.0/8, ::1 or localhost)")->required();
+    rules_update->add_option("--public-key", options.public_keys,
+                             "Trusted Ed25519 public key file (repeatable; default: the config's rules_update.public_keys)");
+    rules_update->add_flag("--allow-downgrade", options.allow_downgrade,
+                           "Install a bundle whose signed serial is not above the active bundle's (a deliberate rollback)");
+    add_config_option(*rules_update, options);
+  }
+  if (named(rules_sign)) {
+    rules_sign->add_option("dir", options.sign_dir, "Rules directory")->required();
+    rules_sign->add_option("--secret-key", options.secret_key, "Ed25519 secret key file (rules keygen)")->required();
+    rules_sign->add_option("--output,-o", options.output, "Write the bundle to FILE (atomically) instead of stdout");
+    rules_sign->add_option("--serial", options.bundle_serial,
+                           "Bundle serial, signed with it; must grow with every release (default: the current Unix time)");
+  }
+  if (named(rules_keygen)) rules_keygen->add_option("prefix", options.keygen_prefix, "Path prefix of the key files")->required();
   for (auto* sub : {rules_list, rules_show, rules_update})
-    sub->add_option("--state-dir", options.state_dir, "State directory holding updated rules (default /var/lib/nvte-doctor)");
+    if (named(sub))
+      sub->add_option("--state-dir", options.state_dir, "State directory holding updated rules (default /var/lib/nvte-doctor)");
 
   for (auto* sub : {check, probe, explain, selftest, rules, rules_list, rules_show, rules_lint, run, daemon, fleet, rules_update,
                     rules_sign, rules_keygen}) {
     sub->fallthrough();
-    sub->footer("Examples:\n" + k_examples.at(sub->get_name()));
+    sub->footer("Examples:\n" + examples_of(sub->get_name()));
   }
 
   // The default command takes the same options at top level: `nvte-doctor --format json`.

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <fcntl.h>
 #include <set>
@@ -95,6 +96,54 @@ void collect_paths(const nlohmann::json& node, const std::string& key, std::set<
   }
 }
 
+// The paths an unchanged run stats, summary.status and the report they came from: parsed from
+// the report, or read from the file save_report_paths wrote at the last full run.
+struct ReportPaths {
+  std::string key; // "SIZE HASH" of the report's text
+  std::string status;
+  std::set<std::string> paths, site_packages;
+};
+
+std::string report_key(std::string_view report_json) {
+  return std::to_string(report_json.size()) + " " + util::hex64(util::fnv1a64(report_json));
+}
+
+constexpr std::string_view k_report_paths_header = "nvte-doctor report paths 1";
+
+// The file's paths when it was written for this very report text; nullopt otherwise (missing,
+// stale, or not a file save_report_paths wrote): then the report is parsed.
+std::optional<ReportPaths> read_report_paths(const fs::path& file, std::string_view report_json) {
+  auto text = util::read_file(file, 16u << 20);
+  if (!text || text->empty() || text->back() != '\n') return std::nullopt;
+  ReportPaths kept;
+  std::size_t line_number = 0;
+  for (auto line : util::split(std::string_view(*text).substr(0, text->size() - 1), '\n')) {
+    ++line_number;
+    auto space = line.find(' ');
+    std::string_view tag = line.substr(0, space), value = space == std::string_view::npos ? "" : line.substr(space + 1);
+    if (line_number == 1) {
+      if (line != k_report_paths_header) return std::nullopt;
+    } else if (line_number == 2) {
+      if (tag != "report" || value != report_key(report_json)) return std::nullopt;
+    } else if (line_number == 3) {
+      if (tag != "status" || value.empty()) return std::nullopt;
+      kept.status = value;
+    } else if (tag == "path" && !value.empty()) {
+      kept.paths.emplace(value);
+    } else if (tag == "site_packages" && !value.empty()) {
+      kept.site_packages.emplace(value);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (line_number < 3) return std::nullopt;
+  return kept;
+}
+
+// The report whose status report_status answers without parsing: the one compute_fingerprint
+// took from the file of paths.
+thread_local std::optional<std::pair<std::string, std::string>> t_known_status;
+
 } // namespace
 
 bool is_relevant_environment(std::string_view name) {
@@ -130,26 +179,36 @@ Fingerprint compute_fingerprint(const FingerprintInputs& in) {
     add(std::string("stat:") + path, stat_text(node(path)));
   }
 
-  if (in.last_report_json) {
+  auto add_paths = [&](const std::set<std::string>& paths, const std::set<std::string>& site_packages) {
+    std::set<std::string> dirs;
+    for (const auto& p : paths) {
+      add("stat:" + p, stat_text(node(p)));
+      fs::path parent = fs::path(p).parent_path();
+      if (!parent.empty() && parent != "/") dirs.insert(parent.string());
+    }
+    for (const auto& d : dirs) add("dir:" + d, stat_text(node(d)));
+    for (const auto& sp : site_packages) {
+      auto entries = util::list_directory(node(sp));
+      if (!entries) continue;
+      for (const auto& name : *entries) {
+        if (util::ends_with(name, ".dist-info")) add("dist-info:" + sp + "/" + name, stat_text(node(fs::path(sp) / name)));
+      }
+    }
+  };
+  std::optional<ReportPaths> kept;
+  if (in.last_report_json && in.report_paths_file) kept = read_report_paths(*in.report_paths_file, *in.last_report_json);
+  if (kept) {
+    // The paths the parse below would collect: the file was written for this very text.
+    t_known_status.emplace(*in.last_report_json, kept->status);
+    add_paths(kept->paths, kept->site_packages);
+  } else if (in.last_report_json) {
     const ParsedReport& parsed = parse_report(*in.last_report_json, "the last report");
     if (parsed.refused) util::log::warning(*parsed.refused + "; running a full check");
     const auto& report = parsed.subset;
     if (report && report->contains("facts")) {
-      std::set<std::string> paths, site_packages, dirs;
+      std::set<std::string> paths, site_packages;
       collect_paths((*report)["facts"], "", paths, site_packages);
-      for (const auto& p : paths) {
-        add("stat:" + p, stat_text(node(p)));
-        fs::path parent = fs::path(p).parent_path();
-        if (!parent.empty() && parent != "/") dirs.insert(parent.string());
-      }
-      for (const auto& d : dirs) add("dir:" + d, stat_text(node(d)));
-      for (const auto& sp : site_packages) {
-        auto entries = util::list_directory(node(sp));
-        if (!entries) continue;
-        for (const auto& name : *entries) {
-          if (util::ends_with(name, ".dist-info")) add("dist-info:" + sp + "/" + name, stat_text(node(fs::path(sp) / name)));
-        }
-      }
+      add_paths(paths, site_packages);
     } else {
       add("last-report", "unparsable");
     }
@@ -204,9 +263,126 @@ util::Result<WorkloadFiles> list_workload_files(const fs::path& dir) {
   return files;
 }
 
+namespace {
+
+// The state file as save_state writes it, read without nlohmann::json: an unchanged run read
+// 19 KB of inputs through the JSON lexer (1.5 M of its 7.4 M instructions; issue 40, round 5).
+// Key idea: accept only a subset of JSON whose value is plain to see (the four keys in save_state's
+// order, strings of printable ASCII with the escapes json_text writes for it, JSON numbers) and
+// return nullopt for anything else, which load_state then parses as before; so every text gets
+// the state (or the warning) it got from nlohmann::json.
+class StateReader {
+public:
+  explicit StateReader(std::string_view text) : m_text(text) {}
+
+  std::optional<RunState> read() {
+    RunState state;
+    if (!punct('{') || !key("schema_version") || !number() || !punct(',') || !key("fingerprint") || !quoted(state.fingerprint) ||
+        !punct(',') || !key("last_full_run"))
+      return std::nullopt;
+    auto seconds = number();
+    if (!seconds || !punct(',') || !key("inputs") || !punct('[')) return std::nullopt;
+    state.last_full_run = *seconds;
+    if (!punct(']')) {
+      do {
+        // check_json's value limit (10^6) stays the slow path's to report.
+        if (state.inputs.size() >= k_max_inputs || !quoted(state.inputs.emplace_back())) return std::nullopt;
+      } while (punct(','));
+      if (!punct(']')) return std::nullopt;
+    }
+    if (!punct('}')) return std::nullopt;
+    skip_space();
+    if (m_at != m_text.size()) return std::nullopt;
+    return state;
+  }
+
+private:
+  static constexpr std::size_t k_max_inputs = 100'000;
+
+  void skip_space() {
+    while (m_at < m_text.size() && (m_text[m_at] == ' ' || m_text[m_at] == '\n' || m_text[m_at] == '\t' || m_text[m_at] == '\r')) ++m_at;
+  }
+  bool punct(char c) {
+    skip_space();
+    if (m_at >= m_text.size() || m_text[m_at] != c) return false;
+    ++m_at;
+    return true;
+  }
+  bool key(std::string_view name) {
+    std::string found;
+    return quoted(found) && found == name && punct(':');
+  }
+  // A string of printable ASCII and the escapes \" \\ \/ \b \f \n \r \t (no \u, no byte >= 0x80).
+  bool quoted(std::string& out) {
+    if (!punct('"')) return false;
+    while (m_at < m_text.size()) {
+      std::size_t run = m_at;
+      while (run < m_text.size() && m_text[run] >= 0x20 && m_text[run] <= 0x7e && m_text[run] != '"' && m_text[run] != '\\') ++run;
+      out.append(m_text.substr(m_at, run - m_at));
+      m_at = run;
+      if (m_at >= m_text.size()) return false;
+      char c = m_text[m_at++];
+      if (c == '"') return true;
+      if (c != '\\') return false; // a control character, DEL or a byte >= 0x80
+      if (m_at >= m_text.size()) return false;
+      switch (m_text[m_at++]) {
+      case '"': out.push_back('"'); break;
+      case '\\': out.push_back('\\'); break;
+      case '/': out.push_back('/'); break;
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      default: return false;
+      }
+    }
+    return false;
+  }
+  // A JSON number (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) as the nearest double, which is
+  // what nlohmann::json's get<double>() gives for every such text.
+  std::optional<double> number() {
+    skip_space();
+    std::size_t start = m_at;
+    auto digits = [&] {
+      std::size_t from = m_at;
+      while (m_at < m_text.size() && m_text[m_at] >= '0' && m_text[m_at] <= '9') ++m_at;
+      return m_at - from;
+    };
+    if (m_at < m_text.size() && m_text[m_at] == '-') ++m_at;
+    if (m_at < m_text.size() && m_text[m_at] == '0') {
+      ++m_at;
+    } else if (digits() == 0) {
+      return std::nullopt;
+    }
+    bool integer = true; // nlohmann::json keeps an integer, whose -0 converts to +0.0
+    if (m_at < m_text.size() && m_text[m_at] == '.') {
+      integer = false;
+      ++m_at;
+      if (digits() == 0) return std::nullopt;
+    }
+    if (m_at < m_text.size() && (m_text[m_at] == 'e' || m_text[m_at] == 'E')) {
+      integer = false;
+      ++m_at;
+      if (m_at < m_text.size() && (m_text[m_at] == '+' || m_text[m_at] == '-')) ++m_at;
+      if (digits() == 0) return std::nullopt;
+    }
+    double value = 0;
+    auto [end, ec] = std::from_chars(m_text.data() + start, m_text.data() + m_at, value);
+    if (ec != std::errc() || end != m_text.data() + m_at) return std::nullopt;
+    return integer && value == 0 ? 0.0 : value;
+  }
+
+  std::string_view m_text;
+  std::size_t m_at = 0;
+};
+
+} // namespace
+
 std::optional<RunState> load_state(const fs::path& file) {
   auto text = util::read_file(file, 16u << 20);
   if (!text) return std::nullopt;
+  if (auto state = StateReader(*text).read()) return state;
   auto doc = util::check_json(*text, file.string()) ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("fingerprint") || !doc["fingerprint"].is_string()) {
     util::log::warning(file.string() + ": unreadable run state; running a full check");
@@ -267,12 +443,34 @@ Decision decide(const std::optional<RunState>& last, const Fingerprint& now, boo
 }
 
 std::optional<std::string> report_status(std::string_view report_json) {
+  if (t_known_status && t_known_status->first == report_json) return t_known_status->second;
   const auto& doc = parse_report(report_json, "report").subset;
   if (doc && doc->contains("summary") && (*doc)["summary"].is_object() && (*doc)["summary"].contains("status") &&
       (*doc)["summary"]["status"].is_string()) {
     return (*doc)["summary"]["status"].get<std::string>();
   }
   return std::nullopt;
+}
+
+void save_report_paths(const fs::path& file, std::string_view report_json) {
+  const auto& parsed = parse_report(report_json, "report");
+  auto status = report_status(report_json);
+  bool keep = parsed.subset && parsed.subset->contains("facts") && status && !status->empty() && status->find('\n') == std::string::npos;
+  if (!keep) {
+    std::error_code ec;
+    fs::remove(file, ec);
+    return;
+  }
+  std::set<std::string> paths, site_packages;
+  collect_paths((*parsed.subset)["facts"], "", paths, site_packages);
+  std::string text = std::string(k_report_paths_header) + "\nreport " + report_key(report_json) + "\nstatus " + *status + "\n";
+  for (const auto& p : paths) text += "path " + p + "\n";
+  for (const auto& sp : site_packages) text += "site_packages " + sp + "\n";
+  if (auto written = util::write_file_atomic(file, text, 0644); !written) {
+    util::log::debug("run: " + written.error().message + " (the next run parses the report)");
+    std::error_code ec;
+    fs::remove(file, ec);
+  }
 }
 
 bool textfile_intact(std::string_view textfile) {

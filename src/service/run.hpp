@@ -30,6 +30,9 @@ struct FingerprintInputs {
   std::optional<std::filesystem::path> config_file;   // content hashed
   std::map<std::string, std::string> environment;     // the process environment (filtered here)
   std::string tool_version;
+  // What save_report_paths kept of the last report at its full run: read instead of parsing
+  // the report again when it holds the same text (issue 40, round 5); none or stale: parsed.
+  std::optional<std::filesystem::path> report_paths_file;
 };
 
 struct Fingerprint {
@@ -84,6 +87,11 @@ Decision decide(const std::optional<RunState>& last, const Fingerprint& now, boo
 // summary.status of the last report ("OK", "WARNING", ...); nullopt when the text is not a doctor
 // report (truncated, corrupted): then the unchanged path cannot answer from it.
 std::optional<std::string> report_status(std::string_view report_json);
+
+// Keeps in FILE what an unchanged run needs of a report (its size and hash, summary.status and
+// the paths its facts name), so that the next runs need not parse it; removes FILE when the
+// report has no facts or status. A failure only makes the next run parse the report.
+void save_report_paths(const std::filesystem::path& file, std::string_view report_json);
 
 // Whether a Prometheus textfile is whole: every line a comment or "name[{labels}] value", and a
 // final newline. A torn or corrupted file would make node_exporter drop all of it, so `run`

@@ -40,8 +40,19 @@ echo "$(basename "$deb"), $(stat -c %s "$deb") bytes"
 step "control fields"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for lib in libpci3 libyaml-cpp libc6 libstdc++6; do
+for lib in libpci3 libc6; do
   [[ "$depends" == *"$lib"* ]] || fail "Depends lacks $lib (dpkg-shlibdeps should have found it)"
+done
+# The C++ runtime and yaml-cpp are linked in where their archives exist (cmake/Dependencies.cmake);
+# Depends names them exactly when the binary needs their shared libraries.
+needed=$(objdump -p "$build/nvte-doctor")
+for pair in "libstdc++.so:libstdc++6" "libyaml-cpp.so:libyaml-cpp"; do
+  so=${pair%%:*} dep=${pair#*:}
+  if grep -q "NEEDED *$so" <<< "$needed"; then
+    [[ "$depends" == *"$dep"* ]] || fail "Depends lacks $dep, which the binary needs"
+  elif [[ "$depends" == *"$dep"* ]]; then
+    fail "Depends names $dep, which the binary does not need"
+  fi
 done
 if grep -qiE 'nvidia|cudnn|nccl|libcuda|nvrtc|cudart' <<< "$depends"; then fail "Depends names an NVIDIA library: $depends"; fi
 [[ "$(dpkg-deb -f "$deb" Version)" == "$version"-* ]] || fail "package version $(dpkg-deb -f "$deb" Version) is not $version-REVISION"

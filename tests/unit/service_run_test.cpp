@@ -6,8 +6,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
+#include <fstream>
 
 using testing::HasSubstr;
 using namespace std::chrono_literals;
@@ -70,6 +73,45 @@ TEST_F(Fingerprint, StableWhenNothingChanged) {
   service::RunState state{a.digest, 1000, a.inputs};
   auto d = service::decide(state, b, true, 3600s, 1100, service::Force::no);
   EXPECT_FALSE(d.full) << d.reason;
+}
+
+// The paths save_report_paths keeps (issue 40, round 5) stand for the report's parse only when
+// the file was written for that very text; any other file is ignored.
+TEST_F(Fingerprint, KeptReportPathsStandForTheParseOfTheSameReportOnly) {
+  report.insert(1, R"("summary": {"status": "WARNING"}, )");
+  fs::path file = root / "state/report.paths";
+  fs::create_directories(file.parent_path());
+  auto parsed = compute();
+  service::save_report_paths(file, report);
+  ASSERT_TRUE(fs::exists(file));
+  auto in = inputs();
+  in.report_paths_file = file;
+  auto kept = service::compute_fingerprint(in);
+  EXPECT_EQ(kept.inputs, parsed.inputs);
+  EXPECT_EQ(kept.digest, parsed.digest);
+  EXPECT_EQ(service::report_status(report), "WARNING");
+
+  // Read, not parsed again: a path added to the file shows up.
+  std::string text = *util::read_file(file);
+  ASSERT_TRUE(util::write_file_atomic(file, text + "path /usr/lib/x86_64-linux-gnu/libextra.so\n"));
+  EXPECT_THAT(service::compute_fingerprint(in).inputs, testing::Contains(HasSubstr("stat:/usr/lib/x86_64-linux-gnu/libextra.so\t")));
+
+  // Another report, a torn file, a foreign one: the report is parsed.
+  for (const std::string& bad : {text, text.substr(0, text.size() / 2), std::string("garbage\n"), std::string()}) {
+    ASSERT_TRUE(util::write_file_atomic(file, bad));
+    std::string other = report;
+    other.insert(other.size() - 1, " ");
+    if (bad != text) other = report;
+    auto with_file = in;
+    with_file.last_report_json = other;
+    auto without = inputs();
+    without.last_report_json = other;
+    EXPECT_EQ(service::compute_fingerprint(with_file).inputs, service::compute_fingerprint(without).inputs) << bad;
+  }
+
+  // A report without a status keeps nothing.
+  service::save_report_paths(file, R"({"facts": {}})");
+  EXPECT_FALSE(fs::exists(file));
 }
 
 TEST_F(Fingerprint, SeesALibraryReplaced) {
@@ -161,6 +203,68 @@ TEST(RunState, RoundTripsAndToleratesGarbage) {
   EXPECT_FALSE(service::load_state(file));
 }
 
+// What load_state read before its own reader (issue 40, round 5): the whole file through
+// nlohmann::json. The reader must give every text exactly this.
+std::optional<service::RunState> state_by_nlohmann(const std::string& text) {
+  auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("fingerprint") || !doc["fingerprint"].is_string()) return std::nullopt;
+  service::RunState state;
+  state.fingerprint = doc["fingerprint"].get<std::string>();
+  if (doc.contains("last_full_run") && doc["last_full_run"].is_number()) state.last_full_run = doc["last_full_run"].get<double>();
+  if (doc.contains("inputs") && doc["inputs"].is_array()) {
+    for (const auto& line : doc["inputs"])
+      if (line.is_string()) state.inputs.push_back(line.get<std::string>());
+  }
+  return state;
+}
+
+TEST(RunState, ReadsEveryTextAsNlohmannJsonDoes) {
+  fs::path file = fs::temp_directory_path() / ("nvte-state-same-" + std::to_string(::getpid()) + ".json");
+  ASSERT_TRUE(service::save_state(file, {"20d8d4c560157c90", 1796202720.6610525, {"dir:/usr\t4096 1.5 7", "env:PATH\t\"q\\/"}}).ok());
+  std::string saved = *util::read_file(file);
+  std::vector<std::string> texts{saved};
+  // Every truncation, and every byte replaced by characters that matter to a JSON reader.
+  for (std::size_t i = 0; i < saved.size(); ++i) {
+    texts.emplace_back(saved.substr(0, i));
+    for (char c : std::string("\"\\{}[],: \t\n0-.eE+xu\x7f\x80\x01", 21)) {
+      std::string t = saved;
+      t[i] = c;
+      texts.emplace_back(t);
+    }
+  }
+  auto state = [](const std::string& fp, const std::string& t, const std::string& inputs) {
+    return R"({"schema_version": 1, "fingerprint": ")" + fp + R"(", "last_full_run": )" + t + R"(, "inputs": [)" + inputs + "]}";
+  };
+  for (const char* t : {"-0", "0", "-0.0", "0.5e-3", "1E+5", "1e-400", "1e400", "01", "1.", ".5", "-", "1e", "9223372036854775809",
+                        "18446744073709551617", "-9223372036854775809", "123456789012345678901234567890", "true", "\"1\""})
+    texts.emplace_back(state("abc", t, ""));
+  for (const char* fp : {"a\\u0041b", "caf\xc3\xa9", "bad\xff", "\\t\\b\\f\\n\\r\\/\\\\", "\\x", "del\x7f"})
+    texts.emplace_back(state(fp, "1", R"("a", "b")"));
+  for (const char* inputs : {"", R"("a")", R"("a",)", R"(1, "a")", R"("a", ["b"])", R"("a" "b")", "null"})
+    texts.emplace_back(state("abc", "1", inputs));
+  texts.emplace_back("\xEF\xBB\xBF" + saved); // a BOM
+  texts.emplace_back(saved + " \n\t\r");      // trailing space
+  texts.emplace_back(saved + "{}");           // trailing value
+  texts.emplace_back(R"({"schema_version": 1, "fingerprint": "a", "fingerprint": "b", "last_full_run": 1, "inputs": []})");
+  texts.emplace_back(R"({"fingerprint": "a", "schema_version": 1, "last_full_run": 1, "inputs": ["x"]})");
+  texts.emplace_back(R"({"schema_version": 1, "fingerprint": "a", "last_full_run": 1, "inputs": ["x"], "more": 2})");
+  texts.emplace_back(R"({"schema_version":1,"fingerprint":"a","last_full_run":2.5,"inputs":["x","y"]})");
+  testing::internal::CaptureStderr(); // the slow path's warnings
+  for (const auto& text : texts) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
+    auto expected = state_by_nlohmann(text);
+    auto got = service::load_state(file);
+    ASSERT_EQ(got.has_value(), expected.has_value()) << text;
+    if (!got) continue;
+    EXPECT_EQ(got->fingerprint, expected->fingerprint) << text;
+    EXPECT_EQ(got->last_full_run, expected->last_full_run) << text;
+    EXPECT_EQ(std::signbit(got->last_full_run), std::signbit(expected->last_full_run)) << text;
+    EXPECT_EQ(got->inputs, expected->inputs) << text;
+  }
+  testing::internal::GetCapturedStderr();
+  fs::remove(file);
+}
+
 TEST(RunLock, SecondHolderIsRefusedWithThePid) {
   fs::path file = fs::temp_directory_path() / ("nvte-lock-" + std::to_string(::getpid()));
   {
@@ -211,7 +315,7 @@ TEST(TextfileIntact, WholeFilesOnly) {
     }
   }
   for (const char* corrupted : {"nvte_doctor_status abc\n", "nvte_doctor_status\n", " 1\n", "{a=\"b\"} 1\n",
-                                "nvte_doctor_info{host=\"a\" 1\n", "\x7f" "ELF\x01 1\n", "9lives 1\n"}) {
+                                "nvte_doctor_info{host=\"a\" 1\n", "\x7f\x45LF\x01 1\n", "9lives 1\n"}) {
     EXPECT_FALSE(service::textfile_intact(corrupted)) << corrupted;
   }
 }
