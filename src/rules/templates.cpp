@@ -139,7 +139,7 @@ std::string tidy_command(std::string command) {
       std::string t(util::trim(s));
       for (std::string_view sep : {"&&", ";"}) {
         if (t.ends_with(sep)) {
-          t.resize(t.size() - sep.size());
+          t.erase(t.size() - sep.size());
           changed = true;
         }
         if (t.starts_with(sep)) {

@@ -1,0 +1,1 @@
+// The translation unit that compiles cmake/pch.hpp once for every library (REUSE_FROM).
