@@ -74,14 +74,17 @@ done
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 export CCACHE_DISABLE=1
 now() { date +%s.%N; }
-cpu() { times | tail -n 1 | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'; }
+# The children's user + system time, from bash's `times` run in this shell: inside $(...) it would
+# run in a subshell, which has no children yet (it printed 0 s there).
+cpu_of_children() { awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$1"; }
 t0=$(now)
 # README command 1, as written there; the doctor's exit status (0-3) is its verdict, not a failure.
 in_place scripts/bootstrap.sh --doctor > bootstrap.log 2>&1 || { tail -n 30 bootstrap.log; echo "time-first-run: bootstrap.sh failed" >&2; exit 1; }
 t1=$(now)
 in_place build/nvte-doctor > doctor.log 2>&1 || true
 t2=$(now)
-cpu_s=$(cpu)
+times >"$clone/times"
+cpu_s=$(cpu_of_children "$clone/times")
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ninja's log: start and end (ms since the build started) of each step; the first line is a header.
