@@ -83,9 +83,8 @@ option(NVTE_UNITY_BUILD "Compile each library as unity batches (default: on with
 # filesystem and nlohmann/json) compiled once and reused by every library: each batch parsed
 # them again before (parsing is about a quarter of a batch's CPU time; the batches of model,
 # app and rules took 4-10 % less CPU with it, docs/records/performance.md, "README command 1 in
-# three minutes"). Only with the
-# batches: file by file (ccache) a header loaded into every file costs the small files what it
-# saves the large ones.
+# three minutes"). Only with the batches: file by file (ccache) a header loaded into every file
+# costs the small files what it saves the large ones.
 if(NVTE_UNITY_BUILD)
   add_library(nvte_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch.cpp)
   target_link_libraries(nvte_pch PUBLIC nvte_settings)
