@@ -145,7 +145,7 @@ int run_run(const Options& given) {
     util::log::warning((config.state_dir / "state.json").string() + ": the last full check is dated in the future; running a full check");
   }
   // A torn or corrupted output is repaired by a full check, never refreshed in place.
-  std::optional<std::string> last_status = last_report ? service::report_status(*last_report) : std::nullopt;
+  std::optional<std::string> last_status = fingerprint.last_report_status;
   laps.lap("state read and decided");
   if (last_report && !last_status) {
     util::log::warning(config.outputs.report.string() + ": the last report is not a readable report; running a full check");

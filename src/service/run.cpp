@@ -140,10 +140,6 @@ std::optional<ReportPaths> read_report_paths(const fs::path& file, std::string_v
   return kept;
 }
 
-// The report whose status report_status answers without parsing: the one compute_fingerprint
-// took from the file of paths.
-thread_local std::optional<std::pair<std::string, std::string>> t_known_status;
-
 } // namespace
 
 bool is_relevant_environment(std::string_view name) {
@@ -196,14 +192,16 @@ Fingerprint compute_fingerprint(const FingerprintInputs& in) {
     }
   };
   std::optional<ReportPaths> kept;
+  std::optional<std::string> last_status;
   if (in.last_report_json && in.report_paths_file) kept = read_report_paths(*in.report_paths_file, *in.last_report_json);
   if (kept) {
-    // The paths the parse below would collect: the file was written for this very text.
-    t_known_status.emplace(*in.last_report_json, kept->status);
+    // The paths and status the parse below would give: the file was written for this very text.
+    last_status = kept->status;
     add_paths(kept->paths, kept->site_packages);
   } else if (in.last_report_json) {
     const ParsedReport& parsed = parse_report(*in.last_report_json, "the last report");
     if (parsed.refused) util::log::warning(*parsed.refused + "; running a full check");
+    last_status = report_status(*in.last_report_json); // the same parse, kept by parse_report
     const auto& report = parsed.subset;
     if (report && report->contains("facts")) {
       std::set<std::string> paths, site_packages;
@@ -234,7 +232,7 @@ Fingerprint compute_fingerprint(const FingerprintInputs& in) {
   lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
   std::uint64_t hash = util::k_fnv_offset;
   for (const auto& line : lines) hash = util::fnv1a64(line + "\n", hash);
-  return Fingerprint{util::hex64(hash), std::move(lines)};
+  return Fingerprint{util::hex64(hash), std::move(lines), std::move(last_status)};
 }
 
 util::Result<WorkloadFiles> list_workload_files(const fs::path& dir) {
@@ -443,7 +441,6 @@ Decision decide(const std::optional<RunState>& last, const Fingerprint& now, boo
 }
 
 std::optional<std::string> report_status(std::string_view report_json) {
-  if (t_known_status && t_known_status->first == report_json) return t_known_status->second;
   const auto& doc = parse_report(report_json, "report").subset;
   if (doc && doc->contains("summary") && (*doc)["summary"].is_object() && (*doc)["summary"].contains("status") &&
       (*doc)["summary"]["status"].is_string()) {

@@ -38,6 +38,9 @@ struct FingerprintInputs {
 struct Fingerprint {
   std::string digest;              // 16 hex digits
   std::vector<std::string> inputs; // sorted "name\tvalue" lines
+  // The last report's summary.status, read with its paths (report_status's answer; nullopt
+  // without a report or when it is not a readable report).
+  std::optional<std::string> last_report_status;
 };
 
 // Computes the fingerprint. Never fails: an unreadable or missing input is itself a value.

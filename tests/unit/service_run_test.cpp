@@ -90,11 +90,18 @@ TEST_F(Fingerprint, KeptReportPathsStandForTheParseOfTheSameReportOnly) {
   EXPECT_EQ(kept.inputs, parsed.inputs);
   EXPECT_EQ(kept.digest, parsed.digest);
   EXPECT_EQ(service::report_status(report), "WARNING");
+  EXPECT_EQ(parsed.last_report_status, "WARNING");
+  EXPECT_EQ(kept.last_report_status, "WARNING");
 
   // Read, not parsed again: a path added to the file shows up.
   std::string text = *util::read_file(file);
   ASSERT_TRUE(util::write_file_atomic(file, text + "path /usr/lib/x86_64-linux-gnu/libextra.so\n"));
   EXPECT_THAT(service::compute_fingerprint(in).inputs, testing::Contains(HasSubstr("stat:/usr/lib/x86_64-linux-gnu/libextra.so\t")));
+  // The status comes from the same file: run reads the report once.
+  std::string critical = text;
+  critical.replace(critical.find("status WARNING"), 14, "status CRITICAL");
+  ASSERT_TRUE(util::write_file_atomic(file, critical));
+  EXPECT_EQ(service::compute_fingerprint(in).last_report_status, "CRITICAL");
 
   // Another report, a torn file, a foreign one: the report is parsed.
   for (const std::string& bad : {text, text.substr(0, text.size() / 2), std::string("garbage\n"), std::string()}) {
@@ -162,7 +169,7 @@ TEST_F(Fingerprint, SeesRulesAndWorkloads) {
 }
 
 TEST(RunDecision, FirstRunMissingReportAndMaxAge) {
-  service::Fingerprint fp{"0123456789abcdef", {"a\t1"}};
+  service::Fingerprint fp{"0123456789abcdef", {"a\t1"}, std::nullopt};
   EXPECT_TRUE(service::decide(std::nullopt, fp, true, 60s, 100, service::Force::no).full);
   service::RunState state{fp.digest, 100, fp.inputs};
   EXPECT_TRUE(service::decide(state, fp, false, 60s, 110, service::Force::no).full);
@@ -174,7 +181,7 @@ TEST(RunDecision, FirstRunMissingReportAndMaxAge) {
 }
 
 TEST(RunDecision, ALastRunInTheFutureIsNotTrusted) {
-  service::Fingerprint fp{"0123456789abcdef", {"a\t1"}};
+  service::Fingerprint fp{"0123456789abcdef", {"a\t1"}, std::nullopt};
   service::RunState corrupted{fp.digest, 4e9, fp.inputs}; // the year 2096
   auto decision = service::decide(corrupted, fp, true, 60s, 1.8e9, service::Force::no);
   EXPECT_TRUE(decision.full);
