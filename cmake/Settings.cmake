@@ -81,9 +81,8 @@ endif()
 option(NVTE_UNITY_BUILD "Compile each library as unity batches (default: on without ccache)" ${nvte_unity_default})
 # With the batches, one precompiled header (cmake/pch.hpp: the standard containers, strings,
 # filesystem and nlohmann/json) compiled once and reused by every library: each batch parsed
-# them again before (parsing is about a quarter of a batch's CPU time; the batches of model,
-# app and rules took 4-10 % less CPU with it, docs/records/performance.md, "README command 1 in
-# three minutes"). Only with the batches: file by file (ccache) a header loaded into every file
+# them again before (parsing is about a quarter of a batch's CPU time; timed by hand per batch,
+# docs/records/performance.md, "README command 1 in three minutes"). Only with the batches: file by file (ccache) a header loaded into every file
 # costs the small files what it saves the large ones.
 if(NVTE_UNITY_BUILD)
   add_library(nvte_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch.cpp)
