@@ -149,14 +149,15 @@ if ((which == 1)); then
 else
   printf '  %-48s %8.1f s  (%s)\n' "tests (ctest's total)" "$ctest_s" "$ctest_counts"
 fi
+# (awk 'NR <= N', not head: head's early exit would kill sort by SIGPIPE, and pipefail the script.)
 echo "  slowest compile steps:"
-awk -F'\t' 'NR > 1 && $4 ~ /\.o$/ { printf "    %6.1f s  %s\n", ($2 - $1) / 1000, $4 }' build/.ninja_log | sort -rn | head -n 5
+awk -F'\t' 'NR > 1 && $4 ~ /\.o$/ { printf "    %6.1f s  %s\n", ($2 - $1) / 1000, $4 }' build/.ninja_log | sort -rn | awk 'NR <= 5'
 if ((which == 2)); then
   echo "  slowest tests:"
   awk '/ Test +#[0-9]+: / && $NF == "sec" { for (i = 1; i < NF; i++) if ($i ~ /^#[0-9]+:$/) break
-         printf "    %6.1f s  %s\n", $(NF - 1), $(i + 1) }' command2.log | sort -rn | head -n 8
+         printf "    %6.1f s  %s\n", $(NF - 1), $(i + 1) }' command2.log | sort -rn | awk 'NR <= 8'
   if ((status)); then
-    sed -n '/^The following tests FAILED:/,$p' command2.log | head -n 20
+    sed -n '/^The following tests FAILED:/,$p' command2.log | awk 'NR <= 20'
     tail -n 5 command2.log
   fi
 fi
