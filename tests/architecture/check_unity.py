@@ -1,21 +1,26 @@
 #!/usr/bin/env python3
-"""Fails when two source files of one library define the same file-local name.
+"""Fails when two source files of one library or test executable define the same file-local name.
 
-    check_unity.py --src DIR
+    check_unity.py --src DIR [--src DIR ...]
 
 A unity build (-DNVTE_UNITY_BUILD, cmake/Settings.cmake) compiles a library's .cpp files as a few
 batches, each one translation unit that #includes them in turn. What a file keeps to itself in a
 normal build then meets the other files of its batch: two `k_max_links` in anonymous namespaces
 are a redefinition, and two helpers of one name with other parameters overload each other, so a
-call may silently take the other file's. This checker reads every library's sources
-(nvte_library(NAME files...) in DIR/*/CMakeLists.txt) and names each file-local name defined in
-more than one of them, whatever the batches are today (they move as files are added):
+call may silently take the other file's. The test executables compile the same way
+(nvte_unit_test in tests/CMakeLists.txt). This checker reads the sources of every library
+(nvte_library(NAME files...)) and test executable (nvte_unit_test(NAME SOURCES files... LIBS ...))
+that DIR/CMakeLists.txt, DIR/*.cmake and DIR/*/CMakeLists.txt name, and names each file-local
+name defined in more than one file of one target, whatever the batches are today (they move as
+files are added):
 - every declaration in an anonymous namespace (functions, variables, types, aliases),
 - `static` functions and variables at namespace scope,
 - const / constexpr variables at namespace scope (internal linkage unless extern or inline),
 - types and aliases defined at namespace scope of a .cpp file (an alias to the same type again is
   allowed, as C++ allows it),
 - macros a .cpp file #defines and does not #undef.
+A macro invoked at namespace scope (GoogleTest's TEST(Suite, Name) { ... }, TEST_F, TEST_P,
+INSTANTIATE_TEST_SUITE_P: all capitals) is not a name the file defines.
 Exit 0 when there is none, 1 with one line per clash. It reads the code with a small tokenizer
 (comments, strings, raw strings and character literals dropped; braces tracked), not a compiler:
 milliseconds, so it runs in every ctest, while CI's fresh build compiles the batches themselves.
@@ -27,6 +32,7 @@ import sys
 
 PUNCT = re.compile(r"::|->|[{}()\[\];=<>,:~*&]|[^\s\w]")
 IDENT = re.compile(r"[A-Za-z_]\w*")
+MACRO_CALL = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 def strip(text):
@@ -253,6 +259,8 @@ def declarations(toks):
         name = words[cut - 1]
         if not IDENT.fullmatch(name) or name in KEYWORDS:
             continue
+        if cut == 1 and MACRO_CALL.fullmatch(name):
+            continue  # TEST(Suite, Name) { ... }: a macro's invocation, not a name of the file
         if cut >= 2 and words[cut - 2] == "::":
             continue  # a member or a name of another namespace: defined elsewhere
         is_function = cut < len(words) and words[cut] == "("
@@ -266,26 +274,33 @@ def declarations(toks):
 
 
 def libraries(src):
-    """Yields (library, [source paths]) from DIR/*/CMakeLists.txt's nvte_library calls."""
-    for entry in sorted(os.listdir(src)):
-        cmake = os.path.join(src, entry, "CMakeLists.txt")
+    """Yields (target, [source paths]) of the nvte_library and nvte_unit_test calls in
+    DIR/CMakeLists.txt, DIR/*.cmake and DIR/*/CMakeLists.txt (paths relative to that file)."""
+    files = [os.path.join(src, "CMakeLists.txt")]
+    files += [os.path.join(src, e) for e in sorted(os.listdir(src)) if e.endswith(".cmake")]
+    files += [os.path.join(src, e, "CMakeLists.txt") for e in sorted(os.listdir(src))]
+    for cmake in files:
         if not os.path.isfile(cmake):
             continue
         with open(cmake, encoding="utf-8") as handle:
             text = re.sub(r"#[^\n]*", "", handle.read())
+        here = os.path.dirname(cmake)
         for m in re.finditer(r"nvte_library\(\s*(\w+)([^)]*)\)", text):
-            files = [os.path.join(src, entry, f) for f in m.group(2).split() if f.endswith(".cpp")]
-            yield m.group(1), files
+            yield m.group(1), [os.path.join(here, f) for f in m.group(2).split() if f.endswith(".cpp")]
+        for m in re.finditer(r"nvte_unit_test\(\s*(\w+)\s+SOURCES\b([^)]*?)(?:\bLIBS\b[^)]*)?\)", text):
+            yield m.group(1), [os.path.join(here, f) for f in m.group(2).split() if f.endswith(".cpp")]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--src", required=True)
+    parser.add_argument("--src", required=True, action="append", help="a source tree (src, tests); repeatable")
     options = parser.parse_args()
-    root = os.path.dirname(os.path.abspath(options.src))
+    root = os.path.dirname(os.path.abspath(options.src[0]))
     clashes = 0
     names_seen = 0
-    for library, files in libraries(options.src):
+    targets = 0
+    for library, files in (t for src in options.src for t in libraries(src)):
+        targets += 1
         seen = {}  # name -> (file, line, kind) of its first definition
         for path in files:
             with open(path, encoding="utf-8") as handle:
@@ -308,9 +323,9 @@ def main():
                 else:
                     seen[name] = (where, kind)
     if clashes:
-        print("%d file-local name(s) defined twice in one library (-DNVTE_UNITY_BUILD=ON would not compile)" % clashes)
+        print("%d file-local name(s) defined twice in one library or test (-DNVTE_UNITY_BUILD=ON would not compile)" % clashes)
         return 1
-    print("no file-local name is defined twice in one library (%d names)" % names_seen)
+    print("no file-local name is defined twice in one library or test (%d names, %d targets)" % (names_seen, targets))
     return 0
 
 

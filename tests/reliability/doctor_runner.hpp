@@ -18,6 +18,11 @@
 
 namespace reliability {
 
+// The fixture snapshot and the shipped rules the tests give the doctor (one definition: the unity
+// build compiles reliability_tests' files as one translation unit).
+inline const std::string k_snapshot = std::string(NVTE_TESTS_DIR) + "/fixtures/snapshots/h100-node.json";
+inline const std::string k_rules = std::string(NVTE_SOURCE_DIR) + "/rules";
+
 struct DoctorRun {
   int exit_code = -1;  // -1 when a signal ended it or it timed out
   bool timed_out = false;

@@ -22,8 +22,8 @@ namespace {
 // Every time limit below is on the doctor's own work: it scales with the build (1 normally).
 using test_support::k_time_factor;
 
-const std::string k_snapshot = std::string(NVTE_TESTS_DIR) + "/fixtures/snapshots/h100-node.json";
-const std::string k_rules = std::string(NVTE_SOURCE_DIR) + "/rules";
+using reliability::k_rules;
+using reliability::k_snapshot;
 
 class InputLimits : public testing::Test {
 protected:

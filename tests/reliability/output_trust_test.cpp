@@ -23,8 +23,8 @@ using testing::HasSubstr;
 namespace {
 
 constexpr uid_t k_other = 65534;
-const std::string k_snapshot = std::string(NVTE_TESTS_DIR) + "/fixtures/snapshots/h100-node.json";
-const std::string k_rules = std::string(NVTE_SOURCE_DIR) + "/rules";
+using reliability::k_rules;
+using reliability::k_snapshot;
 
 class OtherUser : public testing::Test {
 protected:

@@ -23,6 +23,7 @@
 #include <thread>
 
 namespace fs = std::filesystem;
+using reliability::k_rules;
 using reliability::run_doctor;
 using reliability::TempDir;
 
@@ -88,15 +89,13 @@ private:
   std::thread m_thread;
 };
 
-std::string source_rules() { return std::string(NVTE_SOURCE_DIR) + "/rules"; }
-
 class RulesUpdate : public testing::Test {
 protected:
   void SetUp() override {
     ASSERT_EQ(run_doctor({"rules", "keygen", (m_dir / "signer").string()}).exit_code, 0);
     ASSERT_EQ(run_doctor({"rules", "keygen", (m_dir / "stranger").string()}).exit_code, 0);
-    auto signed_run = run_doctor({"rules", "sign", source_rules(), "--secret-key", (m_dir / "signer.key").string(),
-                                  "--output", (m_dir / "good.bundle").string()});
+    auto signed_run = run_doctor(
+        {"rules", "sign", k_rules, "--secret-key", (m_dir / "signer.key").string(), "--output", (m_dir / "good.bundle").string()});
     ASSERT_EQ(signed_run.exit_code, 0) << reliability::context(signed_run);
     m_good = *util::read_file(m_dir / "good.bundle");
   }
@@ -125,7 +124,7 @@ TEST_F(RulesUpdate, GoodBundleIsInstalledAndListed) {
   EXPECT_NE(listed.out.find("source: bundle "), std::string::npos) << listed.out;
   EXPECT_NE(listed.out.find("from " + server.url("/good.bundle")), std::string::npos) << listed.out;
   // The same digest as the source tree: the bundle carries the files byte for byte.
-  auto shipped = run_doctor({"rules", "list", "--rules", source_rules()});
+  auto shipped = run_doctor({"rules", "list", "--rules", k_rules});
   EXPECT_EQ(shipped.out.substr(0, shipped.out.find("source:")), listed.out.substr(0, listed.out.find("source:")));
   // check uses the installed bundle.
   auto check = run_doctor({"check", "--state-dir", m_state.string(), "--facts",
@@ -225,7 +224,7 @@ TEST_F(RulesUpdate, KeysFromTheConfigFile) {
 // signed bundles; the older serial is refused (the newer stays active) unless --allow-downgrade.
 TEST_F(RulesUpdate, OlderSerialIsRefusedUnlessAllowDowngrade) {
   fs::path old_rules = m_dir / "old-rules";
-  fs::copy(source_rules(), old_rules, fs::copy_options::recursive);
+  fs::copy(k_rules, old_rules, fs::copy_options::recursive);
   fs::remove(old_rules / "cuda.yaml");
   auto sign = [&](const fs::path& dir, const std::string& serial, const std::string& out) {
     auto run = run_doctor({"rules", "sign", dir.string(), "--secret-key", (m_dir / "signer.key").string(), "--serial", serial,
@@ -234,7 +233,7 @@ TEST_F(RulesUpdate, OlderSerialIsRefusedUnlessAllowDowngrade) {
     EXPECT_NE(run.err.find("serial " + serial), std::string::npos) << run.err;
     return *util::read_file(m_dir / out);
   };
-  std::string newer = sign(source_rules(), "20", "new.bundle");
+  std::string newer = sign(k_rules, "20", "new.bundle");
   std::string older = sign(old_rules, "10", "old.bundle");
   std::string same_serial = sign(old_rules, "20", "same.bundle");
   LoopbackServer server({{"/new.bundle", {200, newer, 0}}, {"/old.bundle", {200, older, 0}}, {"/same.bundle", {200, same_serial, 0}}});
@@ -266,7 +265,7 @@ TEST_F(RulesUpdate, OlderSerialIsRefusedUnlessAllowDowngrade) {
 TEST_F(RulesUpdate, StaleBundleIsAFinding) {
   auto secret = service::decode_key(*util::read_file(m_dir / "signer.key"), 64, "signer.key");
   ASSERT_TRUE(secret.ok());
-  auto files = service::read_rules_tree(source_rules());
+  auto files = service::read_rules_tree(k_rules);
   ASSERT_TRUE(files.ok());
   const auto signed_at = std::time(nullptr) - 200L * 86400;
   auto stale = service::pack_bundle(*files, *secret, {7, signed_at});

@@ -189,7 +189,7 @@ TEST(TwoRunsAtOnce, ManyForcedRunsLeaveWholeOutputs) {
 }
 
 // The doctor in the background, for a signal at a chosen moment; stderr goes to a file.
-pid_t spawn_doctor(const std::vector<std::string>& args, const fs::path& stderr_file) {
+pid_t spawn_doctor_logged(const std::vector<std::string>& args, const fs::path& stderr_file) {
   std::vector<std::string> argv_strings = {NVTE_BINARY};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -216,7 +216,7 @@ TEST(DaemonSigterm, CleanExitAndNoPartialFileAtAnyMoment) {
   for (int delay_ms : {0, 2, 5, 10, 15, 20, 30, 45, 70, 100, 200, 400}) {
     TempDir dir("sigterm-" + std::to_string(delay_ms));
     auto args = service_args(dir, "daemon");
-    pid_t pid = spawn_doctor(args, dir / "stderr.txt");
+    pid_t pid = spawn_doctor_logged(args, dir / "stderr.txt");
     ASSERT_GT(pid, 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     ::kill(pid, SIGTERM);

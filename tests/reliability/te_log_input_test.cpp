@@ -21,8 +21,8 @@ namespace {
 
 using test_support::k_time_factor;
 
-const std::string k_snapshot = std::string(NVTE_TESTS_DIR) + "/fixtures/snapshots/h100-node.json";
-const std::string k_rules = std::string(NVTE_SOURCE_DIR) + "/rules";
+using reliability::k_rules;
+using reliability::k_snapshot;
 const std::string k_log = std::string(NVTE_TESTS_DIR) + "/fixtures/te-logs/v2.8-ampere-hd256-torchrun.log";
 
 // The first line of the fixture log (TE 2.8's config line), with its batch size replaced.

@@ -22,7 +22,7 @@ namespace {
 
 const std::string k_fixtures = std::string(NVTE_TESTS_DIR) + "/fixtures";
 const std::string k_h100 = k_fixtures + "/snapshots/h100-node.json";
-const std::string k_rules = std::string(NVTE_SOURCE_DIR) + "/rules";
+using reliability::k_rules;
 
 // The fixture image (an umoci bundle: rootfs/ and config.json) copied to dir/img.
 fs::path copy_image(const fs::path& dir) {

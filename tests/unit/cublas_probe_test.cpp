@@ -4,22 +4,18 @@
 #include "probe/library_version.hpp"
 #include "probe/node_probes.hpp"
 #include "support/node_fixture.hpp"
+#include "support/probe_helpers.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace probe;
 using test_support::NodeFixture;
 
+using test_support::k_h100_site;
+using test_support::probe_all;
+using test_support::str;
+
 namespace {
-
-std::string str(const model::Facts& f, std::string_view name) { return f.get_string(name).value_or("<absent>"); }
-
-model::Facts probe_all(const Host& host) {
-  model::Facts facts;
-  run_python_probe(host, facts);
-  run_libraries_probe(host, facts);
-  return facts;
-}
 
 std::string copy_field(const model::Facts& f, const std::string& lib, const std::string& path, const std::string& field) {
   for (std::size_t i = 0, n = f.count(lib + ".copies"); i < n; ++i) {
@@ -29,8 +25,7 @@ std::string copy_field(const model::Facts& f, const std::string& lib, const std:
   return "<no copy " + path + ">";
 }
 
-const std::string k_site = "/opt/torch/.venv/lib/python3.12/site-packages";
-const std::string k_wheel_lt = k_site + "/nvidia/cu13/lib/libcublasLt.so.13";
+const std::string k_wheel_lt = k_h100_site + "/nvidia/cu13/lib/libcublasLt.so.13";
 const std::string k_toolkit = "/usr/local/cuda-13.0/targets/x86_64-linux/lib";
 const std::string k_toolkit_lt = k_toolkit + "/libcublasLt.so.13.1.0.3";
 
@@ -53,10 +48,10 @@ TEST(CublasProbe, TorchLoadsTheWheelNextToTheToolkitCopy) {
   EXPECT_NE(str(f, "torch.cublaslt.reason").find("RUNPATH $ORIGIN/../../nvidia/cu13/lib of libtorch_cuda.so"), std::string::npos)
       << str(f, "torch.cublaslt.reason");
   EXPECT_EQ(str(f, "cublaslt.version"), "13.0.0.19");
-  EXPECT_EQ(str(f, "torch.cublas.path"), k_site + "/nvidia/cu13/lib/libcublas.so.13");
+  EXPECT_EQ(str(f, "torch.cublas.path"), k_h100_site + "/nvidia/cu13/lib/libcublas.so.13");
   EXPECT_EQ(str(f, "cublas.version"), "13.0.0.19");
   // Without torch, the loader's own pick for the SONAME: ld.so.cache's toolkit copy.
-  std::filesystem::remove_all(node.path(k_site + "/torch-2.11.0+cu130.dist-info"));
+  std::filesystem::remove_all(node.path(k_h100_site + "/torch-2.11.0+cu130.dist-info"));
   model::Facts bare = probe_all(node.host());
   EXPECT_FALSE(bare.has("torch.cublaslt.path"));
   EXPECT_EQ(str(bare, "cublaslt.path"), k_toolkit_lt);
@@ -83,16 +78,16 @@ TEST(CublasProbe, TeCoreLibraryNeededDecides) {
 TEST(CublasProbe, TeWheelStepOfTwoFourToTwoTen) {
   NodeFixture node("h100-node", "h100-node-te");
   node.write("/opt/te/transformer_engine-2.15.0.dist-info/METADATA", "Name: transformer_engine\nVersion: 2.9.0\n");
-  node.install(k_site + "/nvidia/cublas/lib/libcublasLt.so.13", "cublaslt13_1");
-  node.install(k_site + "/nvidia/cublas/lib/libcublas.so.13", "cublas13_1");
+  node.install(k_h100_site + "/nvidia/cublas/lib/libcublasLt.so.13", "cublaslt13_1");
+  node.install(k_h100_site + "/nvidia/cublas/lib/libcublas.so.13", "cublas13_1");
   model::Facts f = probe_all(node.host());
   EXPECT_EQ(str(f, "te.version"), "2.9.0");
-  EXPECT_EQ(str(f, "te.cublaslt.path"), k_site + "/nvidia/cublas/lib/libcublasLt.so.13");
-  EXPECT_NE(str(f, "te.cublaslt.reason").find("pip wheel directory " + k_site + "/nvidia/cublas/lib"), std::string::npos)
+  EXPECT_EQ(str(f, "te.cublaslt.path"), k_h100_site + "/nvidia/cublas/lib/libcublasLt.so.13");
+  EXPECT_NE(str(f, "te.cublaslt.reason").find("pip wheel directory " + k_h100_site + "/nvidia/cublas/lib"), std::string::npos)
       << str(f, "te.cublaslt.reason");
   // No ELF version source there but the call itself: cublasLtGetVersion in a child.
   EXPECT_EQ(str(f, "te.cublaslt.version"), "13.1.0");
-  EXPECT_EQ(copy_field(f, "cublaslt", k_site + "/nvidia/cublas/lib/libcublasLt.so.13", "version_source"), "loaded");
+  EXPECT_EQ(copy_field(f, "cublaslt", k_h100_site + "/nvidia/cublas/lib/libcublasLt.so.13", "version_source"), "loaded");
 }
 
 TEST(CublasProbe, VersionFromHeaderAndFromTheCalls) {

@@ -4,6 +4,7 @@
 // of models whose layers attend differently.
 #include "workload/hf_config.hpp"
 #include "workload/workload_io.hpp"
+#include "support/workload_helpers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,20 +12,13 @@
 #include <cstdlib>
 #include <filesystem>
 
+using test_support::assumed;
+using test_support::fixtures;
+using test_support::i;
+using test_support::mentions;
+using test_support::s;
+
 namespace {
-
-std::filesystem::path fixtures() {
-  const char* dir = std::getenv("NVTE_TEST_FIXTURES");
-  return dir ? std::filesystem::path(dir) : std::filesystem::path("tests/fixtures");
-}
-
-bool assumed(const model::Workload& w, std::string_view key) {
-  return std::find(w.assumed.begin(), w.assumed.end(), key) != w.assumed.end();
-}
-
-bool mentions(const model::Workload& w, std::string_view words) {
-  return std::any_of(w.notes.begin(), w.notes.end(), [&](const std::string& n) { return n.find(words) != std::string::npos; });
-}
 
 // The completed workloads of a fixture; fails the test when it does not import.
 std::vector<model::Workload> model_workloads(const std::string& name) {
@@ -43,13 +37,10 @@ std::vector<model::Workload> inline_workloads(std::string_view json) {
   return std::move(*r);
 }
 
-std::string error_of(std::string_view json) {
+std::string hf_error(std::string_view json) {
   auto r = workload::parse_hf_config(json, "inline/config.json");
   return r.ok() ? std::string("(imported)") : r.error().message;
 }
-
-std::int64_t i(const model::Workload& w, std::string_view key) { return w.get(key)->as_int(); }
-std::string s(const model::Workload& w, std::string_view key) { return w.get(key)->to_string(); }
 
 // heads/groups, head dims qk/v, seqlen q/kv, mask, window.
 void expect_shape(const model::Workload& w, std::int64_t heads, std::int64_t groups, std::int64_t dqk, std::int64_t dv,
@@ -165,8 +156,10 @@ TEST(HfConfig, HybridsKeepTheirAttentionLayersOnly) {
   EXPECT_TRUE(mentions(nemotron[0], "4 of 52 layers (7, 18, 29, 40)"));
   EXPECT_TRUE(mentions(nemotron[0], "hybrid_override_pattern"));
 
-  EXPECT_NE(error_of(R"({"model_type": "nemotron_h", "num_attention_heads": 32, "hidden_size": 4096,
-    "hybrid_override_pattern": "M-M-M-"})").find("none of the 6 layers attends"), std::string::npos);
+  EXPECT_NE(hf_error(R"({"model_type": "nemotron_h", "num_attention_heads": 32, "hidden_size": 4096,
+    "hybrid_override_pattern": "M-M-M-"})")
+                .find("none of the 6 layers attends"),
+            std::string::npos);
 }
 
 TEST(HfConfig, Gemma2SlidingAndGlobalWithSoftcapping) {
@@ -333,12 +326,16 @@ TEST(HfConfig, AttentionFreeAndUnknownLayersAreErrors) {
   EXPECT_NE(mamba.error().message.find("mamba-130m/config.json: model_type \"mamba\" has no attention layers"), std::string::npos)
       << mamba.error().message;
 
-  EXPECT_NE(error_of(R"({"hidden_size": 768, "state_size": 16, "num_hidden_layers": 24})").find("attention-free"), std::string::npos);
-  EXPECT_NE(error_of(R"({"model_type": "x", "num_attention_heads": 8, "hidden_size": 512,
-    "layer_types": ["full_attention", "banded_attention"]})").find("layer 1 is of kind 'banded_attention'"), std::string::npos);
-  EXPECT_NE(error_of(R"({"model_type": "x", "num_attention_heads": 8, "hidden_size": 512,
-    "layer_types": ["sliding_attention", "full_attention"]})").find("no positive sliding_window"), std::string::npos);
-  EXPECT_NE(error_of(R"({"model_type": "zamba2", "num_attention_heads": 32, "hidden_size": 2560})").find("layers_block_type"),
+  EXPECT_NE(hf_error(R"({"hidden_size": 768, "state_size": 16, "num_hidden_layers": 24})").find("attention-free"), std::string::npos);
+  EXPECT_NE(hf_error(R"({"model_type": "x", "num_attention_heads": 8, "hidden_size": 512,
+    "layer_types": ["full_attention", "banded_attention"]})")
+                .find("layer 1 is of kind 'banded_attention'"),
+            std::string::npos);
+  EXPECT_NE(hf_error(R"({"model_type": "x", "num_attention_heads": 8, "hidden_size": 512,
+    "layer_types": ["sliding_attention", "full_attention"]})")
+                .find("no positive sliding_window"),
+            std::string::npos);
+  EXPECT_NE(hf_error(R"({"model_type": "zamba2", "num_attention_heads": 32, "hidden_size": 2560})").find("layers_block_type"),
             std::string::npos);
 }
 
@@ -347,11 +344,11 @@ TEST(HfConfig, BadConfigsFailWithTheFileAndKey) {
   ASSERT_FALSE(syntax.ok());
   EXPECT_EQ(syntax.error().message.rfind("bad.json:3:", 0), 0u) << syntax.error().message;
 
-  EXPECT_NE(error_of(R"({"hidden_size": 4096})").find("num_attention_heads"), std::string::npos);
-  EXPECT_NE(error_of(R"({"hidden_size": 4000, "num_attention_heads": 48})").find("divisible"), std::string::npos);
-  EXPECT_NE(error_of("[1, 2]").find("JSON object"), std::string::npos);
+  EXPECT_NE(hf_error(R"({"hidden_size": 4096})").find("num_attention_heads"), std::string::npos);
+  EXPECT_NE(hf_error(R"({"hidden_size": 4000, "num_attention_heads": 48})").find("divisible"), std::string::npos);
+  EXPECT_NE(hf_error("[1, 2]").find("JSON object"), std::string::npos);
   // nlohmann throws out_of_range (not parse_error) for it; found by fuzzing.
-  EXPECT_NE(error_of(R"({"num_attention_heads": 32, "hidden_size": 1e99999})").find("inline/config.json"), std::string::npos);
+  EXPECT_NE(hf_error(R"({"num_attention_heads": 32, "hidden_size": 1e99999})").find("inline/config.json"), std::string::npos);
 
   auto uncapped = workload::parse_hf_config(R"({"model_type": "qwen3", "num_attention_heads": 32, "num_key_value_heads": 8,
     "hidden_size": 4096, "head_dim": 128, "max_position_embeddings": 40960, "dtype": "bfloat16"})",

@@ -1,8 +1,11 @@
 // The import-order model on facts alone (probe/import_order.hpp): which cuDNN each consumer runs
 // on when torch or TE is imported first, and when torch's cuDNN check rejects TE's copy.
 #include "probe/import_order.hpp"
+#include "support/probe_helpers.hpp"
 
 #include <gtest/gtest.h>
+
+using test_support::str;
 
 namespace {
 
@@ -19,8 +22,6 @@ model::Facts picks(const std::string& te_path, const std::string& te_version, co
   f.set("torch.cudnn.version", *model::Version::parse(torch_version));
   return f;
 }
-
-std::string str(const model::Facts& f, std::string_view name) { return f.get_string(name).value_or("<absent>"); }
 
 } // namespace
 

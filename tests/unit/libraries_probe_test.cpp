@@ -1,6 +1,7 @@
 #include "probe/library_version.hpp"
 #include "probe/node_probes.hpp"
 #include "support/node_fixture.hpp"
+#include "support/probe_helpers.hpp"
 
 #include <fstream>
 #include <gtest/gtest.h>
@@ -8,16 +9,12 @@
 using namespace probe;
 using test_support::NodeFixture;
 
+using test_support::k_a100_site;
+using test_support::k_h100_site;
+using test_support::probe_all;
+using test_support::str;
+
 namespace {
-
-std::string str(const model::Facts& f, std::string_view name) { return f.get_string(name).value_or("<absent>"); }
-
-model::Facts probe_all(const Host& host) {
-  model::Facts facts;
-  run_python_probe(host, facts);
-  run_libraries_probe(host, facts);
-  return facts;
-}
 
 // The index of the copy at path, or -1.
 int copy_index(const model::Facts& f, const std::string& lib, const std::string& path) {
@@ -31,9 +28,6 @@ std::string copy(const model::Facts& f, const std::string& lib, const std::strin
   int i = copy_index(f, lib, path);
   return i < 0 ? "<no copy " + path + ">" : str(f, lib + ".copies[" + std::to_string(i) + "]." + field);
 }
-
-const std::string k_h100_site = "/opt/torch/.venv/lib/python3.12/site-packages";
-const std::string k_a100_site = "/opt/venv/lib/python3.10/site-packages";
 
 } // namespace
 

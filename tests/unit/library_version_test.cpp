@@ -1,14 +1,16 @@
 #include "probe/library_version.hpp"
 #include "support/node_fixture.hpp"
 #include "util/dl.hpp"
+#include "support/probe_helpers.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace probe;
 using test_support::fake_lib;
 
+using test_support::spec;
+
 namespace {
-const LibrarySpec& spec(std::string_view key) { return *find_library_spec(key); }
 std::chrono::milliseconds k_timeout{10000};
 } // namespace
 

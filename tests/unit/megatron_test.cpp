@@ -3,6 +3,7 @@
 // scripts write their arguments (arrays, variables with defaults, strings, sbatch heredocs).
 #include "workload/megatron.hpp"
 #include "workload/workload_io.hpp"
+#include "support/workload_helpers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+
+using test_support::i;
+using test_support::mentions;
+using test_support::s;
 
 namespace {
 
@@ -50,13 +55,6 @@ std::string script_error(std::string_view text) {
 std::string yaml_error(std::string_view text) {
   auto r = workload::parse_megatron_yaml(text, "recipe.yaml", "recipe");
   return r.ok() ? std::string("(imported)") : r.error().message;
-}
-
-std::int64_t i(const model::Workload& w, std::string_view key) { return w.get(key)->as_int(); }
-std::string s(const model::Workload& w, std::string_view key) { return w.get(key)->to_string(); }
-
-bool mentions(const model::Workload& w, std::string_view words) {
-  return std::any_of(w.notes.begin(), w.notes.end(), [&](const std::string& n) { return n.find(words) != std::string::npos; });
 }
 
 constexpr std::string_view k_gpt = "torchrun pretrain_gpt.py --num-attention-heads 32 --hidden-size 4096 --seq-length 4096 --bf16 ";

@@ -10,6 +10,7 @@
 #include "rules/fix_search.hpp"
 #include "support/node_fixture.hpp"
 #include "support/shipped_rules.hpp"
+#include "support/probe_helpers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,9 +19,11 @@
 
 using test_support::NodeFixture;
 
+using test_support::find;
+using test_support::k_h100_site;
+
 namespace {
 
-const std::string k_site = "/opt/torch/.venv/lib/python3.12/site-packages";
 const std::string k_python = "/opt/torch/.venv/bin/python3";
 
 model::Facts probe_files(const probe::Host& host) {
@@ -31,11 +34,6 @@ model::Facts probe_files(const probe::Host& host) {
   probe::run_native_probe(host, facts);
   facts.derive();
   return facts;
-}
-
-const model::Finding* find(const std::vector<model::Finding>& findings, const std::string& id) {
-  auto it = std::find_if(findings.begin(), findings.end(), [&](const model::Finding& f) { return f.id == id; });
-  return it == findings.end() ? nullptr : &*it;
 }
 
 // The findings of the native rules (file rules/native.yaml) among all.
@@ -279,7 +277,7 @@ TEST(NativeProbe, FlashAttnWheelForTorch26) {
   EXPECT_FALSE(pin->verified.has_value()); // torch is not in the catalog: shown unverified
   EXPECT_FALSE(pin->unverified_reason.empty());
 
-  node.install(k_site + "/flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so", "ext_torch211");
+  node.install(k_h100_site + "/flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so", "ext_torch211");
   model::Facts rebuilt = probe_files(node.host());
   EXPECT_EQ(rebuilt.get_bool(entry(rebuilt, k_fa2) + ".links"), true);
   EXPECT_EQ(native_findings(rules::evaluate_node(test_support::shipped_rules(), rebuilt)), std::vector<std::string>{});
@@ -295,12 +293,12 @@ TEST(NativeProbe, TeCoreNeedsNewerCublasLt) {
   ASSERT_NE(f, nullptr) << ::testing::PrintToString(native_findings(findings));
   EXPECT_NE(f->message.find("libtransformer_engine.so"), std::string::npos) << f->message;
   EXPECT_NE(f->message.find("`cublasLtGroupedMatrixLayoutInit_internal`"), std::string::npos) << f->message;
-  EXPECT_NE(f->message.find(k_site + "/nvidia/cu13/lib/libcublasLt.so.13"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find(k_h100_site + "/nvidia/cu13/lib/libcublasLt.so.13"), std::string::npos) << f->message;
   ASSERT_FALSE(f->fixes.empty());
   EXPECT_EQ(f->fixes.front().command, k_python + " -m pip install --upgrade nvidia-cublas");
   EXPECT_EQ(native_findings(findings).size(), 1u) << ::testing::PrintToString(native_findings(findings));
 
-  node.install(k_site + "/nvidia/cu13/lib/libcublasLt.so.13", "lt13_grouped");
+  node.install(k_h100_site + "/nvidia/cu13/lib/libcublasLt.so.13", "lt13_grouped");
   EXPECT_EQ(native_findings(rules::evaluate_node(test_support::shipped_rules(), probe_files(node.host()))), std::vector<std::string>{});
 }
 
@@ -311,7 +309,8 @@ TEST(NativeProbe, CudnnWheelWithoutSubLibraries) {
   auto findings = rules::evaluate_node(test_support::shipped_rules(), facts);
   const model::Finding* f = find(findings, "cudnn-copy-missing-sublibraries");
   ASSERT_NE(f, nullptr) << ::testing::PrintToString(native_findings(findings));
-  EXPECT_NE(f->message.find("nvidia-cudnn-cu13 wheel (" + k_site + "/nvidia/cudnn/lib/libcudnn.so.9)"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("nvidia-cudnn-cu13 wheel (" + k_h100_site + "/nvidia/cudnn/lib/libcudnn.so.9)"), std::string::npos)
+      << f->message;
   EXPECT_NE(f->message.find("libcudnn_adv.so.9"), std::string::npos) << f->message;
   EXPECT_NE(f->message.find("libcudnn_engines_precompiled.so.9"), std::string::npos) << f->message;
   auto fixes = rules::search_fixes(test_support::shipped_rules(), facts, nullptr, *f, {});

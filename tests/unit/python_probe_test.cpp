@@ -3,6 +3,7 @@
 #include "probe/node_probes.hpp"
 #include "support/node_fixture.hpp"
 #include "util/subprocess.hpp"
+#include "support/probe_helpers.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,9 +11,9 @@
 using namespace probe;
 using test_support::NodeFixture;
 
-namespace {
-std::string str(const model::Facts& f, std::string_view name) { return f.get_string(name).value_or("<absent>"); }
-} // namespace
+using test_support::str;
+
+namespace {} // namespace
 
 TEST(PythonProbe, ReferenceNodeVenvWithTorch) {
   NodeFixture node("h100-node");

@@ -3,11 +3,14 @@
 #include "probe/node_probes.hpp"
 #include "probe/requirements.hpp"
 #include "support/node_fixture.hpp"
+#include "support/probe_helpers.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace probe;
 using test_support::NodeFixture;
+
+using test_support::str;
 
 namespace {
 
@@ -28,8 +31,6 @@ std::vector<std::string> unmet_texts(const RequirementCheck& check) {
 }
 
 const auto k_env = pep508::linux_cpython_environment("3.12.3", "x86_64", "6.8.0");
-
-std::string str(const model::Facts& f, const std::string& name) { return f.get_string(name).value_or("<absent>"); }
 
 } // namespace
 

@@ -33,7 +33,7 @@ const workload::ScriptWord* find(const std::vector<workload::ScriptWord>& words,
   return nullptr;
 }
 
-std::string error_of(std::string_view script) {
+std::string words_error(std::string_view script) {
   auto r = workload::script_words(script, "bad.sh", {});
   return r.ok() ? std::string("(read)") : r.error().message;
 }
@@ -179,10 +179,10 @@ TEST(ShellScript, FunctionsAndGroups) {
 }
 
 TEST(ShellScript, SyntaxItCannotFollowIsAnErrorWithTheLine) {
-  EXPECT_NE(error_of("echo 'open\n").find("bad.sh:1: unterminated single quote"), std::string::npos) << error_of("echo 'open\n");
-  EXPECT_NE(error_of("if true; then\n  echo x\n").find("has no fi"), std::string::npos) << error_of("if true; then\n  echo x\n");
-  EXPECT_NE(error_of("A=(--a\n--b\n").find("unterminated array A=("), std::string::npos);
-  EXPECT_NE(error_of("cat <<EOF\nbody\n").find("no closing EOF"), std::string::npos);
-  EXPECT_NE(error_of("x ${A\n").find("unterminated ${"), std::string::npos);
-  EXPECT_NE(error_of("case x in\n a) y ;;\n").find("has no esac"), std::string::npos);
+  EXPECT_NE(words_error("echo 'open\n").find("bad.sh:1: unterminated single quote"), std::string::npos) << words_error("echo 'open\n");
+  EXPECT_NE(words_error("if true; then\n  echo x\n").find("has no fi"), std::string::npos) << words_error("if true; then\n  echo x\n");
+  EXPECT_NE(words_error("A=(--a\n--b\n").find("unterminated array A=("), std::string::npos);
+  EXPECT_NE(words_error("cat <<EOF\nbody\n").find("no closing EOF"), std::string::npos);
+  EXPECT_NE(words_error("x ${A\n").find("unterminated ${"), std::string::npos);
+  EXPECT_NE(words_error("case x in\n a) y ;;\n").find("has no esac"), std::string::npos);
 }

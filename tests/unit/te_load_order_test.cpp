@@ -3,6 +3,7 @@
 #include "support/build_factors.hpp"
 #include "support/node_fixture.hpp"
 #include "util/input_guard.hpp"
+#include "support/probe_helpers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,10 +17,13 @@
 using namespace probe;
 using test_support::NodeFixture;
 
+using test_support::k_a100_site;
+using test_support::k_h100_site;
+using test_support::spec;
+
 namespace {
 
 model::Version v(const char* text) { return *model::Version::parse(text); }
-const LibrarySpec& spec(std::string_view key) { return *find_library_spec(key); }
 
 struct Search {
   explicit Search(const NodeFixture& node, std::string purelib) : host(node.host()) {
@@ -35,9 +39,6 @@ struct Search {
   std::optional<LdCache> cache;
   TeContext ctx;
 };
-
-const std::string k_a100_site = "/opt/venv/lib/python3.10/site-packages";
-const std::string k_h100_site = "/opt/torch/.venv/lib/python3.12/site-packages";
 
 } // namespace
 

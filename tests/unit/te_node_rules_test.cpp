@@ -8,6 +8,7 @@
 #include "rules/fix_search.hpp"
 #include "support/node_fixture.hpp"
 #include "util/file.hpp"
+#include "support/probe_helpers.hpp"
 
 #include <cstdlib>
 
@@ -16,6 +17,8 @@
 #include <algorithm>
 
 using test_support::NodeFixture;
+
+using test_support::find;
 
 namespace {
 
@@ -28,11 +31,6 @@ model::Facts probe_te_node(const probe::Host& host) {
   probe::run_libraries_probe(host, facts);
   facts.derive();
   return facts;
-}
-
-const model::Finding* find(const std::vector<model::Finding>& findings, const std::string& id) {
-  auto it = std::find_if(findings.begin(), findings.end(), [&](const model::Finding& f) { return f.id == id; });
-  return it == findings.end() ? nullptr : &*it;
 }
 
 rules::SearchOptions with_relink() {

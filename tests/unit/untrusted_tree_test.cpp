@@ -22,7 +22,8 @@ using test_support::NodeFixture;
 
 namespace {
 
-std::string str(const model::Facts& f, const std::string& name) { return f.get_string(name).value_or(""); }
+// A string fact, or "" (the shared str() says "<absent>").
+std::string fact_or_empty(const model::Facts& f, const std::string& name) { return f.get_string(name).value_or(""); }
 
 // A scratch directory removed at the end.
 struct Scratch {
@@ -63,10 +64,10 @@ TEST(UntrustedTree, ALibraryOfAnExaminedTreeIsNeverLoaded) {
   run_libraries_probe(host, f);
   EXPECT_EQ(f.get_int("cudnn.copy_count"), 1);
   EXPECT_FALSE(f.has("cudnn.copies[0].version")) << "a version was read by loading the file";
-  EXPECT_NE(
-      str(f, "probe.libraries.reason").find("/opt/libs/libcudnn.so.9: version unknown without loading it (a file of the examined tree "),
-      std::string::npos)
-      << str(f, "probe.libraries.reason");
+  EXPECT_NE(fact_or_empty(f, "probe.libraries.reason")
+                .find("/opt/libs/libcudnn.so.9: version unknown without loading it (a file of the examined tree "),
+            std::string::npos)
+      << fact_or_empty(f, "probe.libraries.reason");
   // The same node with an image's environment at "/" is examined too.
   Host image_env;
   image_env.image_environment = true;
@@ -130,8 +131,8 @@ TEST(UntrustedTree, SystemFilesAreReadInsideTheTree) {
   host.root = root;
   model::Facts f;
   run_system_probe(host, f);
-  EXPECT_EQ(str(f, "system.os_id"), "imageos"); // /etc/os-release is missing inside the image
-  EXPECT_FALSE(f.has("system.hostname")) << str(f, "system.hostname");
+  EXPECT_EQ(fact_or_empty(f, "system.os_id"), "imageos"); // /etc/os-release is missing inside the image
+  EXPECT_FALSE(f.has("system.hostname")) << fact_or_empty(f, "system.hostname");
   for (const auto& [name, value] : f.entries()) EXPECT_EQ(value.to_string().find("SECRET"), std::string::npos) << name;
 }
 
@@ -173,12 +174,13 @@ TEST(UntrustedTree, PciSysfsThatLeadsOutOfTheTreeIsNotScanned) {
   node.symlink("/sys/bus/pci/devices/0000:00:07.0", "/etc"); // absolute: the machine's /etc to the kernel
   model::Facts f;
   run_pci_probe(host, f);
-  EXPECT_EQ(str(f, "probe.pci.status"), "error");
-  EXPECT_NE(str(f, "probe.pci.reason").find("0000:00:07.0 leads out of the tree"), std::string::npos) << str(f, "probe.pci.reason");
+  EXPECT_EQ(fact_or_empty(f, "probe.pci.status"), "error");
+  EXPECT_NE(fact_or_empty(f, "probe.pci.reason").find("0000:00:07.0 leads out of the tree"), std::string::npos)
+      << fact_or_empty(f, "probe.pci.reason");
   EXPECT_EQ(f.count("gpu"), 0u);
   // Without the link, the same tree is scanned.
   NodeFixture clean("h100-node");
   model::Facts g;
   run_pci_probe(clean.host(), g);
-  EXPECT_EQ(str(g, "probe.pci.status"), "ok");
+  EXPECT_EQ(fact_or_empty(g, "probe.pci.status"), "ok");
 }

@@ -2,6 +2,7 @@
 #include "workload/hf_config.hpp"
 #include "workload/input_kind.hpp"
 #include "workload/workload_io.hpp"
+#include "support/workload_helpers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,16 +13,12 @@
 #include <sstream>
 #include <unistd.h>
 
+using test_support::assumed;
+using test_support::fixtures;
+
 namespace {
 
-std::filesystem::path fixtures() {
-  const char* dir = std::getenv("NVTE_TEST_FIXTURES");
-  return dir ? std::filesystem::path(dir) : std::filesystem::path("tests/fixtures");
-}
 
-bool assumed(const model::Workload& w, std::string_view key) {
-  return std::find(w.assumed.begin(), w.assumed.end(), key) != w.assumed.end();
-}
 
 } // namespace
 
