@@ -96,7 +96,8 @@ void add_common(CLI::App& cmd, app::Options& o, std::string& format, const std::
   cmd.add_option("--python", o.python, "The Python interpreter to examine (default: $NVTE_DOCTOR_PYTHON, else the one with TE, else torch)")
       ->envname("NVTE_DOCTOR_PYTHON");
   cmd.add_flag("--deep", o.deep, "Also ask NVML and libcuda (GPU memory, MIG mode, libcuda's CUDA version); tens of ms slower");
-  cmd.add_flag("--no-cache", o.no_cache, "Neither read nor write the probe's file cache (what depends only on a file's identity)")
+  cmd.add_flag("--no-cache", o.no_cache,
+               "Neither read nor write the doctor's caches (the probe's file cache; the self-test's Python bytecode)")
       ->envname("NVTE_DOCTOR_NO_CACHE");
 }
 
