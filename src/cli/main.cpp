@@ -3,6 +3,7 @@
 #include "app/app.hpp"
 #include "util/error.hpp"
 #include "util/logging.hpp"
+#include "util/process_exit.hpp"
 #include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
@@ -431,12 +432,14 @@ int run_command_line(int argc, char** argv) {
 // Nothing escapes main: an exception from building the command line (CLI11's construction, an
 // allocation) is one line and exit 3 like every other failure, not std::terminate.
 int main(int argc, char** argv) {
+  int code = 3;
   try {
-    return run_command_line(argc, argv);
+    code = run_command_line(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "nvte-doctor: internal error: %s\n", util::terminal_safe(e.what()).c_str());
   } catch (...) {
     std::fputs("nvte-doctor: internal error\n", stderr);
   }
-  return 3;
+  // Every command is done and its output written: the rest is the kernel's to free.
+  util::exit_process(code);
 }
