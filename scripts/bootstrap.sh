@@ -27,6 +27,10 @@ if [[ $mode == all ]]; then
   packages+=(python3-wheel python3-venv)
   # strace: threads_same_reports checks that NVTE_DOCTOR_THREADS=1 starts no thread.
   packages+=(strace)
+  # What the suite runs that a minimal Debian 12 lacks (a fresh root failed without them): file
+  # (CPack's .deb generator, PackageDeb and PackagingImage), curl (PackagingCollect's uploads), git
+  # (the commit-subject checks).
+  packages+=(file curl git)
   # The style checks of the suite (tests/style): clang-format and clang-tidy 14 on the change.
   packages+=(clang-format clang-tidy)
   # kubectl renders the Kustomize tree in ctest (Kustomize.*): Debian's kubernetes-client (kubectl
