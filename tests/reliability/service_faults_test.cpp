@@ -37,7 +37,7 @@ struct Corruption {
   const char* reason;     // in "full check: ..."
 };
 
-void PrintTo(const Corruption& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const Corruption& c, std::ostream* os) { *os << c.name; } // NOLINT(readability-identifier-naming): gtest's name
 
 std::string cut_half(const std::string& text) { return text.substr(0, text.size() / 2); }
 
@@ -138,7 +138,7 @@ TEST(TwoRunsAtOnce, TheSecondSaysWhoHoldsTheLockAndTouchesNothing) {
   ASSERT_EQ(::flock(lock.get(), LOCK_EX | LOCK_NB), 0);
   ASSERT_EQ(::ftruncate(lock.get(), 0), 0);
   ASSERT_EQ(::pwrite(lock.get(), "4242\n", 5, 0), 5);
-  args.push_back("--force");
+  args.emplace_back("--force");
   auto second = run_doctor(args);
   EXPECT_EQ(second.exit_code, 3) << reliability::context(second);
   EXPECT_LT(second.seconds, 5.0);
@@ -148,7 +148,7 @@ TEST(TwoRunsAtOnce, TheSecondSaysWhoHoldsTheLockAndTouchesNothing) {
   EXPECT_EQ(*util::read_file(dir / "out/doctor.prom"), *textfile_before);
 
   // With --wait it runs as soon as the holder lets go.
-  args.push_back("--wait");
+  args.emplace_back("--wait");
   auto waiting = std::async(std::launch::async, [&] { return run_doctor(args); });
   EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(500)), std::future_status::timeout) << "--wait did not wait";
   ::flock(lock.get(), LOCK_UN);
@@ -161,11 +161,12 @@ TEST(TwoRunsAtOnce, TheSecondSaysWhoHoldsTheLockAndTouchesNothing) {
 TEST(TwoRunsAtOnce, ManyForcedRunsLeaveWholeOutputs) {
   TempDir dir("many-runs");
   auto args = service_args(dir, "run");
-  args.push_back("--force");
+  args.emplace_back("--force");
   for (bool wait : {true, false}) {
-    if (wait) args.push_back("--wait");
+    if (wait) args.emplace_back("--wait");
     else args.pop_back();
     std::vector<std::future<reliability::DoctorRun>> runs;
+    runs.reserve(6);
     for (int i = 0; i < 6; ++i) runs.push_back(std::async(std::launch::async, [&args] { return run_doctor(args); }));
     int full = 0;
     for (auto& r : runs) {
@@ -193,11 +194,13 @@ pid_t spawn_doctor_logged(const std::vector<std::string>& args, const fs::path& 
   std::vector<std::string> argv_strings = {NVTE_BINARY};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(argv_strings.size() + 1);
   for (auto& a : argv_strings) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::vector<std::string> env_strings;
   for (const auto& [name, value] : reliability::doctor_environment()) env_strings.push_back(name + "=" + value);
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
   posix_spawn_file_actions_t actions;

@@ -14,7 +14,7 @@ using test_support::str;
 
 namespace {
 
-Distribution dist(std::string name, std::vector<std::string> requires_dist) {
+Distribution dist(const std::string& name, std::vector<std::string> requires_dist) {
   Distribution d;
   d.name = name;
   d.normalized = normalize_distribution_name(name);
