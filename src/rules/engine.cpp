@@ -79,17 +79,21 @@ struct NodeMemo {
   std::vector<unsigned char> state;         // per slot; 0: not looked up, 1: looked up, 2: not a node fact
   std::vector<unsigned char> fresh_state;   // state before any lookup, worked out once per database
   std::vector<signed char> applies;         // per rule; -1: not known, else whether its applies_to holds
-  // Per rule of the explain (backend and workload rules), worked out once per database: the
-  // conjuncts of its condition that read the node alone (see node_determined); and per node,
-  // whether they all hold (-1: not known). A rule whose node conjuncts fail is never evaluated
-  // again for any workload on this node: on one node most version- and GPU-gated rules are out.
-  // For a rule over a collection (per GPU), the elements for which they hold.
-  std::vector<std::vector<int>> node_conjuncts;
-  // The other conjuncts, in order: once the node conjuncts are known to hold (for an element),
-  // whether the rule fires is whether these hold, and the node's are not evaluated again.
-  std::vector<std::vector<int>> rest_conjuncts;
+  // Per rule of the explain (backend and workload rules), on this node: whether it can fire for
+  // some workload (-1: not known), and what decides it for a workload. That is its condition
+  // with everything the node decides (node facts, te.version, GPU facts per element) folded in
+  // (detail::fold): what is left reads the workload and explain.* only. A rule over a collection
+  // (per GPU) has one such condition per group of elements that folded alike (eight identical
+  // GPUs are one group), holding its elements in order. A rule whose folded conditions are all
+  // false is never evaluated again for any workload on this node: on one node most version- and
+  // GPU-gated rules are out, and of the rest only the workload's part is evaluated.
+  struct Folded {
+    detail::Condition when;
+    std::vector<Element> elements; // one empty element for a rule not over a collection
+  };
   std::vector<signed char> node_holds;
-  std::vector<std::vector<Element>> node_elements;
+  std::vector<std::vector<Folded>> folded;
+  std::vector<unsigned char> fixed_slots; // per slot: node_determined (worked out per database)
   // Per kind of explain rule (backend, workload), once an explain has walked them on this node:
   // the rules it did not rule out by what the node alone decides (applies_to, node conjuncts), in
   // database order. Later explains walk these only: on one node most rules are out for good.
@@ -102,6 +106,14 @@ struct NodeMemo {
   // all up in one walk of the map (Frame::read_workload) instead of one map search each, which
   // was a twelfth of an explain (string comparisons).
   std::vector<std::pair<std::string_view, int>> workload_slots;
+  // The keys of the last workload map walked, in order, with the slot each one is (-1: none) and
+  // the workload slots it lacks: the next workload's map has the same keys most of the time
+  // (complete() fills every key), and then one equality test per key replaces the ordered walk.
+  struct Layout {
+    std::vector<std::string> keys;
+    std::vector<int> slot_at;
+    std::vector<int> absent;
+  } layout;
   // Per rule of the explain whose message and fix commands read no workload.* and no explain.*
   // name (worked out once per database): what they render to on this node, per element of its
   // collection (one entry without), once a workload made it fire. A filter's reason renders the
@@ -145,10 +157,10 @@ struct NodeMemo {
     if (database != impl.id) {
       database = impl.id;
       fresh_state.assign(slots.size(), 0);
+      fixed_slots.assign(slots.size(), 0);
+      for (std::size_t i = 0; i < slots.size(); ++i) fixed_slots[i] = node_determined(slots[i]) ? 1 : 0;
       for (std::size_t i = 0; i < slots.size(); ++i)
         if (slots[i].collection >= 0 || !View::node_only(slots[i].name)) fresh_state[i] = 2;
-      node_conjuncts.assign(impl.rules.size(), {});
-      rest_conjuncts.assign(impl.rules.size(), {});
       renders_per_node.assign(impl.rules.size(), 0);
       for (std::size_t r = 0; r < impl.rules.size(); ++r) {
         const detail::Rule& rule = impl.rules[r];
@@ -158,6 +170,7 @@ struct NodeMemo {
       }
       overlay_slots.clear();
       workload_slots.clear();
+      layout = {};
       for (std::size_t i = 0; i < slots.size(); ++i)
         if (slots[i].collection < 0 && slots[i].name.starts_with("workload."))
           workload_slots.emplace_back(std::string_view(slots[i].name).substr(9), static_cast<int>(i));
@@ -165,26 +178,14 @@ struct NodeMemo {
       for (std::size_t i = 0; i < slots.size(); ++i)
         if (slots[i].collection < 0 && (slots[i].name.starts_with("explain.") || slots[i].name == "te.version"))
           overlay_slots.push_back(static_cast<int>(i));
-      std::vector<int> read;
-      for (std::size_t r = 0; r < impl.rules.size(); ++r) {
-        const detail::Rule& rule = impl.rules[r];
-        if (rule.kind == detail::RuleKind::node) continue;
-        for (int conjunct : detail::conjuncts(rule.when)) {
-          read.clear();
-          detail::slots_read(rule.when, conjunct, read);
-          if (std::all_of(read.begin(), read.end(), [&](int slot) { return node_determined(slots[static_cast<std::size_t>(slot)]); }))
-            node_conjuncts[r].push_back(conjunct);
-          else rest_conjuncts[r].push_back(conjunct);
-        }
-      }
     }
     facts_stamp = facts.stamp();
     values.assign(slots.size(), nullptr);
     state = fresh_state;
     applies.assign(impl.rules.size(), -1);
     node_holds.assign(impl.rules.size(), -1);
-    for (auto& e : node_elements) e.clear();
-    node_elements.resize(impl.rules.size());
+    for (auto& f : folded) f.clear();
+    folded.resize(impl.rules.size());
     for (auto& r : rendered) r.clear();
     rendered.resize(impl.rules.size());
     for (int k = 0; k < 2; ++k) {
@@ -317,13 +318,47 @@ private:
     m_read_workload = true;
     const model::Workload* workload = m_view.workload();
     if (!workload) return; // no workload.* slot is read without one, and get() says nullptr
-    auto it = workload->values.begin();
-    const auto end = workload->values.end();
-    for (const auto& [key, slot] : memo().workload_slots) {
-      while (it != end && std::string_view(it->first) < key) ++it;
+    auto set = [&](int slot, const model::Value* v) {
       auto i = static_cast<std::size_t>(slot);
-      m_cache.values[i] = it != end && it->first == key ? &it->second : nullptr;
+      m_cache.values[i] = v;
       m_cache.epochs[i] = m_epoch;
+    };
+    NodeMemo::Layout& layout = memo().layout;
+    const auto& values = workload->values;
+    if (layout.keys.size() == values.size() && !layout.keys.empty()) {
+      std::size_t pos = 0;
+      bool same = true;
+      for (auto it = values.begin(); it != values.end(); ++it, ++pos) {
+        if (it->first != layout.keys[pos]) {
+          same = false;
+          break;
+        }
+        if (layout.slot_at[pos] >= 0) set(layout.slot_at[pos], &it->second);
+      }
+      if (same) {
+        for (int slot : layout.absent) set(slot, nullptr);
+        return;
+      }
+    }
+    // Another set of keys: the ordered walk of the map and the database's sorted slots, which
+    // becomes the layout for the next workload.
+    layout.keys.clear();
+    layout.slot_at.clear();
+    layout.absent.clear();
+    for (const auto& [key, value] : values) {
+      layout.keys.push_back(key);
+      layout.slot_at.push_back(-1);
+    }
+    std::size_t pos = 0;
+    for (const auto& [key, slot] : memo().workload_slots) {
+      while (pos < layout.keys.size() && std::string_view(layout.keys[pos]) < key) ++pos;
+      if (pos < layout.keys.size() && layout.keys[pos] == key) {
+        layout.slot_at[pos] = slot;
+        set(slot, &values.find(key)->second);
+      } else {
+        layout.absent.push_back(slot);
+        set(slot, nullptr);
+      }
     }
   }
 
@@ -388,45 +423,42 @@ bool applies_uncached(const RuleSet::Impl& impl, const Rule& rule, Frame& frame)
   return known >= 0 ? known != 0 : applies_first(impl, rule, frame);
 }
 
-// Whether the rule's conjuncts that read the node alone hold, remembered per node (explain's
-// backend and workload rules only: node rules are read through a View without the assumed TE
-// release, so the same slot can read differently there).
-// For a rule over a collection, `candidates` is set to the elements for which they hold (nullptr:
-// every element is a candidate).
-[[gnu::noinline]] bool node_conjuncts_first(const RuleSet::Impl& impl, const Rule& rule, Frame& frame,
-                                            const std::vector<Element>*& candidates) {
-  NodeMemo& memo = frame.memo();
-  auto index = static_cast<std::size_t>(&rule - impl.rules.data());
-  const auto& conjuncts = memo.node_conjuncts[index];
-  auto holds_for = [&](Element element) {
+// Whether the rule can fire on this node for some workload: its condition folded with what the
+// node decides, per element of its collection (NodeMemo::folded), the first time on a node
+// (explain's backend and workload rules only: node rules are read through a View without the
+// assumed TE release, so the same slot can read differently there).
+[[gnu::noinline]] bool fold_first(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
+  std::vector<NodeMemo::Folded> groups;
+  std::vector<std::vector<unsigned char>> keys; // per group, the outcomes of the node's subtrees
+  std::vector<unsigned char> decisions;
+  auto add = [&](Element element) {
     frame.set_element(element);
-    return std::all_of(conjuncts.begin(), conjuncts.end(), [&](int c) { return detail::evaluate_node(rule.when, c, frame); });
+    decisions.clear();
+    detail::Condition when = detail::fold(rule.when, frame.memo().fixed_slots, frame, &decisions);
+    if (detail::folded_constant(when) == 0) return;
+    // The same outcomes for the node's subtrees build the same folded condition.
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      if (keys[g] == decisions) {
+        groups[g].elements.push_back(element);
+        return;
+      }
+    keys.push_back(decisions);
+    groups.push_back({std::move(when), {element}});
   };
-  if (memo.node_holds[index] < 0) {
-    bool holds = false;
-    if (rule.when.collection < 0) {
-      holds = holds_for({});
-    } else {
-      auto& elements = memo.node_elements[index];
-      elements.clear();
-      for (std::size_t i = 0, n = frame.count(rule.when.collection); i < n; ++i)
-        if (holds_for({rule.when.collection, i})) elements.push_back({rule.when.collection, i});
-      holds = !elements.empty();
-    }
-    memo.node_holds[index] = holds ? 1 : 0;
-  }
-  if (rule.when.collection >= 0) candidates = &memo.node_elements[index];
-  return memo.node_holds[index] != 0;
-}
-
-[[gnu::always_inline]] inline bool node_conjuncts_hold(const RuleSet::Impl& impl, const Rule& rule, Frame& frame,
-                                                       const std::vector<Element>*& candidates) {
-  candidates = nullptr;
+  if (rule.when.collection < 0) add({});
+  else
+    for (std::size_t i = 0, n = frame.count(rule.when.collection); i < n; ++i) add({rule.when.collection, i});
   NodeMemo& memo = frame.memo();
   auto index = rule_index(impl, rule);
-  if (memo.node_conjuncts[index].empty()) return true;
-  if (memo.node_holds[index] < 0 || rule.when.collection >= 0) return node_conjuncts_first(impl, rule, frame, candidates);
-  return memo.node_holds[index] != 0;
+  const bool holds = !groups.empty();
+  memo.node_holds[index] = holds ? 1 : 0;
+  memo.folded[index] = std::move(groups);
+  return holds;
+}
+
+[[gnu::always_inline]] inline bool can_fire(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
+  signed char known = frame.memo().node_holds[rule_index(impl, rule)];
+  return known >= 0 ? known != 0 : fold_first(impl, rule, frame);
 }
 
 // Calls fn(rule) for every rule of kind (backend or workload) in database order that can still
@@ -458,34 +490,30 @@ void for_live_rules(const RuleSet::Impl& impl, RuleKind kind, Frame& frame, Fn f
   memo.live_known[k] = true;
 }
 
-// Whether the rule's condition holds for the frame's element; with `rest`, only those conjuncts
-// are evaluated (the caller knows the others, the node's, hold: NodeMemo::rest_conjuncts).
-bool holds(const Rule& rule, Frame& frame, const std::vector<int>* rest) {
-  if (!rest || rule.when.root < 0) return detail::evaluate(rule.when, frame);
-  return std::all_of(rest->begin(), rest->end(), [&](int c) { return detail::evaluate_node(rule.when, c, frame); });
+// The elements of a rule of the explain that fire for the frame's workload, once can_fire said
+// it can: each group's folded condition evaluated once (NodeMemo::folded), in element order.
+void explain_firing(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, std::vector<Element>& out) {
+  out.clear();
+  const auto& groups = frame.memo().folded[rule_index(impl, rule)];
+  for (const auto& group : groups) {
+    frame.set_element(group.elements.front());
+    if (detail::evaluate(group.when, frame)) out.insert(out.end(), group.elements.begin(), group.elements.end());
+  }
+  if (groups.size() > 1) std::sort(out.begin(), out.end(), [](Element a, Element b) { return a.index < b.index; });
 }
 
 // The elements (or the single non-collection evaluation) for which the rule's condition holds.
-// Over a collection, only `candidates` are evaluated when given (node_conjuncts_hold).
-void firing_elements(const Rule& rule, Frame& frame, std::vector<Element>& out, const std::vector<Element>* candidates = nullptr,
-                     const std::vector<int>* rest = nullptr) {
+void firing_elements(const Rule& rule, Frame& frame, std::vector<Element>& out) {
   out.clear();
   if (rule.when.collection < 0) {
     frame.set_element({});
-    if (holds(rule, frame, rest)) out.push_back({});
-    return;
-  }
-  if (candidates) {
-    for (Element element : *candidates) {
-      frame.set_element(element);
-      if (holds(rule, frame, rest)) out.push_back(element);
-    }
+    if (detail::evaluate(rule.when, frame)) out.push_back({});
     return;
   }
   for (std::size_t i = 0, n = frame.count(rule.when.collection); i < n; ++i) {
     Element element{rule.when.collection, i};
     frame.set_element(element);
-    if (holds(rule, frame, rest)) out.push_back(element);
+    if (detail::evaluate(rule.when, frame)) out.push_back(element);
   }
 }
 
@@ -681,9 +709,8 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
         };
         if (rule.while_sub.empty() ? out(backends, rule.while_backend) : out(subs, rule.while_sub)) return;
       }
-      const std::vector<Element>* candidates = nullptr;
-      if (!applies(impl, rule, frame) || !node_conjuncts_hold(impl, rule, frame, candidates)) return;
-      firing_elements(rule, frame, elements, candidates, &frame.memo().rest_conjuncts[rule_index(impl, rule)]);
+      if (!applies(impl, rule, frame) || !can_fire(impl, rule, frame)) return;
+      explain_firing(impl, rule, frame, elements);
       for (auto element : elements) {
         model::Reason reason;
         reason.rule = rule.summary.id;
@@ -778,9 +805,8 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
   frame.reread_overlay();
   for_live_rules(impl, RuleKind::workload, frame, [&](const Rule& rule) {
     if (only && &rule != only) return;
-    const std::vector<Element>* candidates = nullptr;
-    if (!applies(impl, rule, frame) || !node_conjuncts_hold(impl, rule, frame, candidates)) return;
-    firing_elements(rule, frame, elements, candidates, &frame.memo().rest_conjuncts[rule_index(impl, rule)]);
+    if (!applies(impl, rule, frame) || !can_fire(impl, rule, frame)) return;
+    explain_firing(impl, rule, frame, elements);
     std::size_t before = ex.findings.size();
     add_findings(impl, rule, frame, elements, ex.findings);
     for (std::size_t i = before; i < ex.findings.size(); ++i) ex.findings[i].workload = workload.name;

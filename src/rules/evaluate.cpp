@@ -157,7 +157,105 @@ struct Evaluator {
   }
 };
 
+// Builds the folded form of a condition (fold() below) node by node.
+class Folder {
+public:
+  Folder(const Condition& c, const std::vector<unsigned char>& fixed, Reader& reader, std::vector<unsigned char>* decisions)
+      : m_c(c), m_fixed(fixed), m_reader(reader), m_decisions(decisions) {}
+
+  Condition run() {
+    m_out.arithmetic = m_c.arithmetic;
+    m_out.collection = m_c.collection;
+    m_out.slots = m_c.slots;
+    m_out.reads_workload = m_c.reads_workload;
+    m_out.reads_explain = m_c.reads_explain;
+    int root = m_c.root < 0 ? k_false : build(m_c.root);
+    if (root < 0) root = constant(root == k_true);
+    m_out.root = root;
+    return std::move(m_out);
+  }
+
+private:
+  static constexpr int k_false = -2, k_true = -3;
+
+  int constant(bool value) {
+    Node n;
+    n.kind = NodeKind::constant;
+    n.flag = value;
+    m_out.nodes.push_back(std::move(n));
+    return static_cast<int>(m_out.nodes.size() - 1);
+  }
+
+  bool fixed(int node) {
+    m_read.clear();
+    slots_read(m_c, node, m_read);
+    for (int slot : m_read)
+      if (slot < 0 || static_cast<std::size_t>(slot) >= m_fixed.size() || !m_fixed[static_cast<std::size_t>(slot)]) return false;
+    return true;
+  }
+
+  // The subtree at `node` in m_out: its index, or k_false / k_true when it folded to a constant.
+  int build(int node) {
+    const Node& n = m_c.nodes[static_cast<std::size_t>(node)];
+    if (n.kind == NodeKind::constant) return n.flag ? k_true : k_false;
+    if (fixed(node)) {
+      bool holds = evaluate_node(m_c, node, m_reader);
+      if (m_decisions) m_decisions->push_back(holds ? 1 : 0);
+      return holds ? k_true : k_false;
+    }
+    switch (n.kind) {
+    case NodeKind::all:
+    case NodeKind::any: {
+      const bool all = n.kind == NodeKind::all;
+      // An `and` is false with a false child and drops true ones; an `or` the other way round.
+      const int decides = all ? k_false : k_true, neutral = all ? k_true : k_false;
+      std::vector<int> kept;
+      for (int child : n.children) {
+        int built = build(child);
+        if (built == decides) return decides;
+        if (built != neutral) kept.push_back(built);
+      }
+      if (kept.empty()) return neutral;
+      if (kept.size() == 1) return kept.front();
+      Node out;
+      out.kind = n.kind;
+      out.children = std::move(kept);
+      m_out.nodes.push_back(std::move(out));
+      return static_cast<int>(m_out.nodes.size() - 1);
+    }
+    case NodeKind::negate: {
+      int built = build(n.children[0]);
+      if (built == k_true) return k_false;
+      if (built == k_false) return k_true;
+      Node out;
+      out.kind = NodeKind::negate;
+      out.children = {built};
+      m_out.nodes.push_back(std::move(out));
+      return static_cast<int>(m_out.nodes.size() - 1);
+    }
+    default: m_out.nodes.push_back(n); return static_cast<int>(m_out.nodes.size() - 1);
+    }
+  }
+
+  const Condition& m_c;
+  const std::vector<unsigned char>& m_fixed;
+  Reader& m_reader;
+  std::vector<unsigned char>* m_decisions;
+  Condition m_out;
+  std::vector<int> m_read;
+};
+
 } // namespace
+
+Condition fold(const Condition& condition, const std::vector<unsigned char>& fixed, Reader& reader, std::vector<unsigned char>* decisions) {
+  return Folder(condition, fixed, reader, decisions).run();
+}
+
+int folded_constant(const Condition& condition) {
+  if (condition.root < 0) return 0;
+  const Node& n = condition.nodes[static_cast<std::size_t>(condition.root)];
+  return n.kind == NodeKind::constant ? (n.flag ? 1 : 0) : -1;
+}
 
 bool evaluate(const Condition& condition, Reader& reader) {
   if (condition.root < 0) return false;

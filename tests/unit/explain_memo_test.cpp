@@ -1,7 +1,9 @@
 // What explain keeps from one explain to the next on a node (src/rules/engine.cpp, NodeMemo): a
 // filter's reason that reads only the node is rendered once per node, one that reads the
-// workload every time; workload values are read in one walk of the workload's map. Each explain
-// must say what a first explain on that node and workload says.
+// workload every time; workload values are read in one walk of the workload's map (through the
+// last map's layout of keys); each rule's condition is folded with what the node decides, per
+// group of GPUs that fold alike. Each explain must say what a first explain on that node and
+// workload says.
 #include "rules/rules.hpp"
 
 #include <gtest/gtest.h>
@@ -94,6 +96,54 @@ TEST(ExplainMemo, WorkloadValuesAreEachExplainsOwn) {
   for (int round = 0; round < 2; ++round) {
     EXPECT_TRUE(rules::explain(database(), a, without).backends.at("flash_attention").reasons.size() == 1) << round;
     EXPECT_TRUE(rules::explain(database(), a, with_slopes).backends.at("flash_attention").reasons.empty()) << round;
+  }
+}
+
+// A per-GPU filter on a node of unlike GPUs: the GPUs that fold alike (0 and 2, SM 90) are one
+// group evaluated once, GPU 1 (SM 80) another, and the reasons come in GPU order as when each GPU
+// was evaluated in turn; a workload the SM 90 part refuses and the SM 80 part takes says only GPU 1.
+TEST(ExplainMemo, FoldedPerGroupOfGpusInGpuOrder) {
+  static const rules::LoadResult loaded = rules::RuleSet::load_text(R"(rules:
+  - id: flash-per-gpu
+    title: t
+    severity: info
+    backend: flash_attention
+    when: (gpu.sm >= 90 and workload.head_dim_qk > 64) or (gpu.sm < 90 and workload.head_dim_qk > 96)
+    message: "GPU {{gpu.index}} (SM {{gpu.sm}}) refuses head_dim {{workload.head_dim_qk}}"
+)",
+                                                                    "gpus.yaml");
+  ASSERT_TRUE(loaded.rules) << rules::render(loaded.diagnostics);
+  model::Facts facts;
+  for (const char* s : {"te.version=2.8.0", "gpu[0].sm=90", "gpu[1].sm=80", "gpu[2].sm=90", "cudnn.version=9.5.0"})
+    ASSERT_TRUE(facts.apply_override(s).ok()) << s;
+  facts.derive();
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(reasons(rules::explain(*loaded.rules, facts, workload("128", "32"))), "flash_attention: GPU 0 (SM 90) refuses head_dim 128\n"
+                                                                                    "flash_attention: GPU 1 (SM 80) refuses head_dim 128\n"
+                                                                                    "flash_attention: GPU 2 (SM 90) refuses head_dim 128\n")
+        << round;
+    EXPECT_EQ(reasons(rules::explain(*loaded.rules, facts, workload("80", "32"))), "flash_attention: GPU 0 (SM 90) refuses head_dim 80\n"
+                                                                                   "flash_attention: GPU 2 (SM 90) refuses head_dim 80\n")
+        << round;
+    EXPECT_EQ(reasons(rules::explain(*loaded.rules, facts, workload("64", "32"))), "") << round;
+  }
+}
+
+// Two workloads whose maps have as many keys, but not the same ones: the second explain reads its
+// own values, not the first map's layout of keys.
+TEST(ExplainMemo, AnotherSetOfKeysOfTheSameSize) {
+  const model::Facts a = node("9.1.0", "python3");
+  model::Workload plain = workload("128", "32");
+  model::Workload slopes = plain;
+  slopes.values.insert_or_assign("alibi_slopes_shape", model::Value(std::string("[32]")));
+  ASSERT_EQ(slopes.values.size(), plain.values.size() + 1);
+  // As many keys as `slopes`, the slopes' key in place of another one the rules do not read.
+  model::Workload other = plain;
+  other.values.insert_or_assign("zzz_not_a_key", model::Value(std::string("x")));
+  ASSERT_EQ(other.values.size(), slopes.values.size());
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_TRUE(rules::explain(database(), a, slopes).backends.at("flash_attention").reasons.empty()) << round;
+    EXPECT_EQ(rules::explain(database(), a, other).backends.at("flash_attention").reasons.size(), 1u) << round;
   }
 }
 
