@@ -10,6 +10,8 @@
 // backend of the order is available (TE's "FlashAttention yields to FusedAttention"); the first
 // available backend of the selection order wins. Before any rule, the workload goes through
 // model::selector_inputs: what DotProductAttention itself does to its inputs (model/dpa_inputs.hpp).
+#include "rules/evaluator.hpp"
+#include "rules/engine_frame.hpp"
 #include "rules/loader_internal.hpp"
 #include "rules/ruleset_impl.hpp"
 
@@ -26,366 +28,9 @@ using detail::RuleKind;
 
 namespace {
 
-// The facts visible to rules: an overlay (assumed te.version, explain.*), the workload, the node,
-// and the rules database's own default TE release as doctor.assumed_te_version when the node's
-// facts do not carry it (check sets it; explain and the rules' test cases get it here).
-class View final : public detail::Scope {
-public:
-  View(const model::Facts& node, const model::Workload* workload, const model::Facts* overlay,
-       const std::optional<model::Version>& assumed_te = std::nullopt)
-      : m_node(node), m_workload(workload), m_overlay(overlay) {
-    if (assumed_te) m_assumed_te = model::Value(*assumed_te);
-  }
-
-  const model::Value* get(std::string_view name) const override {
-    if (node_only(name)) return m_node.get(name);
-    // The overlay only holds an assumed te.version and explain.*.
-    if (m_overlay && (name.starts_with("explain.") || name == "te.version"))
-      if (const model::Value* v = m_overlay->get(name)) return v;
-    if (name.starts_with("workload.")) return m_workload ? m_workload->get(name.substr(9)) : nullptr;
-    const model::Value* v = m_node.get(name);
-    if (!v && m_assumed_te && name == "doctor.assumed_te_version") return &*m_assumed_te;
-    return v;
-  }
-  std::size_t count(std::string_view collection) const override { return m_node.count(collection); }
-  const model::Facts& node() const { return m_node; }
-  const model::Workload* workload() const { return m_workload; }
-
-  // Whether get(name) reads the node's facts alone (not the workload, the overlay or the assumed
-  // TE release, which come from the workload, the selection and the database); get() routes by it.
-  static bool node_only(std::string_view name) {
-    return !name.starts_with("workload.") && !name.starts_with("explain.") && name != "te.version" &&
-           name != "doctor.assumed_te_version";
-  }
-
-private:
-  const model::Facts& m_node;
-  const model::Workload* m_workload;
-  const model::Facts* m_overlay;
-  std::optional<model::Value> m_assumed_te;
-};
-
-// What explain learns from the node's facts alone, kept from one explain to the next while the
-// facts and the database stay the same: explain runs one node against many workloads (a sweep,
-// check's workloads, the fix search's workload changes), and looking each node fact (GPU
-// elements included) up in the map and checking each rule's TE/cuDNN range again per explain
-// was a fifth of its time (bench: 69.6k -> 87k explains/s with the string fast paths). One per
-// thread, for the last (facts, database) pair seen; the stamps make a stale entry impossible to
-// hit (a changed, copied, moved or freed Facts has a new stamp, every loaded database its own id).
-struct NodeMemo {
-  std::uint64_t facts_stamp = 0;
-  std::uint64_t database = 0;               // RuleSet::Impl::id
-  std::vector<const model::Value*> values;  // per slot
-  std::vector<unsigned char> state;         // per slot; 0: not looked up, 1: looked up, 2: not a node fact
-  std::vector<unsigned char> fresh_state;   // state before any lookup, worked out once per database
-  std::vector<signed char> applies;         // per rule; -1: not known, else whether its applies_to holds
-  // Per rule of the explain (backend and workload rules), on this node: whether it can fire for
-  // some workload (-1: not known), and what decides it for a workload. That is its condition
-  // with everything the node decides (node facts, te.version, GPU facts per element) folded in
-  // (detail::fold): what is left reads the workload and explain.* only. A rule over a collection
-  // (per GPU) has one such condition per group of elements that folded alike (eight identical
-  // GPUs are one group), holding its elements in order. A rule whose folded conditions are all
-  // false is never evaluated again for any workload on this node: on one node most version- and
-  // GPU-gated rules are out, and of the rest only the workload's part is evaluated.
-  struct Folded {
-    detail::Condition when;
-    std::vector<Element> elements; // one empty element for a rule not over a collection
-  };
-  std::vector<signed char> node_holds;
-  std::vector<std::vector<Folded>> folded;
-  std::vector<unsigned char> fixed_slots; // per slot: node_determined (worked out per database)
-  // Per kind of explain rule (backend, workload), once an explain has walked them on this node:
-  // the rules it did not rule out by what the node alone decides (applies_to, node conjuncts), in
-  // database order. Later explains walk these only: on one node most rules are out for good.
-  std::vector<std::size_t> live[2];
-  bool live_known[2] = {false, false};
-  // The slots whose value the explain's overlay decides (te.version, explain.*): what a frame
-  // must read again once the backend selection has set explain.* (worked out per database).
-  std::vector<int> overlay_slots;
-  // The workload.* slots, by key ("max_seqlen_q") in the workload map's order: a frame looks them
-  // all up in one walk of the map (Frame::read_workload) instead of one map search each, which
-  // was a twelfth of an explain (string comparisons).
-  std::vector<std::pair<std::string_view, int>> workload_slots;
-  // The keys of the last workload map walked, in order, with the slot each one is (-1: none) and
-  // the workload slots it lacks: the next workload's map has the same keys most of the time
-  // (complete() fills every key), and then one equality test per key replaces the ordered walk.
-  struct Layout {
-    std::vector<std::string> keys;
-    std::vector<int> slot_at;
-    std::vector<int> absent;
-  } layout;
-  // Per rule of the explain whose message and fix commands read no workload.* and no explain.*
-  // name (worked out once per database): what they render to on this node, per element of its
-  // collection (one entry without), once a workload made it fire. A filter's reason renders the
-  // same for every workload then, and rendering was a quarter of an explain.
-  struct Rendered {
-    std::string message;
-    std::vector<model::Fix> fixes;
-  };
-  std::vector<unsigned char> renders_per_node;
-  std::vector<std::vector<std::optional<Rendered>>> rendered;
-  std::vector<long> counts;                 // per collection; -1: not counted yet
-  // Per collection slot ("gpu.sm"), per element: the fact, nullptr, or unknown() before the lookup.
-  std::vector<std::vector<const model::Value*>> elements;
-
-  // Whether a slot's value, as the explain's View reads it, is fixed by the node and the database
-  // (for a collection-relative name such as gpu.sm: by the node and the element): a node fact
-  // (collections and their counts included), or te.version and doctor.assumed_te_version, which
-  // are the node's or else the database's default release. Never workload.* or explain.*.
-  static bool node_determined(const detail::SlotSpec& spec) {
-    if (spec.collection >= 0) return true;
-    return View::node_only(spec.name) || spec.name == "te.version" || spec.name == "doctor.assumed_te_version";
-  }
-
-  static const model::Value* unknown() {
-    static const model::Value marker;
-    return &marker;
-  }
-
-  bool bound(const model::Facts& facts, const RuleSet::Impl& impl) const {
-    return facts_stamp == facts.stamp() && database == impl.id;
-  }
-
-  // Bumped by every bind to other facts or another database: a frame that saw this generation
-  // knows the memo is still its own with one comparison (Frame::memo, on every fact read).
-  std::uint64_t generation = 0;
-
-  void bind(const model::Facts& facts, const RuleSet::Impl& impl) {
-    if (bound(facts, impl)) return;
-    ++generation;
-    const auto& slots = impl.slots.slots();
-    if (database != impl.id) {
-      database = impl.id;
-      fresh_state.assign(slots.size(), 0);
-      fixed_slots.assign(slots.size(), 0);
-      for (std::size_t i = 0; i < slots.size(); ++i) fixed_slots[i] = node_determined(slots[i]) ? 1 : 0;
-      for (std::size_t i = 0; i < slots.size(); ++i)
-        if (slots[i].collection >= 0 || !View::node_only(slots[i].name)) fresh_state[i] = 2;
-      renders_per_node.assign(impl.rules.size(), 0);
-      for (std::size_t r = 0; r < impl.rules.size(); ++r) {
-        const detail::Rule& rule = impl.rules[r];
-        auto per_node = [](const detail::Template& t) { return !t.reads_workload && !t.reads_explain; };
-        renders_per_node[r] = rule.kind != detail::RuleKind::node && per_node(rule.message) &&
-                              std::all_of(rule.fixes.begin(), rule.fixes.end(), [&](const auto& fix) { return per_node(fix.command); });
-      }
-      overlay_slots.clear();
-      workload_slots.clear();
-      layout = {};
-      for (std::size_t i = 0; i < slots.size(); ++i)
-        if (slots[i].collection < 0 && slots[i].name.starts_with("workload."))
-          workload_slots.emplace_back(std::string_view(slots[i].name).substr(9), static_cast<int>(i));
-      std::sort(workload_slots.begin(), workload_slots.end());
-      for (std::size_t i = 0; i < slots.size(); ++i)
-        if (slots[i].collection < 0 && (slots[i].name.starts_with("explain.") || slots[i].name == "te.version"))
-          overlay_slots.push_back(static_cast<int>(i));
-    }
-    facts_stamp = facts.stamp();
-    values.assign(slots.size(), nullptr);
-    state = fresh_state;
-    applies.assign(impl.rules.size(), -1);
-    node_holds.assign(impl.rules.size(), -1);
-    for (auto& f : folded) f.clear();
-    folded.resize(impl.rules.size());
-    for (auto& r : rendered) r.clear();
-    rendered.resize(impl.rules.size());
-    for (int k = 0; k < 2; ++k) {
-      live[k].clear();
-      live_known[k] = false;
-    }
-    counts.assign(impl.slots.collections().size(), -1);
-    for (auto& e : elements) e.clear();
-    elements.resize(slots.size());
-  }
-};
-
-NodeMemo& node_memo(const model::Facts& facts, const RuleSet::Impl& impl) {
-  thread_local NodeMemo memo;
-  memo.bind(facts, impl);
-  return memo;
-}
-
-// The per-frame cache of the slots that are not node facts, kept per thread so that a frame
-// allocates nothing: an entry is the frame's only when it carries the frame's epoch (a new one
-// per frame, so frames never see each other's entries, also when they interleave).
-struct FrameCache {
-  std::vector<const model::Value*> values;
-  std::vector<std::uint64_t> epochs;
-  std::uint64_t last_epoch = 0;
-
-  std::uint64_t open(std::size_t slots) {
-    if (values.size() < slots) {
-      values.resize(slots, nullptr);
-      epochs.resize(slots, 0);
-    }
-    return ++last_epoch;
-  }
-};
-
-FrameCache& frame_cache() {
-  thread_local FrameCache cache;
-  return cache;
-}
-
-class Frame final : public detail::Reader {
-public:
-  Frame(const View& view, const RuleSet::Impl& impl)
-      : m_view(view), m_impl(impl), m_table(impl.slots), m_memo(node_memo(view.node(), impl)), m_cache(frame_cache()),
-        m_epoch(m_cache.open(m_table.slots().size())), m_generation(m_memo.generation) {}
-
-  // The thread's memo for this frame's node, bound again if another frame took it meanwhile.
-  [[gnu::always_inline]] NodeMemo& memo() {
-    if (m_memo.generation != m_generation) [[unlikely]]
-      rebind();
-    return m_memo;
-  }
-
-  const model::Value* fact(int slot) override {
-    const detail::SlotSpec& spec = m_table.slots()[static_cast<std::size_t>(slot)];
-    if (spec.collection >= 0) [[unlikely]]
-      return element_fact(slot, spec);
-    auto i = static_cast<std::size_t>(slot);
-    NodeMemo& memo = this->memo();
-    if (memo.state[i] != 2) {
-      if (memo.state[i] == 0) [[unlikely]]
-        load_node(memo, i, spec);
-      if (m_evidence) record(spec.name, memo.values[i]);
-      return memo.values[i];
-    }
-    if (m_cache.epochs[i] != m_epoch) [[unlikely]]
-      load(i, spec);
-    const model::Value* v = m_cache.values[i];
-    if (m_evidence) record(spec.name, v);
-    return v;
-  }
-
-  // A collection-relative slot ("gpu.sm") for the frame's element; out of line as load().
-  [[gnu::noinline]] const model::Value* element_fact(int slot, const detail::SlotSpec& spec) {
-    if (m_element.collection != spec.collection) {
-      if (m_evidence) record(element_name(spec), nullptr);
-      return nullptr;
-    }
-    // Collections are the node's (GPUs, library copies): their elements are remembered too.
-    auto& known = memo().elements[static_cast<std::size_t>(slot)];
-    if (known.size() <= m_element.index) known.resize(m_element.index + 1, NodeMemo::unknown());
-    const model::Value*& v = known[m_element.index];
-    if (v == NodeMemo::unknown()) v = m_view.get(element_name(spec));
-    if (m_evidence) record(element_name(spec), v);
-    return v;
-  }
-
-  // Collections are the node's: their sizes are remembered with its facts.
-  std::size_t count(int collection) override {
-    auto c = static_cast<std::size_t>(collection);
-    NodeMemo& memo = this->memo();
-    if (memo.counts[c] < 0) memo.counts[c] = static_cast<long>(m_view.count(m_table.collections()[c]));
-    return static_cast<std::size_t>(memo.counts[c]);
-  }
-
-  // Forgets what the frame read of the overlay (te.version, explain.*), which the caller changed.
-  // Belt and braces today: the loader keeps explain.* out of backend rules, so the selection
-  // phase never read it, and te.version's overlay entry is not set again.
-  void reread_overlay() {
-    for (int slot : memo().overlay_slots) m_cache.epochs[static_cast<std::size_t>(slot)] = 0;
-  }
-
-  void set_element(Element element) { m_element = element; }
-  void track(std::vector<std::pair<std::string, std::string>>* evidence) { m_evidence = evidence; }
-  const View& view() const { return m_view; }
-
-private:
-  // Kept out of line so that memo()'s check inlines into every fact read.
-  [[gnu::noinline]] void rebind() {
-    m_memo.bind(m_view.node(), m_impl);
-    m_generation = m_memo.generation;
-  }
-
-  // A slot that is not a node fact into the frame's cache. Out of line, as rebind(): fact() runs
-  // ~150 times an explain, and inlined this made its every call save and restore registers.
-  [[gnu::noinline]] void load_node(NodeMemo& memo, std::size_t i, const detail::SlotSpec& spec) {
-    memo.values[i] = m_view.node().get(spec.name);
-    memo.state[i] = 1;
-  }
-  [[gnu::noinline]] void load(std::size_t i, const detail::SlotSpec& spec) {
-    if (!m_read_workload) read_workload();
-    if (m_cache.epochs[i] == m_epoch) return;
-    m_cache.values[i] = m_view.get(spec.name);
-    m_cache.epochs[i] = m_epoch;
-  }
-
-  // Every workload.* slot into the frame's cache, as View::get reads it (the workload's value or
-  // nullptr), in one walk of the workload's map.
-  void read_workload() {
-    m_read_workload = true;
-    const model::Workload* workload = m_view.workload();
-    if (!workload) return; // no workload.* slot is read without one, and get() says nullptr
-    auto set = [&](int slot, const model::Value* v) {
-      auto i = static_cast<std::size_t>(slot);
-      m_cache.values[i] = v;
-      m_cache.epochs[i] = m_epoch;
-    };
-    NodeMemo::Layout& layout = memo().layout;
-    const auto& values = workload->values;
-    if (layout.keys.size() == values.size() && !layout.keys.empty()) {
-      std::size_t pos = 0;
-      bool same = true;
-      for (auto it = values.begin(); it != values.end(); ++it, ++pos) {
-        if (it->first != layout.keys[pos]) {
-          same = false;
-          break;
-        }
-        if (layout.slot_at[pos] >= 0) set(layout.slot_at[pos], &it->second);
-      }
-      if (same) {
-        for (int slot : layout.absent) set(slot, nullptr);
-        return;
-      }
-    }
-    // Another set of keys: the ordered walk of the map and the database's sorted slots, which
-    // becomes the layout for the next workload.
-    layout.keys.clear();
-    layout.slot_at.clear();
-    layout.absent.clear();
-    for (const auto& [key, value] : values) {
-      layout.keys.push_back(key);
-      layout.slot_at.push_back(-1);
-    }
-    std::size_t pos = 0;
-    for (const auto& [key, slot] : memo().workload_slots) {
-      while (pos < layout.keys.size() && std::string_view(layout.keys[pos]) < key) ++pos;
-      if (pos < layout.keys.size() && layout.keys[pos] == key) {
-        layout.slot_at[pos] = slot;
-        set(slot, &values.find(key)->second);
-      } else {
-        layout.absent.push_back(slot);
-        set(slot, nullptr);
-      }
-    }
-  }
-
-  const std::string& element_name(const detail::SlotSpec& spec) {
-    const std::string& prefix = m_table.collections()[static_cast<std::size_t>(spec.collection)];
-    m_name.assign(prefix).append("[").append(std::to_string(m_element.index)).append("].").append(spec.field);
-    return m_name;
-  }
-
-  void record(const std::string& name, const model::Value* v) {
-    for (const auto& [n, value] : *m_evidence)
-      if (n == name) return;
-    m_evidence->emplace_back(name, v ? v->to_string() : "absent");
-  }
-
-  const View& m_view;
-  const RuleSet::Impl& m_impl;
-  const detail::SlotTable& m_table;
-  NodeMemo& m_memo;
-  FrameCache& m_cache; // slots that are not node facts
-  std::uint64_t m_epoch;
-  std::uint64_t m_generation; // of m_memo when it was last bound to this frame's node
-  Element m_element;
-  bool m_read_workload = false; // read_workload() done
-  std::vector<std::pair<std::string, std::string>>* m_evidence = nullptr;
-  std::string m_name;
-};
+using engine::Frame;
+using engine::NodeMemo;
+using engine::View;
 
 std::size_t rule_index(const RuleSet::Impl& impl, const Rule& rule) { return static_cast<std::size_t>(&rule - impl.rules.data()); }
 
@@ -423,6 +68,88 @@ bool applies_uncached(const RuleSet::Impl& impl, const Rule& rule, Frame& frame)
   return known >= 0 ? known != 0 : applies_first(impl, rule, frame);
 }
 
+// A key naming a test that can guard a rule (NodeMemo::guards): a flag, `not` a flag, or a
+// comparison of one non-collection slot with a literal (boolean, integer or string: literals
+// whose text names them exactly); nullopt for anything else. Equal keys are the same test.
+std::optional<std::string> guard_key(const RuleSet::Impl& impl, const detail::Condition& c, int node) {
+  const detail::Node& n = c.nodes[static_cast<std::size_t>(node)];
+  auto slot = [&](const detail::Operand& o) -> std::optional<std::string> {
+    if (o.kind != detail::Operand::Kind::fact || impl.slots.slots()[static_cast<std::size_t>(o.index)].collection >= 0) return std::nullopt;
+    return "s" + std::to_string(o.index);
+  };
+  auto literal = [](const model::Value& v) -> std::optional<std::string> {
+    if (v.is(model::ValueType::boolean) || v.is(model::ValueType::integer))
+      return std::to_string(static_cast<int>(v.type())) + v.to_string();
+    if (v.is(model::ValueType::string)) return "t" + std::to_string(v.as_string().size()) + ":" + v.as_string();
+    return std::nullopt;
+  };
+  switch (n.kind) {
+  case detail::NodeKind::fact_true:
+  case detail::NodeKind::has: {
+    auto s = slot(n.lhs);
+    if (!s) return std::nullopt;
+    return (n.kind == detail::NodeKind::has ? "h" : "f") + *s;
+  }
+  case detail::NodeKind::negate: {
+    const detail::Node& child = c.nodes[static_cast<std::size_t>(n.children[0])];
+    if (child.kind != detail::NodeKind::fact_true) return std::nullopt;
+    auto inner = guard_key(impl, c, n.children[0]);
+    if (!inner) return std::nullopt;
+    return "!" + *inner;
+  }
+  case detail::NodeKind::compare: {
+    auto s = slot(n.lhs);
+    if (!s || n.rhs.kind != detail::Operand::Kind::literal) return std::nullopt;
+    auto l = literal(n.rhs.literal);
+    if (!l) return std::nullopt;
+    return "c" + std::to_string(static_cast<int>(n.op)) + *s + "=" + *l;
+  }
+  case detail::NodeKind::in_list: {
+    auto s = slot(n.lhs);
+    if (!s) return std::nullopt;
+    std::string key = std::string(n.flag ? "L" : "l") + *s;
+    for (const auto& item : n.list) {
+      auto l = literal(item);
+      if (!l) return std::nullopt;
+      key += "," + *l;
+    }
+    return key;
+  }
+  default: return std::nullopt;
+  }
+}
+
+// The guards of a folded condition: its root, or the conjuncts of an `and` root, that are simple
+// tests, interned in the node's table of guards.
+void add_guards(const RuleSet::Impl& impl, NodeMemo& memo, NodeMemo::Folded& group) {
+  const detail::Condition& c = group.when;
+  if (c.root < 0) return;
+  const detail::Node& root = c.nodes[static_cast<std::size_t>(c.root)];
+  std::vector<int> tests = root.kind == detail::NodeKind::all ? root.children : std::vector<int>{c.root};
+  for (int node : tests) {
+    auto key = guard_key(impl, c, node);
+    if (!key) continue;
+    auto it = std::lower_bound(memo.guard_keys.begin(), memo.guard_keys.end(), *key,
+                               [](const auto& entry, const std::string& k) { return entry.first < k; });
+    if (it == memo.guard_keys.end() || it->first != *key) {
+      // The test alone, as a condition of its own (a flag under `not` keeps its child).
+      detail::Condition test;
+      const detail::Node& n = c.nodes[static_cast<std::size_t>(node)];
+      test.nodes.push_back(n);
+      if (n.kind == detail::NodeKind::negate) {
+        test.nodes.push_back(c.nodes[static_cast<std::size_t>(n.children[0])]);
+        test.nodes[0].children = {1};
+      }
+      test.root = 0;
+      it = memo.guard_keys.insert(it, {*key, static_cast<int>(memo.guards.size())});
+      memo.guards.push_back(std::move(test));
+      memo.guard_stamp.push_back(0);
+      memo.guard_value.push_back(0);
+    }
+    group.guards.push_back(it->second);
+  }
+}
+
 // Whether the rule can fire on this node for some workload: its condition folded with what the
 // node decides, per element of its collection (NodeMemo::folded), the first time on a node
 // (explain's backend and workload rules only: node rules are read through a View without the
@@ -443,7 +170,7 @@ bool applies_uncached(const RuleSet::Impl& impl, const Rule& rule, Frame& frame)
         return;
       }
     keys.push_back(decisions);
-    groups.push_back({std::move(when), {element}});
+    groups.push_back({std::move(when), {element}, {}});
   };
   if (rule.when.collection < 0) add({});
   else
@@ -451,6 +178,7 @@ bool applies_uncached(const RuleSet::Impl& impl, const Rule& rule, Frame& frame)
   NodeMemo& memo = frame.memo();
   auto index = rule_index(impl, rule);
   const bool holds = !groups.empty();
+  for (auto& group : groups) add_guards(impl, memo, group);
   memo.node_holds[index] = holds ? 1 : 0;
   memo.folded[index] = std::move(groups);
   return holds;
@@ -497,7 +225,8 @@ void explain_firing(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, s
   const auto& groups = frame.memo().folded[rule_index(impl, rule)];
   for (const auto& group : groups) {
     frame.set_element(group.elements.front());
-    if (detail::evaluate(group.when, frame)) out.insert(out.end(), group.elements.begin(), group.elements.end());
+    if (!std::all_of(group.guards.begin(), group.guards.end(), [&](int g) { return frame.guard(static_cast<std::size_t>(g)); })) continue;
+    if (detail::evaluate_with(group.when, frame)) out.insert(out.end(), group.elements.begin(), group.elements.end());
   }
   if (groups.size() > 1) std::sort(out.begin(), out.end(), [](Element a, Element b) { return a.index < b.index; });
 }

@@ -147,4 +147,48 @@ TEST(ExplainMemo, AnotherSetOfKeysOfTheSameSize) {
   }
 }
 
+// A test shared by several rules (a guard, NodeMemo::guards) is evaluated once per explain: each
+// explain reads its own workload's value, and the workload phase its own selection.
+TEST(ExplainMemo, GuardsAreEachExplainsOwn) {
+  static const rules::LoadResult loaded = rules::RuleSet::load_text(R"(rules:
+  - id: flash-big-head
+    title: t
+    severity: info
+    backend: flash_attention
+    when: workload.head_dim_qk > 64 and workload.qkv_format == "sbhd"
+    message: "flash refuses {{workload.head_dim_qk}}"
+  - id: unfused-big-head
+    title: t
+    severity: info
+    backend: unfused_attention
+    when: workload.head_dim_qk > 64
+    message: "unfused refuses {{workload.head_dim_qk}}"
+  - id: fused-picked
+    title: t
+    severity: warning
+    when: explain.selected == "FusedAttention" and workload.head_dim_qk > 64
+    message: "fused for {{workload.head_dim_qk}}"
+)",
+                                                                    "guards.yaml");
+  ASSERT_TRUE(loaded.rules) << rules::render(loaded.diagnostics);
+  const model::Facts a = node("9.5.0", "python3");
+  auto said = [&](const model::Workload& w) {
+    auto e = rules::explain(*loaded.rules, a, w);
+    std::string out = reasons(e) + "selected " + e.selected.value_or("none") + "\n";
+    for (const auto& f : e.findings) out += f.id + ": " + f.message + "\n";
+    return out;
+  };
+  // The small one first: a test's value kept from it would keep the big one's rules quiet.
+  const std::string small = said(workload("64", "32"));
+  const std::string big = said(workload("128", "32"));
+  EXPECT_EQ(big, "flash_attention: flash refuses 128\nunfused_attention: unfused refuses 128\nselected FusedAttention\n"
+                 "fused-picked: fused for 128\n");
+  EXPECT_EQ(small.find("refuses"), std::string::npos) << small;
+  EXPECT_EQ(small.find("fused-picked"), std::string::npos) << small;
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(said(workload("64", "32")), small) << round;
+    EXPECT_EQ(said(workload("128", "32")), big) << round;
+  }
+}
+
 } // namespace
