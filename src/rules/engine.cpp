@@ -371,6 +371,13 @@ std::vector<model::Finding> node_findings(const RuleSet::Impl& impl, const model
   return findings;
 }
 
+// "explain.<backend>.available" for the three backends of an explanation.
+std::string_view available_name(std::string_view key) {
+  if (key == "flash_attention") return "explain.flash_attention.available";
+  if (key == "fused_attention") return "explain.fused_attention.available";
+  return "explain.unfused_attention.available";
+}
+
 std::string backend_key(std::string_view selection_name) {
   if (selection_name == "FlashAttention") return "flash_attention";
   if (selection_name == "FusedAttention") return "fused_attention";
@@ -402,7 +409,7 @@ const std::vector<std::string>* sub_backend_order(const SelectionOrder& order, c
 // rule is then the only filter; a workload rule the only workload rule, after the full selection.
 model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& node, const model::Workload& given, const Rule* only) {
   model::Explanation ex;
-  model::Facts overlay;
+  engine::Overlay overlay;
   std::optional<model::Version> te = node.get_version("te.version");
   if (te) {
     ex.te_version = te->to_string();
@@ -525,11 +532,8 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
   overlay.set("explain.selected", ex.selected.value_or("none"));
   if (ex.backends["fused_attention"].sub_backend) overlay.set("explain.fused_sub_backend", *ex.backends["fused_attention"].sub_backend);
   if (ex.backends["flash_attention"].sub_backend) overlay.set("explain.flash_sub_backend", *ex.backends["flash_attention"].sub_backend);
-  for (const auto& [key, verdict] : ex.backends) overlay.set("explain." + key + ".available", verdict.available);
-  std::string reasons;
-  for (const auto& [key, verdict] : ex.backends)
-    for (const auto& reason : verdict.reasons) reasons += "\n" + key + ": " + reason.message;
-  overlay.set("explain.reasons", reasons);
+  for (const auto& [key, verdict] : ex.backends) overlay.set(available_name(key), verdict.available);
+  overlay.reasons_of(&ex); // ex.backends is not changed below
 
   frame.reread_overlay();
   for_live_rules(impl, RuleKind::workload, frame, [&](const Rule& rule) {

@@ -8,10 +8,12 @@
 #include "rules/ruleset_impl.hpp"
 #include "rules/templates.hpp"
 
+#include "model/explanation.hpp"
 #include "model/facts.hpp"
 #include "model/workload.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,12 +25,55 @@ namespace rules::engine {
 
 using detail::Element;
 
+// What explain lays over the node's facts: an assumed te.version and, for the workload rules,
+// explain.* (the selection). A handful of entries found by name (a map of strings was a twentieth
+// of an explain); explain.reasons, read by few rules, is joined when first read.
+class Overlay {
+public:
+  // `name` is a literal (or outlives the overlay).
+  void set(std::string_view name, model::Value value) {
+    for (std::size_t i = 0; i < m_size; ++i)
+      if (m_names[i] == name) {
+        m_values[i] = std::move(value);
+        return;
+      }
+    if (m_size == k_capacity) return; // never: explain sets at most seven names
+    m_names[m_size] = name;
+    m_values[m_size++] = std::move(value);
+  }
+  // explain.reasons: each reason of each backend of `ex` ("\nkey: message"), once first read.
+  void reasons_of(const model::Explanation* ex) { m_reasons_of = ex; }
+
+  const model::Value* get(std::string_view name) const {
+    for (std::size_t i = 0; i < m_size; ++i)
+      if (m_names[i] == name) return &m_values[i];
+    if (m_reasons_of && name == "explain.reasons") {
+      if (!m_reasons) {
+        std::string reasons;
+        for (const auto& [key, verdict] : m_reasons_of->backends)
+          for (const auto& reason : verdict.reasons) reasons += "\n" + key + ": " + reason.message;
+        m_reasons = model::Value(std::move(reasons));
+      }
+      return &*m_reasons;
+    }
+    return nullptr;
+  }
+
+private:
+  static constexpr std::size_t k_capacity = 8;
+  std::array<std::string_view, k_capacity> m_names{};
+  std::array<model::Value, k_capacity> m_values{};
+  std::size_t m_size = 0;
+  const model::Explanation* m_reasons_of = nullptr;
+  mutable std::optional<model::Value> m_reasons;
+};
+
 // The facts visible to rules: an overlay (assumed te.version, explain.*), the workload, the node,
 // and the rules database's own default TE release as doctor.assumed_te_version when the node's
 // facts do not carry it (check sets it; explain and the rules' test cases get it here).
 class View final : public detail::Scope {
 public:
-  View(const model::Facts& node, const model::Workload* workload, const model::Facts* overlay,
+  View(const model::Facts& node, const model::Workload* workload, const Overlay* overlay,
        const std::optional<model::Version>& assumed_te = std::nullopt)
       : m_node(node), m_workload(workload), m_overlay(overlay) {
     if (assumed_te) m_assumed_te = model::Value(*assumed_te);
@@ -58,7 +103,7 @@ public:
 private:
   const model::Facts& m_node;
   const model::Workload* m_workload;
-  const model::Facts* m_overlay;
+  const Overlay* m_overlay;
   std::optional<model::Value> m_assumed_te;
 };
 
