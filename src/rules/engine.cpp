@@ -19,6 +19,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace rules {
 
@@ -132,17 +133,13 @@ void add_guards(const RuleSet::Impl& impl, NodeMemo& memo, NodeMemo::Folded& gro
     auto it = std::lower_bound(memo.guard_keys.begin(), memo.guard_keys.end(), *key,
                                [](const auto& entry, const std::string& k) { return entry.first < k; });
     if (it == memo.guard_keys.end() || it->first != *key) {
-      // The test alone, as a condition of its own (a flag under `not` keeps its child).
-      detail::Condition test;
+      // The test's node (a flag under `not`: the flag, negated).
       const detail::Node& n = c.nodes[static_cast<std::size_t>(node)];
-      test.nodes.push_back(n);
-      if (n.kind == detail::NodeKind::negate) {
-        test.nodes.push_back(c.nodes[static_cast<std::size_t>(n.children[0])]);
-        test.nodes[0].children = {1};
-      }
-      test.root = 0;
+      NodeMemo::Guard guard;
+      guard.negated = n.kind == detail::NodeKind::negate;
+      guard.test = guard.negated ? c.nodes[static_cast<std::size_t>(n.children[0])] : n;
       it = memo.guard_keys.insert(it, {*key, static_cast<int>(memo.guards.size())});
-      memo.guards.push_back(std::move(test));
+      memo.guards.push_back(std::move(guard));
       memo.guard_stamp.push_back(0);
       memo.guard_value.push_back(0);
     }
@@ -371,6 +368,13 @@ std::vector<model::Finding> node_findings(const RuleSet::Impl& impl, const model
   return findings;
 }
 
+// The backends of an explanation, in its map's order, and a backend's place among them.
+constexpr std::string_view k_backend_keys[] = {"flash_attention", "fused_attention", "unfused_attention"};
+std::size_t backend_index(std::string_view key) {
+  if (key == k_backend_keys[0]) return 0;
+  return key == k_backend_keys[1] ? 1 : 2;
+}
+
 // "explain.<backend>.available" for the three backends of an explanation.
 std::string_view available_name(std::string_view key) {
   if (key == "flash_attention") return "explain.flash_attention.available";
@@ -430,8 +434,15 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     std::vector<model::Reason> reasons;
     std::vector<model::Reason> deprioritized;
   };
-  std::map<std::string, Out, std::less<>> backends{{"flash_attention", {}}, {"fused_attention", {}}, {"unfused_attention", {}}};
-  std::map<std::string, Out, std::less<>> subs;
+  // The three backends in the explanation's order (the loader takes no other backend: k_backends),
+  // and the sub-backends that filters took out, by name (a few; not iterated).
+  std::array<Out, 3> backends;
+  std::vector<std::pair<std::string_view, Out>> subs;
+  auto sub = [&](std::string_view name) -> Out* {
+    for (auto& [n, out] : subs)
+      if (n == name) return &out;
+    return nullptr;
+  };
   // One frame for both phases: what it read of the workload stays valid, the overlay is re-read.
   Frame frame(view, impl);
   std::vector<Element> elements;
@@ -439,11 +450,8 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     for_live_rules(impl, RuleKind::backend, frame, [&](const Rule& rule) {
       if (only && only->kind == RuleKind::backend && &rule != only) return;
       if (!rule.while_backend.empty()) {
-        auto out = [](const auto& map, const std::string& name) {
-          auto it = map.find(name);
-          return it != map.end() && it->second.out;
-        };
-        if (rule.while_sub.empty() ? out(backends, rule.while_backend) : out(subs, rule.while_sub)) return;
+        const Out* in = rule.while_sub.empty() ? &backends[backend_index(rule.while_backend)] : sub(rule.while_sub);
+        if (in && in->out) return;
       }
       if (!applies(impl, rule, frame) || !can_fire(impl, rule, frame)) return;
       explain_firing(impl, rule, frame, elements);
@@ -451,7 +459,9 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
         model::Reason reason;
         reason.rule = rule.summary.id;
         render_reason(impl, rule, frame, element, reason);
-        Out& target = rule.sub_backend.empty() ? backends[rule.backend] : subs[rule.sub_backend];
+        Out* target_sub = rule.sub_backend.empty() ? nullptr : sub(rule.sub_backend);
+        if (!rule.sub_backend.empty() && !target_sub) target_sub = &subs.emplace_back(rule.sub_backend, Out{}).second;
+        Out& target = target_sub ? *target_sub : backends[backend_index(rule.backend)];
         // A per-GPU rule fires once per GPU; eight identical A100s are one reason, not eight.
         auto same = [&](const model::Reason& r) { return r.rule == reason.rule && r.message == reason.message; };
         if (std::any_of(target.reasons.begin(), target.reasons.end(), same) ||
@@ -469,15 +479,15 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
 
   // FusedAttention: the first surviving sub-backend for the workload's dtype.
   std::optional<std::string> sub_backend;
-  Out& fused = backends["fused_attention"];
+  Out& fused = backends[backend_index("fused_attention")];
   if (const auto* candidates = sub_backend_order(order, workload)) {
     for (const auto& name : *candidates) {
-      auto it = subs.find(name);
-      if (it == subs.end() || !it->second.out) {
+      Out* it = sub(name);
+      if (!it || !it->out) {
         if (!sub_backend) sub_backend = name;
         continue;
       }
-      for (auto& reason : it->second.reasons) fused.reasons.push_back(std::move(reason));
+      for (auto& reason : it->reasons) fused.reasons.push_back(std::move(reason));
     }
     if (!sub_backend) fused.out = true;
   } else {
@@ -488,23 +498,23 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
   // FlashAttention: TE filters flash-attn 2, 3 and 4 one by one and uses the newest that is left.
   std::optional<std::string> flash_sub;
   if (!order.flash_sub_backends.empty()) {
-    Out& flash = backends["flash_attention"];
+    Out& flash = backends[backend_index("flash_attention")];
     for (const auto& name : order.flash_sub_backends) {
-      auto it = subs.find(name);
-      if (it == subs.end() || !it->second.out) {
+      Out* it = sub(name);
+      if (!it || !it->out) {
         if (!flash_sub) flash_sub = name;
         continue;
       }
-      for (auto& reason : it->second.reasons) flash.reasons.push_back(std::move(reason));
+      for (auto& reason : it->reasons) flash.reasons.push_back(std::move(reason));
     }
     if (!flash_sub) flash.out = true;
   }
 
-  for (auto& [key, out] : backends) {
+  for (std::size_t b = 0; b < backends.size(); ++b) {
     model::BackendVerdict verdict;
-    verdict.available = !out.out;
-    verdict.reasons = std::move(out.reasons);
-    ex.backends[key] = std::move(verdict);
+    verdict.available = !backends[b].out;
+    verdict.reasons = std::move(backends[b].reasons);
+    ex.backends.emplace_hint(ex.backends.end(), k_backend_keys[b], std::move(verdict));
   }
   for (std::size_t i = 0; i < order.backends.size(); ++i) {
     const std::string& name = order.backends[i];
@@ -514,10 +524,11 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     // TE yields for performance only to the next backend of the order (FlashAttention to
     // FusedAttention on Hopper+), and only when that one takes the workload.
     bool next_available = i + 1 < order.backends.size() && ex.backends[backend_key(order.backends[i + 1])].available;
-    if (!backends[key].deprioritized.empty() && next_available) {
+    Out& out = backends[backend_index(key)];
+    if (!out.deprioritized.empty() && next_available) {
       verdict.available = false;
       verdict.deprioritized = true;
-      for (auto& reason : backends[key].deprioritized) verdict.reasons.push_back(std::move(reason));
+      for (auto& reason : out.deprioritized) verdict.reasons.push_back(std::move(reason));
       continue;
     }
     ex.selected = name;

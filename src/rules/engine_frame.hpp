@@ -140,7 +140,11 @@ struct NodeMemo {
   // literal, a flag, `not` a flag; the root, or a conjunct of an `and` root), one entry per
   // distinct test on this node: an explain evaluates each at most once (per phase) and walks past
   // every rule one of whose tests is false (most of them) without evaluating its condition.
-  std::vector<detail::Condition> guards;
+  struct Guard {
+    detail::Node test;    // a fact_true, has, compare (with a literal) or in_list node
+    bool negated = false; // `not` the test
+  };
+  std::vector<Guard> guards;
   std::vector<std::pair<std::string, int>> guard_keys; // sorted by key, for interning
   std::vector<std::uint64_t> guard_stamp;              // per guard: the frame stamp of guard_value
   std::vector<unsigned char> guard_value;
@@ -344,11 +348,26 @@ public:
     m_guard_stamp = m_cache.open(0);
   }
 
+  // A guard's test, as the evaluator would evaluate its node.
+  bool test(const NodeMemo::Guard& guard) {
+    const detail::Node& n = guard.test;
+    const model::Value* v = fact(n.lhs.index);
+    bool holds = false;
+    switch (n.kind) {
+    case detail::NodeKind::fact_true: holds = v && v->is(model::ValueType::boolean) && v->as_bool(); break;
+    case detail::NodeKind::has: holds = v != nullptr; break;
+    case detail::NodeKind::compare: holds = v && detail::compare_holds(*v, n.rhs.literal, n.op); break;
+    case detail::NodeKind::in_list: holds = v && detail::in_list_holds(*v, n); break;
+    default: break;
+    }
+    return holds != guard.negated;
+  }
+
   // Whether the guard holds for this frame, evaluated once per frame (and per overlay change).
   bool guard(std::size_t g) {
     NodeMemo& memo = this->memo();
     if (memo.guard_stamp[g] != m_guard_stamp) {
-      bool holds = detail::evaluate_with(memo.guards[g], *this);
+      bool holds = test(memo.guards[g]);
       NodeMemo& bound = this->memo();
       bound.guard_value[g] = holds ? 1 : 0;
       bound.guard_stamp[g] = m_guard_stamp;

@@ -11,6 +11,51 @@
 
 namespace rules::detail {
 
+// `a op b` for a comparison node whose operands read a and b (both present).
+inline bool compare_holds(const model::Value& a, const model::Value& b, CmpOp op) {
+  // Most comparisons are string equalities (layouts, masks, dtypes): lengths settle most.
+  if ((op == CmpOp::eq || op == CmpOp::ne) && a.is(model::ValueType::string) && b.is(model::ValueType::string))
+    return (a.as_string() == b.as_string()) == (op == CmpOp::eq);
+  std::optional<int> order;
+  if (a.is(model::ValueType::integer) && b.is(model::ValueType::integer)) {
+    const auto x = a.as_int(), y = b.as_int();
+    order = x < y ? -1 : (y < x ? 1 : 0);
+  } else {
+    order = compare_values(a, b);
+  }
+  if (!order) return false;
+  switch (op) {
+  case CmpOp::eq: return *order == 0;
+  case CmpOp::ne: return *order != 0;
+  case CmpOp::lt: return *order < 0;
+  case CmpOp::le: return *order <= 0;
+  case CmpOp::gt: return *order > 0;
+  case CmpOp::ge: return *order >= 0;
+  }
+  return false;
+}
+
+// Whether `a` is in the list of an in_list node (or not, for `not in`).
+inline bool in_list_holds(const model::Value& a, const Node& n) {
+  bool found = false;
+  bool text = a.is(model::ValueType::string);
+  for (const auto& item : n.list) {
+    if (text && item.is(model::ValueType::string)) {
+      if (a.as_string() == item.as_string()) {
+        found = true;
+        break;
+      }
+      continue;
+    }
+    auto order = compare_values(a, item);
+    if (order && *order == 0) {
+      found = true;
+      break;
+    }
+  }
+  return found != n.flag;
+}
+
 template <typename R>
 struct Evaluator {
   const Condition& c;
@@ -80,47 +125,12 @@ struct Evaluator {
       if (!a) return false;
       const model::Value* b = value(n.rhs, 1);
       if (!b) return false;
-      // Most comparisons are string equalities (layouts, masks, dtypes): lengths settle most.
-      if ((n.op == CmpOp::eq || n.op == CmpOp::ne) && a->is(model::ValueType::string) && b->is(model::ValueType::string))
-        return (a->as_string() == b->as_string()) == (n.op == CmpOp::eq);
-      std::optional<int> order;
-      if (a->is(model::ValueType::integer) && b->is(model::ValueType::integer)) {
-        const auto x = a->as_int(), y = b->as_int();
-        order = x < y ? -1 : (y < x ? 1 : 0);
-      } else {
-        order = compare_values(*a, *b);
-      }
-      if (!order) return false;
-      switch (n.op) {
-      case CmpOp::eq: return *order == 0;
-      case CmpOp::ne: return *order != 0;
-      case CmpOp::lt: return *order < 0;
-      case CmpOp::le: return *order <= 0;
-      case CmpOp::gt: return *order > 0;
-      case CmpOp::ge: return *order >= 0;
-      }
-      return false;
+      return compare_holds(*a, *b, n.op);
     }
     case NodeKind::in_list: {
       const model::Value* a = value(n.lhs);
       if (!a) return false;
-      bool found = false;
-      bool text = a->is(model::ValueType::string);
-      for (const auto& item : n.list) {
-        if (text && item.is(model::ValueType::string)) {
-          if (a->as_string() == item.as_string()) {
-            found = true;
-            break;
-          }
-          continue;
-        }
-        auto order = compare_values(*a, item);
-        if (order && *order == 0) {
-          found = true;
-          break;
-        }
-      }
-      return found != n.flag;
+      return in_list_holds(*a, n);
     }
     case NodeKind::in_range: {
       const model::Value* a = value(n.lhs);
