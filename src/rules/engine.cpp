@@ -19,6 +19,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <array>
 
 namespace rules {
@@ -69,9 +70,10 @@ bool applies_uncached(const RuleSet::Impl& impl, const Rule& rule, Frame& frame)
   return known >= 0 ? known != 0 : applies_first(impl, rule, frame);
 }
 
-// A key naming a test that can guard a rule (NodeMemo::guards): a flag, `not` a flag, or a
-// comparison of one non-collection slot with a literal (boolean, integer or string: literals
-// whose text names them exactly); nullopt for anything else. Equal keys are the same test.
+// A key naming a test that can guard a rule (NodeMemo::guards): a flag, has(), or a comparison
+// of one non-collection slot with another or with a literal or a list of them (boolean,
+// integer, number or string, written so that equal keys are equal literals); nullopt for
+// anything else. Equal keys are the same test.
 std::optional<std::string> guard_key(const RuleSet::Impl& impl, const detail::Condition& c, int node) {
   const detail::Node& n = c.nodes[static_cast<std::size_t>(node)];
   auto slot = [&](const detail::Operand& o) -> std::optional<std::string> {
@@ -81,6 +83,12 @@ std::optional<std::string> guard_key(const RuleSet::Impl& impl, const detail::Co
   auto literal = [](const model::Value& v) -> std::optional<std::string> {
     if (v.is(model::ValueType::boolean) || v.is(model::ValueType::integer))
       return std::to_string(static_cast<int>(v.type())) + v.to_string();
+    if (v.is(model::ValueType::number)) {
+      char text[64];
+      auto [end, error] = std::to_chars(std::begin(text), std::end(text), v.as_double()); // shortest exact form
+      if (error != std::errc{}) return std::nullopt;
+      return "n" + std::string(text, end);
+    }
     if (v.is(model::ValueType::string)) return "t" + std::to_string(v.as_string().size()) + ":" + v.as_string();
     return std::nullopt;
   };
@@ -91,16 +99,11 @@ std::optional<std::string> guard_key(const RuleSet::Impl& impl, const detail::Co
     if (!s) return std::nullopt;
     return (n.kind == detail::NodeKind::has ? "h" : "f") + *s;
   }
-  case detail::NodeKind::negate: {
-    const detail::Node& child = c.nodes[static_cast<std::size_t>(n.children[0])];
-    if (child.kind != detail::NodeKind::fact_true) return std::nullopt;
-    auto inner = guard_key(impl, c, n.children[0]);
-    if (!inner) return std::nullopt;
-    return "!" + *inner;
-  }
   case detail::NodeKind::compare: {
     auto s = slot(n.lhs);
-    if (!s || n.rhs.kind != detail::Operand::Kind::literal) return std::nullopt;
+    if (!s) return std::nullopt;
+    if (auto other = slot(n.rhs)) return "c" + std::to_string(static_cast<int>(n.op)) + *s + "=" + *other;
+    if (n.rhs.kind != detail::Operand::Kind::literal) return std::nullopt;
     auto l = literal(n.rhs.literal);
     if (!l) return std::nullopt;
     return "c" + std::to_string(static_cast<int>(n.op)) + *s + "=" + *l;
@@ -120,30 +123,67 @@ std::optional<std::string> guard_key(const RuleSet::Impl& impl, const detail::Co
   }
 }
 
-// The guards of a folded condition: its root, or the conjuncts of an `and` root, that are simple
-// tests, interned in the node's table of guards.
+// The conjuncts of the subtree at `node` (negated when `negated`): the children of an `and`, of
+// a `not` over an `or` (De Morgan: not (a or b) is not a and not b), and so on down; each a node
+// and whether it is negated.
+void conjuncts_of(const detail::Condition& c, int node, bool negated, std::vector<std::pair<int, bool>>& out) {
+  const detail::Node& n = c.nodes[static_cast<std::size_t>(node)];
+  if (n.kind == (negated ? detail::NodeKind::any : detail::NodeKind::all)) {
+    for (int child : n.children) conjuncts_of(c, child, negated, out);
+  } else if (n.kind == detail::NodeKind::negate) {
+    conjuncts_of(c, n.children[0], !negated, out);
+  } else {
+    out.emplace_back(node, negated);
+  }
+}
+
+// The guard for a test node of `c` (negated or not) in the node's table, added when new.
+int intern_guard(NodeMemo& memo, const detail::Condition& c, int node, bool negated, std::string key) {
+  if (negated) key = "!" + key;
+  auto it = std::lower_bound(memo.guard_keys.begin(), memo.guard_keys.end(), key,
+                             [](const auto& entry, const std::string& k) { return entry.first < k; });
+  if (it == memo.guard_keys.end() || it->first != key) {
+    NodeMemo::Guard guard;
+    guard.negated = negated;
+    guard.test = c.nodes[static_cast<std::size_t>(node)];
+    it = memo.guard_keys.insert(it, {std::move(key), static_cast<int>(memo.guards.size())});
+    memo.guards.push_back(std::move(guard));
+    memo.guard_stamp.push_back(0);
+    memo.guard_value.push_back(0);
+  }
+  return it->second;
+}
+
+// The guards of a folded condition: its conjuncts that are simple tests, interned in the node's
+// table of guards; the other conjuncts are its `rest`, whose own simple tests are read through
+// the same table (`leaf_guard`), so that a test several rules make is made once an explain.
 void add_guards(const RuleSet::Impl& impl, NodeMemo& memo, NodeMemo::Folded& group) {
   const detail::Condition& c = group.when;
   if (c.root < 0) return;
-  const detail::Node& root = c.nodes[static_cast<std::size_t>(c.root)];
-  std::vector<int> tests = root.kind == detail::NodeKind::all ? root.children : std::vector<int>{c.root};
-  for (int node : tests) {
-    auto key = guard_key(impl, c, node);
-    if (!key) continue;
-    auto it = std::lower_bound(memo.guard_keys.begin(), memo.guard_keys.end(), *key,
-                               [](const auto& entry, const std::string& k) { return entry.first < k; });
-    if (it == memo.guard_keys.end() || it->first != *key) {
-      // The test's node (a flag under `not`: the flag, negated).
-      const detail::Node& n = c.nodes[static_cast<std::size_t>(node)];
-      NodeMemo::Guard guard;
-      guard.negated = n.kind == detail::NodeKind::negate;
-      guard.test = guard.negated ? c.nodes[static_cast<std::size_t>(n.children[0])] : n;
-      it = memo.guard_keys.insert(it, {*key, static_cast<int>(memo.guards.size())});
-      memo.guards.push_back(std::move(guard));
-      memo.guard_stamp.push_back(0);
-      memo.guard_value.push_back(0);
-    }
-    group.guards.push_back(it->second);
+  std::vector<std::pair<int, bool>> tests;
+  conjuncts_of(c, c.root, false, tests);
+  for (auto [node, negated] : tests) {
+    if (auto key = guard_key(impl, c, node)) group.guards.push_back(intern_guard(memo, c, node, negated, std::move(*key)));
+    else group.rest.emplace_back(node, negated);
+  }
+  group.leaf_guard.assign(c.nodes.size(), -1);
+  for (std::size_t node = 0; node < c.nodes.size(); ++node)
+    if (auto key = guard_key(impl, c, static_cast<int>(node)))
+      group.leaf_guard[node] = intern_guard(memo, c, static_cast<int>(node), false, std::move(*key));
+}
+
+// The subtree at `node` of a group's folded condition: its simple tests through the node's
+// guards (each made once an explain), the rest by the evaluator.
+bool evaluate_folded(const NodeMemo::Folded& group, int node, Frame& frame) {
+  if (int g = group.leaf_guard[static_cast<std::size_t>(node)]; g >= 0) return frame.guard(static_cast<std::size_t>(g));
+  const detail::Node& n = group.when.nodes[static_cast<std::size_t>(node)];
+  switch (n.kind) {
+  case detail::NodeKind::all:
+    return std::all_of(n.children.begin(), n.children.end(), [&](int child) { return evaluate_folded(group, child, frame); });
+  case detail::NodeKind::any:
+    return std::any_of(n.children.begin(), n.children.end(), [&](int child) { return evaluate_folded(group, child, frame); });
+  case detail::NodeKind::negate: return !evaluate_folded(group, n.children[0], frame);
+  default: return detail::evaluate_node_with(group.when, node, frame);
   }
 }
 
@@ -167,7 +207,7 @@ void add_guards(const RuleSet::Impl& impl, NodeMemo& memo, NodeMemo::Folded& gro
         return;
       }
     keys.push_back(decisions);
-    groups.push_back({std::move(when), {element}, {}});
+    groups.push_back({std::move(when), {element}, {}, {}, {}});
   };
   if (rule.when.collection < 0) add({});
   else
@@ -223,7 +263,9 @@ void explain_firing(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, s
   for (const auto& group : groups) {
     frame.set_element(group.elements.front());
     if (!std::all_of(group.guards.begin(), group.guards.end(), [&](int g) { return frame.guard(static_cast<std::size_t>(g)); })) continue;
-    if (detail::evaluate_with(group.when, frame)) out.insert(out.end(), group.elements.begin(), group.elements.end());
+    if (std::all_of(group.rest.begin(), group.rest.end(),
+                    [&](std::pair<int, bool> test) { return evaluate_folded(group, test.first, frame) != test.second; }))
+      out.insert(out.end(), group.elements.begin(), group.elements.end());
   }
   if (groups.size() > 1) std::sort(out.begin(), out.end(), [](Element a, Element b) { return a.index < b.index; });
 }

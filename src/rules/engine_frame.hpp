@@ -133,6 +133,8 @@ struct NodeMemo {
     detail::Condition when;
     std::vector<Element> elements; // one empty element for a rule not over a collection
     std::vector<int> guards;       // into `guards`: its top-level tests, each must hold
+    std::vector<std::pair<int, bool>> rest; // its other conjuncts (node of `when`, negated), evaluated after
+    std::vector<int> leaf_guard;            // per node of `when`: the guard it is, or -1
   };
   std::vector<signed char> node_holds;
   std::vector<std::vector<Folded>> folded;
@@ -356,7 +358,11 @@ public:
     switch (n.kind) {
     case detail::NodeKind::fact_true: holds = v && v->is(model::ValueType::boolean) && v->as_bool(); break;
     case detail::NodeKind::has: holds = v != nullptr; break;
-    case detail::NodeKind::compare: holds = v && detail::compare_holds(*v, n.rhs.literal, n.op); break;
+    case detail::NodeKind::compare: {
+      const model::Value* w = n.rhs.kind == detail::Operand::Kind::fact ? (v ? fact(n.rhs.index) : nullptr) : &n.rhs.literal;
+      holds = v && w && detail::compare_holds(*v, *w, n.op);
+      break;
+    }
     case detail::NodeKind::in_list: holds = v && detail::in_list_holds(*v, n); break;
     default: break;
     }

@@ -158,4 +158,11 @@ bool evaluate_with(const Condition& condition, R& reader) {
   return evaluator.run(condition.root);
 }
 
+// The subtree at `node` alone.
+template <typename R>
+bool evaluate_node_with(const Condition& condition, int node, R& reader) {
+  Evaluator<R> evaluator{condition, reader, {}};
+  return evaluator.run(node);
+}
+
 } // namespace rules::detail
