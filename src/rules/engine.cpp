@@ -307,16 +307,20 @@ void render_reason(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, El
         std::string(util::trim(detail::render_template(rule.message, impl.slots, frame.view(), element, detail::RenderMode::message)));
     reason.fixes = render_fixes(impl, rule, frame.view(), element);
   };
-  if (!frame.memo().renders_per_node[index]) return render();
+  const unsigned char per_node = frame.memo().renders_per_node[index];
+  if (!per_node) return render();
   auto slot = element.collection < 0 ? 0 : element.index;
   auto& cached = frame.memo().rendered[index];
   if (cached.size() <= slot) cached.resize(slot + 1);
   if (!cached[slot]) {
     render();
-    cached[slot] = NodeMemo::Rendered{reason.message, reason.fixes};
+    cached[slot] = NodeMemo::Rendered{per_node == 1 ? reason.message : std::string(), reason.fixes};
     return;
   }
-  reason.message = cached[slot]->message;
+  if (per_node == 1) reason.message = cached[slot]->message;
+  else
+    reason.message =
+        std::string(util::trim(detail::render_template(rule.message, impl.slots, frame.view(), element, detail::RenderMode::message)));
   reason.fixes = cached[slot]->fixes;
 }
 

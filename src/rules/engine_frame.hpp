@@ -179,6 +179,8 @@ struct NodeMemo {
     std::string message;
     std::vector<model::Fix> fixes;
   };
+  // 0: renders per explain; 1: message and fixes per node; 2: the fixes per node, the message
+  // (which reads the workload) per explain.
   std::vector<unsigned char> renders_per_node;
   std::vector<std::vector<std::optional<Rendered>>> rendered;
   std::vector<long> counts;                 // per collection; -1: not counted yet
@@ -222,8 +224,9 @@ struct NodeMemo {
       for (std::size_t r = 0; r < impl.rules.size(); ++r) {
         const detail::Rule& rule = impl.rules[r];
         auto per_node = [](const detail::Template& t) { return !t.reads_workload && !t.reads_explain; };
-        renders_per_node[r] = rule.kind != detail::RuleKind::node && per_node(rule.message) &&
-                              std::all_of(rule.fixes.begin(), rule.fixes.end(), [&](const auto& fix) { return per_node(fix.command); });
+        const bool fixes = rule.kind != detail::RuleKind::node &&
+                           std::all_of(rule.fixes.begin(), rule.fixes.end(), [&](const auto& fix) { return per_node(fix.command); });
+        renders_per_node[r] = !fixes ? 0 : (per_node(rule.message) ? 1 : 2);
       }
       overlay_slots.clear();
       workload_slots.clear();

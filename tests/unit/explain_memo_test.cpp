@@ -191,4 +191,36 @@ TEST(ExplainMemo, GuardsAreEachExplainsOwn) {
   }
 }
 
+// A reason whose message reads the workload and whose fixes read only the node: the fixes are
+// kept per node, the message is each workload's own.
+TEST(ExplainMemo, FixesKeptPerNodeMessagePerWorkload) {
+  static const rules::LoadResult loaded = rules::RuleSet::load_text(R"(rules:
+  - id: fused-head-dim
+    title: t
+    severity: info
+    backend: fused_attention
+    when: workload.head_dim_qk > 64
+    message: "head_dim {{workload.head_dim_qk}} needs a newer cuDNN than {{cudnn.version}}"
+    fixes:
+      - kind: pip
+        command: "{{pip_install('nvidia-cudnn', '9.9.0')}}"
+        description: a newer cuDNN
+)",
+                                                                    "fixes.yaml");
+  ASSERT_TRUE(loaded.rules) << rules::render(loaded.diagnostics);
+  const model::Facts a = node("9.1.0", "/opt/a/bin/python");
+  const model::Facts b = node("9.5.0", "/opt/b/bin/python");
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(reasons(rules::explain(*loaded.rules, a, workload("128", "32"))),
+              "fused_attention: head_dim 128 needs a newer cuDNN than 9.1.0 | /opt/a/bin/python -m pip install nvidia-cudnn-cu12==9.9.0\n")
+        << round;
+    EXPECT_EQ(reasons(rules::explain(*loaded.rules, a, workload("96", "32"))),
+              "fused_attention: head_dim 96 needs a newer cuDNN than 9.1.0 | /opt/a/bin/python -m pip install nvidia-cudnn-cu12==9.9.0\n")
+        << round;
+    EXPECT_EQ(reasons(rules::explain(*loaded.rules, b, workload("96", "32"))),
+              "fused_attention: head_dim 96 needs a newer cuDNN than 9.5.0 | /opt/b/bin/python -m pip install nvidia-cudnn-cu12==9.9.0\n")
+        << round;
+  }
+}
+
 } // namespace
