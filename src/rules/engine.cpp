@@ -228,7 +228,8 @@ bool evaluate_folded(const NodeMemo::Folded& group, int node, Frame& frame) {
 
 // Calls fn(rule) for every rule of kind (backend or workload) in database order that can still
 // fire on the frame's node: all of them the first time, afterwards those that what the node alone
-// decides (a memoised applies_to or node-conjunct result) did not rule out (NodeMemo::live).
+// decides (a memoised applies_to or folded condition) did not rule out (NodeMemo::live), less
+// those whose guard is false for the frame's workload (NodeMemo::live_guard).
 template <typename Fn>
 void for_live_rules(const RuleSet::Impl& impl, RuleKind kind, Frame& frame, Fn fn) {
   const int k = kind == RuleKind::backend ? 0 : 1;
@@ -240,8 +241,11 @@ void for_live_rules(const RuleSet::Impl& impl, RuleKind kind, Frame& frame, Fn f
       NodeMemo& memo = frame.memo();
       if (!memo.live_known[k] || i >= memo.live[k].size()) break;
       std::size_t r = memo.live[k][i];
-      fn(impl.rules[r]);
+      int guard = memo.live_guard[k][i];
       next = r + 1;
+      // A rule whose guard is false cannot fire: passed over without a visit.
+      if (guard >= 0 && !frame.guard(static_cast<std::size_t>(guard))) continue;
+      fn(impl.rules[r]);
     }
     if (frame.memo().live_known[k]) return;
   }
@@ -250,8 +254,15 @@ void for_live_rules(const RuleSet::Impl& impl, RuleKind kind, Frame& frame, Fn f
   NodeMemo& memo = frame.memo();
   auto& live = memo.live[k];
   live.clear();
+  memo.live_guard[k].clear();
   for (std::size_t r = 0; r < impl.rules.size(); ++r)
-    if (impl.rules[r].kind == kind && memo.applies[r] != 0 && memo.node_holds[r] != 0) live.push_back(r);
+    if (impl.rules[r].kind == kind && memo.applies[r] != 0 && memo.node_holds[r] != 0) {
+      live.push_back(r);
+      // The first guard of the rule's one folded condition (for a rule over a collection with
+      // several, none: they need not share one).
+      const auto& groups = memo.folded[r];
+      memo.live_guard[k].push_back(groups.size() == 1 && !groups.front().guards.empty() ? groups.front().guards.front() : -1);
+    }
   memo.live_known[k] = true;
 }
 

@@ -156,6 +156,9 @@ struct NodeMemo {
   // database order. Later explains walk these only: on one node most rules are out for good.
   std::vector<std::size_t> live[2];
   bool live_known[2] = {false, false};
+  // Per entry of `live`: a guard every folded condition of the rule has (-1: none), which the walk
+  // tests before it visits the rule: most rules are out at it.
+  std::vector<int> live_guard[2];
   // The slots whose value the explain's overlay decides (te.version, explain.*): what a frame
   // must read again once the backend selection has set explain.* (worked out per database).
   std::vector<int> overlay_slots;
@@ -254,6 +257,7 @@ struct NodeMemo {
     rendered.resize(impl.rules.size());
     for (int k = 0; k < 2; ++k) {
       live[k].clear();
+      live_guard[k].clear();
       live_known[k] = false;
     }
     counts.assign(impl.slots.collections().size(), -1);

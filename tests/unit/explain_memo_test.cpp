@@ -127,6 +127,14 @@ TEST(ExplainMemo, FoldedPerGroupOfGpusInGpuOrder) {
         << round;
     EXPECT_EQ(reasons(rules::explain(*loaded.rules, facts, workload("64", "32"))), "") << round;
   }
+  // The SM 80 GPU first: its group's test (head_dim > 96) says nothing of the SM 90 group's.
+  model::Facts mixed;
+  for (const char* s : {"te.version=2.8.0", "gpu[0].sm=80", "gpu[1].sm=90", "cudnn.version=9.5.0"})
+    ASSERT_TRUE(mixed.apply_override(s).ok()) << s;
+  mixed.derive();
+  for (int round = 0; round < 2; ++round)
+    EXPECT_EQ(reasons(rules::explain(*loaded.rules, mixed, workload("80", "32"))), "flash_attention: GPU 1 (SM 90) refuses head_dim 80\n")
+        << round;
 }
 
 // Two workloads whose maps have as many keys, but not the same ones: the second explain reads its
