@@ -140,13 +140,11 @@ void conjuncts_of(const detail::Condition& c, int node, bool negated, std::vecto
 // The guard for a test node of `c` (negated or not) in the node's table, added when new.
 int intern_guard(NodeMemo& memo, const detail::Condition& c, int node, bool negated, std::string key) {
   if (negated) key = "!" + key;
-  auto it = std::lower_bound(memo.guard_keys.begin(), memo.guard_keys.end(), key,
-                             [](const auto& entry, const std::string& k) { return entry.first < k; });
-  if (it == memo.guard_keys.end() || it->first != key) {
+  auto [it, added] = memo.guard_keys.try_emplace(std::move(key), static_cast<int>(memo.guards.size()));
+  if (added) {
     NodeMemo::Guard guard;
     guard.negated = negated;
     guard.test = c.nodes[static_cast<std::size_t>(node)];
-    it = memo.guard_keys.insert(it, {std::move(key), static_cast<int>(memo.guards.size())});
     memo.guards.push_back(std::move(guard));
     memo.guard_stamp.push_back(0);
     memo.guard_value.push_back(0);
@@ -154,22 +152,42 @@ int intern_guard(NodeMemo& memo, const detail::Condition& c, int node, bool nega
   return it->second;
 }
 
-// The guards of a folded condition: its conjuncts that are simple tests, interned in the node's
-// table of guards; the other conjuncts are its `rest`, whose own simple tests are read through
-// the same table (`leaf_guard`), so that a test several rules make is made once an explain.
-void add_guards(const RuleSet::Impl& impl, NodeMemo& memo, NodeMemo::Folded& group) {
+// The rule's plan (NodeMemo::Plan), worked out the first time the rule is folded for a database.
+const NodeMemo::Plan& plan_of(const RuleSet::Impl& impl, NodeMemo& memo, std::size_t index) {
+  NodeMemo::Plan& plan = memo.plans[index];
+  if (plan.known) return plan;
+  const detail::Condition& c = impl.rules[index].when;
+  plan.fixed = detail::fixed_nodes(c, memo.fixed_slots);
+  plan.guard.assign(c.nodes.size(), -1);
+  plan.guard_negated.assign(c.nodes.size(), -1);
+  for (std::size_t node = 0; node < c.nodes.size(); ++node) {
+    if (plan.fixed[node]) continue; // folded away on every node
+    if (auto key = guard_key(impl, c, static_cast<int>(node))) {
+      plan.guard[node] = intern_guard(memo, c, static_cast<int>(node), false, *key);
+      plan.guard_negated[node] = intern_guard(memo, c, static_cast<int>(node), true, std::move(*key));
+    }
+  }
+  plan.known = true;
+  return plan;
+}
+
+// A group's guards, rest and leaf guards from its folded condition and the rule's plan.
+void add_guards(const NodeMemo::Plan& plan, NodeMemo::Folded& group, const std::vector<int>& origin) {
   const detail::Condition& c = group.when;
   if (c.root < 0) return;
+  auto guard_of = [&](int node, bool negated) {
+    int from = origin[static_cast<std::size_t>(node)];
+    if (from < 0) return -1;
+    return (negated ? plan.guard_negated : plan.guard)[static_cast<std::size_t>(from)];
+  };
   std::vector<std::pair<int, bool>> tests;
   conjuncts_of(c, c.root, false, tests);
   for (auto [node, negated] : tests) {
-    if (auto key = guard_key(impl, c, node)) group.guards.push_back(intern_guard(memo, c, node, negated, std::move(*key)));
+    if (int g = guard_of(node, negated); g >= 0) group.guards.push_back(g);
     else group.rest.emplace_back(node, negated);
   }
   group.leaf_guard.assign(c.nodes.size(), -1);
-  for (std::size_t node = 0; node < c.nodes.size(); ++node)
-    if (auto key = guard_key(impl, c, static_cast<int>(node)))
-      group.leaf_guard[node] = intern_guard(memo, c, static_cast<int>(node), false, std::move(*key));
+  for (std::size_t node = 0; node < c.nodes.size(); ++node) group.leaf_guard[node] = guard_of(static_cast<int>(node), false);
 }
 
 // The subtree at `node` of a group's folded condition: its simple tests through the node's
@@ -192,30 +210,38 @@ bool evaluate_folded(const NodeMemo::Folded& group, int node, Frame& frame) {
 // (explain's backend and workload rules only: node rules are read through a View without the
 // assumed TE release, so the same slot can read differently there).
 [[gnu::noinline]] bool fold_first(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
+  auto index = rule_index(impl, rule);
+  const NodeMemo::Plan& plan = plan_of(impl, frame.memo(), index); // memo.plans is not resized below
   std::vector<NodeMemo::Folded> groups;
-  std::vector<std::vector<unsigned char>> keys; // per group, the outcomes of the node's subtrees
+  // Per outcome of the node's subtrees seen, its group (-1: the condition folded to false).
+  std::vector<std::pair<std::vector<unsigned char>, int>> seen;
   std::vector<unsigned char> decisions;
   auto add = [&](Element element) {
     frame.set_element(element);
     decisions.clear();
-    detail::Condition when = detail::fold(rule.when, frame.memo().fixed_slots, frame, &decisions);
-    if (detail::folded_constant(when) == 0) return;
-    // The same outcomes for the node's subtrees build the same folded condition.
-    for (std::size_t g = 0; g < groups.size(); ++g)
-      if (keys[g] == decisions) {
-        groups[g].elements.push_back(element);
+    // The same outcomes for the node's subtrees build the same folded condition: eight alike
+    // GPUs are folded once.
+    detail::fold_decisions(rule.when, plan.fixed, frame, decisions);
+    for (const auto& [outcomes, group] : seen)
+      if (outcomes == decisions) {
+        if (group >= 0) groups[static_cast<std::size_t>(group)].elements.push_back(element);
         return;
       }
-    keys.push_back(decisions);
-    groups.push_back({std::move(when), {element}, {}, {}, {}});
+    detail::Folded folded = detail::fold(rule.when, plan.fixed, frame);
+    if (folded.constant == 0) {
+      seen.emplace_back(decisions, -1);
+      return;
+    }
+    seen.emplace_back(decisions, static_cast<int>(groups.size()));
+    NodeMemo::Folded group{std::move(folded.when), {element}, {}, {}, {}};
+    add_guards(plan, group, folded.origin);
+    groups.push_back(std::move(group));
   };
   if (rule.when.collection < 0) add({});
   else
     for (std::size_t i = 0, n = frame.count(rule.when.collection); i < n; ++i) add({rule.when.collection, i});
   NodeMemo& memo = frame.memo();
-  auto index = rule_index(impl, rule);
   const bool holds = !groups.empty();
-  for (auto& group : groups) add_guards(impl, memo, group);
   memo.node_holds[index] = holds ? 1 : 0;
   memo.folded[index] = std::move(groups);
   return holds;
@@ -252,6 +278,8 @@ void for_live_rules(const RuleSet::Impl& impl, RuleKind kind, Frame& frame, Fn f
   for (std::size_t r = next; r < impl.rules.size(); ++r)
     if (impl.rules[r].kind == kind) fn(impl.rules[r]);
   NodeMemo& memo = frame.memo();
+  // Only once the rules are folded (NodeMemo::folding): before, none is ruled out.
+  if (!memo.folding()) return;
   auto& live = memo.live[k];
   live.clear();
   memo.live_guard[k].clear();
@@ -279,6 +307,22 @@ void explain_firing(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, s
       out.insert(out.end(), group.elements.begin(), group.elements.end());
   }
   if (groups.size() > 1) std::sort(out.begin(), out.end(), [](Element a, Element b) { return a.index < b.index; });
+}
+
+// Whether a rule of the explain fires for the frame's workload, `out` its elements: through its
+// folded condition once the node has been explained often enough (NodeMemo::folding), before
+// that by evaluating its condition, so that a node explained a few times (check's workloads, the
+// fix search's candidates) does not pay for folding every rule.
+void firing_elements(const Rule& rule, Frame& frame, std::vector<Element>& out);
+bool fires(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, std::vector<Element>& out) {
+  if (!applies(impl, rule, frame)) return false;
+  if (frame.memo().folding()) {
+    if (!can_fire(impl, rule, frame)) return false;
+    explain_firing(impl, rule, frame, out);
+  } else {
+    firing_elements(rule, frame, out);
+  }
+  return true;
 }
 
 // The elements (or the single non-collection evaluation) for which the rule's condition holds.
@@ -502,6 +546,7 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
   };
   // One frame for both phases: what it read of the workload stays valid, the overlay is re-read.
   Frame frame(view, impl);
+  frame.memo().count_explain();
   std::vector<Element> elements;
   {
     for_live_rules(impl, RuleKind::backend, frame, [&](const Rule& rule) {
@@ -510,8 +555,7 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
         const Out* in = rule.while_sub.empty() ? &backends[backend_index(rule.while_backend)] : sub(rule.while_sub);
         if (in && in->out) return;
       }
-      if (!applies(impl, rule, frame) || !can_fire(impl, rule, frame)) return;
-      explain_firing(impl, rule, frame, elements);
+      if (!fires(impl, rule, frame, elements)) return;
       for (auto element : elements) {
         model::Reason reason;
         reason.rule = rule.summary.id;
@@ -606,8 +650,7 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
   frame.reread_overlay();
   for_live_rules(impl, RuleKind::workload, frame, [&](const Rule& rule) {
     if (only && &rule != only) return;
-    if (!applies(impl, rule, frame) || !can_fire(impl, rule, frame)) return;
-    explain_firing(impl, rule, frame, elements);
+    if (!fires(impl, rule, frame, elements)) return;
     std::size_t before = ex.findings.size();
     add_findings(impl, rule, frame, elements, ex.findings);
     for (std::size_t i = before; i < ex.findings.size(); ++i) ex.findings[i].workload = workload.name;

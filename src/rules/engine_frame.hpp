@@ -13,6 +13,7 @@
 #include "model/workload.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -138,18 +139,28 @@ struct NodeMemo {
   };
   std::vector<signed char> node_holds;
   std::vector<std::vector<Folded>> folded;
-  // The simple tests at the top of the folded conditions (a comparison of a workload value with a
-  // literal, a flag, `not` a flag; the root, or a conjunct of an `and` root), one entry per
-  // distinct test on this node: an explain evaluates each at most once (per phase) and walks past
-  // every rule one of whose tests is false (most of them) without evaluating its condition.
+  // The simple tests the rules' conditions make (a flag, has(), a comparison of a workload value
+  // with another or with a literal, list membership; each also negated), one entry per distinct
+  // test, worked out per database as rules are first folded: an explain evaluates each at most
+  // once (per phase), walks past every rule one of whose conjuncts is a false test (most of
+  // them) and reads the tests inside the other conjuncts through the same entries.
   struct Guard {
     detail::Node test;    // a fact_true, has, compare (with a literal) or in_list node
     bool negated = false; // `not` the test
   };
   std::vector<Guard> guards;
-  std::vector<std::pair<std::string, int>> guard_keys; // sorted by key, for interning
+  std::unordered_map<std::string, int> guard_keys;     // for interning
   std::vector<std::uint64_t> guard_stamp;              // per guard: the frame stamp of guard_value
   std::vector<unsigned char> guard_value;
+  // Per rule, once first folded (per database): per node of its condition, whether the subtree
+  // reads only what the node decides (detail::fixed_nodes), and the guard the node is, plain and
+  // negated (-1: not a simple test).
+  struct Plan {
+    bool known = false;
+    std::vector<unsigned char> fixed;
+    std::vector<int> guard, guard_negated;
+  };
+  std::vector<Plan> plans;
   std::vector<unsigned char> fixed_slots; // per slot: node_determined (worked out per database)
   // Per kind of explain rule (backend, workload), once an explain has walked them on this node:
   // the rules it did not rule out by what the node alone decides (applies_to, node conjuncts), in
@@ -212,6 +223,16 @@ struct NodeMemo {
   // knows the memo is still its own with one comparison (Frame::memo, on every fact read).
   std::uint64_t generation = 0;
 
+  // Explains on this node so far: the rules are folded from the k_fold_after-th on. Folding every
+  // rule costs about as much as 30 unfolded explains (callgrind, h100 snapshot), which check's
+  // few explains per node (its workloads, the fix search's candidates) would not win back.
+  static constexpr unsigned k_fold_after = 32;
+  unsigned explains = 0;
+  void count_explain() {
+    if (explains < k_fold_after) ++explains;
+  }
+  bool folding() const { return explains >= k_fold_after; }
+
   void bind(const model::Facts& facts, const RuleSet::Impl& impl) {
     if (bound(facts, impl)) return;
     ++generation;
@@ -219,6 +240,11 @@ struct NodeMemo {
     if (database != impl.id) {
       database = impl.id;
       fresh_state.assign(slots.size(), 0);
+      guards.clear();
+      guard_keys.clear();
+      guard_stamp.clear();
+      guard_value.clear();
+      plans.assign(impl.rules.size(), {});
       fixed_slots.assign(slots.size(), 0);
       for (std::size_t i = 0; i < slots.size(); ++i) fixed_slots[i] = node_determined(slots[i]) ? 1 : 0;
       for (std::size_t i = 0; i < slots.size(); ++i)
@@ -247,12 +273,9 @@ struct NodeMemo {
     state = fresh_state;
     applies.assign(impl.rules.size(), -1);
     node_holds.assign(impl.rules.size(), -1);
+    explains = 0;
     for (auto& f : folded) f.clear();
     folded.resize(impl.rules.size());
-    guards.clear();
-    guard_keys.clear();
-    guard_stamp.clear();
-    guard_value.clear();
     for (auto& r : rendered) r.clear();
     rendered.resize(impl.rules.size());
     for (int k = 0; k < 2; ++k) {

@@ -3,6 +3,7 @@
 #include "rules/condition.hpp"
 #include "rules/evaluator.hpp"
 
+#include <algorithm>
 #include <compare>
 #include <optional>
 
@@ -35,48 +36,49 @@ std::optional<int> compare_values(const model::Value& a, const model::Value& b) 
 
 namespace {
 
-// Builds the folded form of a condition (fold() below) node by node.
+// Builds the folded form of a condition (fold() below) node by node; without `emit`, only walks
+// it as building would, to learn the outcomes of the fixed subtrees.
 class Folder {
 public:
-  Folder(const Condition& c, const std::vector<unsigned char>& fixed, Reader& reader, std::vector<unsigned char>* decisions)
-      : m_c(c), m_fixed(fixed), m_reader(reader), m_decisions(decisions) {}
+  Folder(const Condition& c, const std::vector<unsigned char>& fixed, Reader& reader, std::vector<unsigned char>* decisions, bool emit)
+      : m_c(c), m_fixed(fixed), m_reader(reader), m_decisions(decisions), m_emit(emit) {}
 
-  Condition run() {
-    m_out.arithmetic = m_c.arithmetic;
-    m_out.collection = m_c.collection;
-    m_out.slots = m_c.slots;
-    m_out.reads_workload = m_c.reads_workload;
-    m_out.reads_explain = m_c.reads_explain;
+  Folded run() {
+    m_out.when.arithmetic = m_c.arithmetic;
+    m_out.when.collection = m_c.collection;
+    m_out.when.slots = m_c.slots;
+    m_out.when.reads_workload = m_c.reads_workload;
+    m_out.when.reads_explain = m_c.reads_explain;
     int root = m_c.root < 0 ? k_false : build(m_c.root);
-    if (root < 0) root = constant(root == k_true);
-    m_out.root = root;
+    m_out.constant = root == k_true ? 1 : (root == k_false ? 0 : -1);
+    if (root < 0) root = emit(constant(root == k_true), -1);
+    m_out.when.root = root;
     return std::move(m_out);
   }
 
 private:
   static constexpr int k_false = -2, k_true = -3;
 
-  int constant(bool value) {
+  static Node constant(bool value) {
     Node n;
     n.kind = NodeKind::constant;
     n.flag = value;
-    m_out.nodes.push_back(std::move(n));
-    return static_cast<int>(m_out.nodes.size() - 1);
+    return n;
   }
 
-  bool fixed(int node) {
-    m_read.clear();
-    slots_read(m_c, node, m_read);
-    for (int slot : m_read)
-      if (slot < 0 || static_cast<std::size_t>(slot) >= m_fixed.size() || !m_fixed[static_cast<std::size_t>(slot)]) return false;
-    return true;
+  // Appends a node that stands for the condition's node `origin` (-1: none); its index.
+  int emit(Node n, int origin) {
+    if (!m_emit) return 0;
+    m_out.when.nodes.push_back(std::move(n));
+    m_out.origin.push_back(origin);
+    return static_cast<int>(m_out.when.nodes.size() - 1);
   }
 
-  // The subtree at `node` in m_out: its index, or k_false / k_true when it folded to a constant.
+  // The subtree at `node` in the output: its index, or k_false / k_true when it folded to a constant.
   int build(int node) {
     const Node& n = m_c.nodes[static_cast<std::size_t>(node)];
     if (n.kind == NodeKind::constant) return n.flag ? k_true : k_false;
-    if (fixed(node)) {
+    if (m_fixed[static_cast<std::size_t>(node)]) {
       bool holds = evaluate_node(m_c, node, m_reader);
       if (m_decisions) m_decisions->push_back(holds ? 1 : 0);
       return holds ? k_true : k_false;
@@ -98,8 +100,7 @@ private:
       Node out;
       out.kind = n.kind;
       out.children = std::move(kept);
-      m_out.nodes.push_back(std::move(out));
-      return static_cast<int>(m_out.nodes.size() - 1);
+      return emit(std::move(out), node);
     }
     case NodeKind::negate: {
       int built = build(n.children[0]);
@@ -108,10 +109,9 @@ private:
       Node out;
       out.kind = NodeKind::negate;
       out.children = {built};
-      m_out.nodes.push_back(std::move(out));
-      return static_cast<int>(m_out.nodes.size() - 1);
+      return emit(std::move(out), node);
     }
-    default: m_out.nodes.push_back(n); return static_cast<int>(m_out.nodes.size() - 1);
+    default: return m_emit ? emit(n, node) : 0;
     }
   }
 
@@ -119,20 +119,32 @@ private:
   const std::vector<unsigned char>& m_fixed;
   Reader& m_reader;
   std::vector<unsigned char>* m_decisions;
-  Condition m_out;
-  std::vector<int> m_read;
+  bool m_emit;
+  Folded m_out;
 };
 
 } // namespace
 
-Condition fold(const Condition& condition, const std::vector<unsigned char>& fixed, Reader& reader, std::vector<unsigned char>* decisions) {
-  return Folder(condition, fixed, reader, decisions).run();
+std::vector<unsigned char> fixed_nodes(const Condition& condition, const std::vector<unsigned char>& fixed_slots) {
+  std::vector<unsigned char> out(condition.nodes.size(), 0);
+  std::vector<int> read;
+  for (std::size_t node = 0; node < condition.nodes.size(); ++node) {
+    read.clear();
+    slots_read(condition, static_cast<int>(node), read);
+    out[node] = std::all_of(read.begin(), read.end(), [&](int slot) {
+      return slot >= 0 && static_cast<std::size_t>(slot) < fixed_slots.size() && fixed_slots[static_cast<std::size_t>(slot)];
+    });
+  }
+  return out;
 }
 
-int folded_constant(const Condition& condition) {
-  if (condition.root < 0) return 0;
-  const Node& n = condition.nodes[static_cast<std::size_t>(condition.root)];
-  return n.kind == NodeKind::constant ? (n.flag ? 1 : 0) : -1;
+Folded fold(const Condition& condition, const std::vector<unsigned char>& fixed, Reader& reader, std::vector<unsigned char>* decisions) {
+  return Folder(condition, fixed, reader, decisions, true).run();
+}
+
+void fold_decisions(const Condition& condition, const std::vector<unsigned char>& fixed, Reader& reader,
+                    std::vector<unsigned char>& decisions) {
+  Folder(condition, fixed, reader, &decisions, false).run();
 }
 
 bool evaluate(const Condition& condition, Reader& reader) {
