@@ -1,7 +1,9 @@
 // The engine: evaluates compiled rules against a node (node findings) and against a node plus a
 // workload (TE's backend selection, then the workload findings). Facts are read through a
 // per-evaluation Frame that caches each slot's lookup, so a rule costs a few pointer reads and
-// comparisons; the slow parts (evidence, rendering) only run for rules that fire.
+// comparisons; the slow parts (evidence, rendering) only run for rules that fire. On a node
+// explained many times (a sweep, the bench) each rule's condition is folded with what the node
+// decides and the simple tests rules share are made once an explain (engine_frame.hpp, NodeMemo).
 //
 // Backend selection models TE's get_attention_backend(): every filter rule whose condition holds
 // takes its backend (or FusedAttention sub-backend) out with its message as the reason;

@@ -97,8 +97,7 @@ public:
   // Whether get(name) reads the node's facts alone (not the workload, the overlay or the assumed
   // TE release, which come from the workload, the selection and the database); get() routes by it.
   static bool node_only(std::string_view name) {
-    return !name.starts_with("workload.") && !name.starts_with("explain.") && name != "te.version" &&
-           name != "doctor.assumed_te_version";
+    return !name.starts_with("workload.") && !name.starts_with("explain.") && name != "te.version" && name != "doctor.assumed_te_version";
   }
 
 private:
@@ -117,11 +116,11 @@ private:
 // hit (a changed, copied, moved or freed Facts has a new stamp, every loaded database its own id).
 struct NodeMemo {
   std::uint64_t facts_stamp = 0;
-  std::uint64_t database = 0;               // RuleSet::Impl::id
-  std::vector<const model::Value*> values;  // per slot
-  std::vector<unsigned char> state;         // per slot; 0: not looked up, 1: looked up, 2: not a node fact
-  std::vector<unsigned char> fresh_state;   // state before any lookup, worked out once per database
-  std::vector<signed char> applies;         // per rule; -1: not known, else whether its applies_to holds
+  std::uint64_t database = 0;              // RuleSet::Impl::id
+  std::vector<const model::Value*> values; // per slot
+  std::vector<unsigned char> state;        // per slot; 0: not looked up, 1: looked up, 2: not a node fact
+  std::vector<unsigned char> fresh_state;  // state before any lookup, worked out once per database
+  std::vector<signed char> applies;        // per rule; -1: not known, else whether its applies_to holds
   // Per rule of the explain (backend and workload rules), on this node: whether it can fire for
   // some workload (-1: not known), and what decides it for a workload. That is its condition
   // with everything the node decides (node facts, te.version, GPU facts per element) folded in
@@ -129,11 +128,13 @@ struct NodeMemo {
   // (per GPU) has one such condition per group of elements that folded alike (eight identical
   // GPUs are one group), holding its elements in order. A rule whose folded conditions are all
   // false is never evaluated again for any workload on this node: on one node most version- and
-  // GPU-gated rules are out, and of the rest only the workload's part is evaluated.
+  // GPU-gated rules are out, and of the rest only the workload's part is evaluated. Rules are
+  // folded from the node's k_fold_after-th explain on (folding()); before, each explain evaluates
+  // the conditions whole.
   struct Folded {
     detail::Condition when;
-    std::vector<Element> elements; // one empty element for a rule not over a collection
-    std::vector<int> guards;       // into `guards`: its top-level tests, each must hold
+    std::vector<Element> elements;          // one empty element for a rule not over a collection
+    std::vector<int> guards;                // into `guards`: its top-level tests, each must hold
     std::vector<std::pair<int, bool>> rest; // its other conjuncts (node of `when`, negated), evaluated after
     std::vector<int> leaf_guard;            // per node of `when`: the guard it is, or -1
   };
@@ -149,8 +150,8 @@ struct NodeMemo {
     bool negated = false; // `not` the test
   };
   std::vector<Guard> guards;
-  std::unordered_map<std::string, int> guard_keys;     // for interning
-  std::vector<std::uint64_t> guard_stamp;              // per guard: the frame stamp of guard_value
+  std::unordered_map<std::string, int> guard_keys; // for interning
+  std::vector<std::uint64_t> guard_stamp;          // per guard: the frame stamp of guard_value
   std::vector<unsigned char> guard_value;
   // Per rule, once first folded (per database): per node of its condition, whether the subtree
   // reads only what the node decides (detail::fixed_nodes), and the guard the node is, plain and
@@ -185,10 +186,10 @@ struct NodeMemo {
     std::vector<int> slot_at;
     std::vector<int> absent;
   } layout;
-  // Per rule of the explain whose message and fix commands read no workload.* and no explain.*
+  // Per rule of the explain whose fix commands (and message) read no workload.* and no explain.*
   // name (worked out once per database): what they render to on this node, per element of its
-  // collection (one entry without), once a workload made it fire. A filter's reason renders the
-  // same for every workload then, and rendering was a quarter of an explain.
+  // collection (one entry without), once a workload made it fire. A filter's fixes (and reason)
+  // render the same for every workload then, and rendering was a quarter of an explain.
   struct Rendered {
     std::string message;
     std::vector<model::Fix> fixes;
@@ -197,7 +198,7 @@ struct NodeMemo {
   // (which reads the workload) per explain.
   std::vector<unsigned char> renders_per_node;
   std::vector<std::vector<std::optional<Rendered>>> rendered;
-  std::vector<long> counts;                 // per collection; -1: not counted yet
+  std::vector<long> counts; // per collection; -1: not counted yet
   // Per collection slot ("gpu.sm"), per element: the fact, nullptr, or unknown() before the lookup.
   std::vector<std::vector<const model::Value*>> elements;
 
@@ -215,9 +216,7 @@ struct NodeMemo {
     return &marker;
   }
 
-  bool bound(const model::Facts& facts, const RuleSet::Impl& impl) const {
-    return facts_stamp == facts.stamp() && database == impl.id;
-  }
+  bool bound(const model::Facts& facts, const RuleSet::Impl& impl) const { return facts_stamp == facts.stamp() && database == impl.id; }
 
   // Bumped by every bind to other facts or another database: a frame that saw this generation
   // knows the memo is still its own with one comparison (Frame::memo, on every fact read).
@@ -504,7 +503,7 @@ private:
   FrameCache& m_cache; // slots that are not node facts
   std::uint64_t m_epoch;
   std::uint64_t m_guard_stamp = m_epoch; // unique to this frame and its overlay (guard())
-  std::uint64_t m_generation; // of m_memo when it was last bound to this frame's node
+  std::uint64_t m_generation;            // of m_memo when it was last bound to this frame's node
   Element m_element;
   bool m_read_workload = false; // read_workload() done
   std::vector<std::pair<std::string, std::string>>* m_evidence = nullptr;
