@@ -3,7 +3,7 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix|verdict-truth|portable]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix|verdict-truth|portable|threads|pytier|pytier-te]
 #
 # portable (issue 39): the portable bundle (scripts/build-portable.sh) and its wheel
 # (scripts/build-wheel.py), carried packed as .gpu-portable/portable.tar.xz (scripts/portable-carry.sh,
@@ -246,6 +246,93 @@ run_bench() {
     step "check-laps-$i" 60 "$BIN" check "${COMMON[@]}" -vv --set te.version=2.18.0 --hf-config tests/fixtures/hf/llama-3-8b/config.json \
       --hf-config tests/fixtures/hf/mixtral-8x7b/config.json --hf-config tests/fixtures/hf/deepseek-v3/config.json
   done
+}
+
+# threads (issue 40): probe and check + 3 workloads with NVTE_DOCTOR_THREADS=N for N in
+# THREADS_SWEEP (default 1 2 4 8 16), 20 runs each (nvte-bench-measure), then check -vv's laps at
+# each N: whether the rules' compile threads slow the probe's threads inside check, and how many
+# threads check needs. With perf on the node, perf stat's context switches, migrations and page
+# faults of check and probe at the default count.
+run_threads() {
+  local n tools measure
+  tools=$(dirname "$BIN"); measure=$tools/nvte-bench-measure
+  [[ -x $measure ]] || measure=$tools/bench/nvte-bench-measure
+  local hf=tests/fixtures/hf
+  local check=("$BIN" check "${COMMON[@]}" --set te.version=2.18.0 --hf-config $hf/llama-3-8b/config.json
+               --hf-config $hf/mixtral-8x7b/config.json --hf-config $hf/deepseek-v3/config.json)
+  export XDG_CACHE_HOME=$OUTDIR/xdg-cache
+  for n in ${THREADS_SWEEP:-1 2 4 8 16}; do
+    step "threads-$n-probe" 120 env NVTE_DOCTOR_THREADS=$n "$measure" measure --name "probe@$n" --runs 20 --warmup 2 -- "$BIN" probe
+    step "threads-$n-check" 120 env NVTE_DOCTOR_THREADS=$n "$measure" measure --name "check3@$n" --runs 20 --warmup 1 -- "${check[@]}"
+    step "threads-$n-laps" 60 env NVTE_DOCTOR_THREADS=$n "${check[@]}" -vv
+  done
+  # glibc's allocator under the threads: arenas shared (arena_max) or grown in larger steps
+  # (top_pad: fewer mprotect calls, each of which stalls every other thread's page faults).
+  local i=0 t
+  for t in ${THREADS_TUNABLES:-glibc.malloc.top_pad=16777216 glibc.malloc.arena_max=1 glibc.malloc.arena_max=4}; do
+    i=$((i + 1))
+    step "tunables-$i-probe" 120 env GLIBC_TUNABLES=$t "$measure" measure --name "probe+$t" --runs 20 --warmup 2 -- "$BIN" probe
+    step "tunables-$i-check" 120 env GLIBC_TUNABLES=$t "$measure" measure --name "check3+$t" --runs 20 --warmup 1 -- "${check[@]}"
+    step "tunables-$i-laps" 60 env GLIBC_TUNABLES=$t "${check[@]}" -vv
+  done
+  if command -v perf >/dev/null; then
+    step threads-perf-probe 60 perf stat -r 10 -e task-clock,context-switches,cpu-migrations,page-faults "$BIN" probe
+    step threads-perf-check 60 perf stat -r 10 -e task-clock,context-switches,cpu-migrations,page-faults "${check[@]}"
+  fi
+  { echo "threads (NVTE_DOCTOR_THREADS sweep; median ms, min, max, CPU ms):"
+    for n in ${THREADS_SWEEP:-1 2 4 8 16}; do
+      grep -h '"median_ms"' "$LOGS/threads-$n-probe.log" "$LOGS/threads-$n-check.log" | "$PY" -c 'import json,sys
+for l in sys.stdin:
+    d = json.loads(l); print("  %-10s median %6.1f ms  min %6.1f  max %6.1f  CPU %6.1f ms" % (d["name"], d["median_ms"], d["min_ms"], d["max_ms"], d["median_cpu_ms"]))'
+      grep -hE "debug: check: (facts|rules)" "$LOGS/threads-$n-laps.log" | head -4 | sed "s/^/  N=$n /"
+    done
+    for ((n = 1; n <= i; n++)); do
+      grep -h '"median_ms"' "$LOGS/tunables-$n-probe.log" "$LOGS/tunables-$n-check.log" | "$PY" -c 'import json,sys
+for l in sys.stdin:
+    d = json.loads(l); print("  %-48s median %6.1f ms  min %6.1f  max %6.1f  CPU %6.1f ms" % (d["name"], d["median_ms"], d["min_ms"], d["max_ms"], d["median_cpu_ms"]))'
+      grep -hE "debug: (check: (facts|rules)|python probe: site-packages|libraries probe: wheel)" "$LOGS/tunables-$n-laps.log" | head -6 | sed "s/^/  T$n /"
+    done
+  } 2>&1 | tee -a "$SUMMARY"
+}
+
+# pytier (issue 40, item 1): where the Python tier's time goes. selftest.py alone at the default
+# shape (its "timings"), python -X importtime's slowest imports and cProfile's cumulative top, then
+# the whole self-test's wall time; first with torch alone, then (pytier-te) with TE installed as
+# the te stage installs it and CUDNN_PATH on the venv's cuDNN (the node's passing configuration).
+pytier_runs() { # pytier_runs TAG ENV...
+  local tag=$1 i; shift
+  local pyc=$OUTDIR/pyc-$tag
+  rm -rf "$pyc" "$OUTDIR/xdg-$tag"
+  # Runs 1-3 with the self-test's bytecode cache (run 1 fills it where the environment's own
+  # bytecode is missing or stale), run 4 without it.
+  for i in 1 2 3; do step "pytier-$tag-$i" 300 env "$@" "$PY" src/selftest/selftest.py "{\"bytecode_cache\": \"$pyc\"}"; done
+  step "pytier-$tag-4" 300 env "$@" "$PY" src/selftest/selftest.py
+  step "pytier-$tag-importtime" 120 env "$@" PYTHONPYCACHEPREFIX="$pyc" bash -c "'$PY' -X importtime -c 'import torch
+try:
+    import transformer_engine.pytorch
+except Exception as e:
+    print(e)' 2>&1 | sort -t'|' -k2 -n -r | head -30"
+  step "pytier-$tag-cprofile" 300 env "$@" PYTHONPYCACHEPREFIX="$pyc" bash -c "'$PY' -m cProfile -s cumulative src/selftest/selftest.py | head -70"
+  # The whole self-test: its own bytecode cache in a fresh XDG_CACHE_HOME (run 1 fills it),
+  # then with --no-cache.
+  for i in 1 2 3; do step "pytier-$tag-selftest-$i" 600 env "$@" XDG_CACHE_HOME="$OUTDIR/xdg-$tag" "$BIN" selftest "${COMMON[@]}" -v --python "$PY"; done
+  step "pytier-$tag-selftest-no-cache" 600 env "$@" "$BIN" selftest "${COMMON[@]}" -v --python "$PY" --no-cache
+  { echo "pytier $tag: selftest.py timings (1-3 with the bytecode cache, 4 without), then the whole self-test's wall:"
+    for i in 1 2 3 4; do grep -h '"timings"' "$LOGS/pytier-$tag-$i.log" | "$PY" -c 'import json,sys
+for l in sys.stdin:
+    d = json.loads(l); print("  ", d.get("status"), d.get("te_present"), json.dumps(d.get("bytecode")), json.dumps(d.get("timings")))'; done
+    grep -h "^pytier-$tag-selftest" "$SUMMARY" | tail -4
+    grep -hE "python .*[0-9.]+ s|^  *(ok|failed|error|skipped) +[0-9.]+ s" "$LOGS/pytier-$tag-selftest-3.log" | head -12
+  } 2>&1 | tee -a "$SUMMARY"
+}
+
+run_pytier() {
+  pytier_runs torch PYTHONPATH=
+}
+
+run_pytier_te() {
+  install_te || return 0
+  pytier_runs te PYTHONPATH="$TE_PREFIX:$PWD/.gpu-te/py" CUDNN_PATH="$VENV_CUDNN_DIR"
 }
 
 run_gputest() {
@@ -739,6 +826,9 @@ case $STAGE in
   fuzz) run_fuzz ;;
   ext) run_ext ;;
   bench-native) run_bench_native ;;
+  threads) run_threads ;;
+  pytier) run_pytier ;;
+  pytier-te) run_pytier_te ;;
   cudnn-support) run_cudnn_support ;;
   verify-fix) run_verify_fix ;;
   verdict-truth) run_verdict_truth ;;

@@ -16,6 +16,7 @@
 #include "util/file.hpp"
 #include "util/hash.hpp"
 #include "util/logging.hpp"
+#include "util/process_exit.hpp"
 #include "util/parallel.hpp"
 #include "util/strings.hpp"
 
@@ -92,7 +93,7 @@ std::optional<model::Finding> stale_bundle_finding(const Options& options) {
 
 } // namespace
 
-model::Report build_report(const Options& options) {
+model::Report build_report(const Options& options, std::shared_ptr<const rules::RuleSet>* rules_used) {
   // The rules load (YAML parsing: most of check's own cost) on a thread while the probes run
   // and NVML initialises in its child; wall time is then max(probe, rules), not the sum.
   util::log::Laps laps("check"); // -vv: where check's own time goes
@@ -151,6 +152,7 @@ model::Report build_report(const Options& options) {
   report.fingerprint = util::hex64(util::fnv1a64(facts.to_json(-1) + rules.digest()));
   report.facts = std::move(facts);
   report.summarize();
+  if (rules_used) *rules_used = std::make_shared<const rules::RuleSet>(std::move(rules));
   return report;
 }
 
@@ -168,16 +170,20 @@ int run_check(const Options& options) {
   Options effective = options;
   apply_config_workloads(effective);
   auto start = std::chrono::steady_clock::now();
-  model::Report report = build_report(effective);
+  std::shared_ptr<const rules::RuleSet> rules;
+  auto report = std::make_shared<model::Report>(build_report(effective, &rules));
+  // Freed by the process's end, not here (util/process_exit.hpp).
+  util::keep_until_exit(rules);
+  util::keep_until_exit(report);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_output(options, render_report(options, report, {unix_time(), seconds}));
+  write_output(options, render_report(options, *report, {unix_time(), seconds}));
   if (options.termination_log) {
     // The verdict is the exit code; a termination log that cannot be written must not turn a
     // CRITICAL into UNKNOWN (a wrapper may start the job on UNKNOWN), so it is a warning.
-    auto written = util::write_file_in_place(*options.termination_log, report::render_termination_message(report));
+    auto written = util::write_file_in_place(*options.termination_log, report::render_termination_message(*report));
     if (!written) util::log::warning("--termination-log: " + written.error().message);
   }
-  return report.summary.exit_code();
+  return report->summary.exit_code();
 }
 
 } // namespace app

@@ -6,14 +6,18 @@
 #include "app/options.hpp"
 #include "model/report.hpp"
 #include "report/render.hpp"
+#include "rules/rules.hpp"
 #include "service/config.hpp"
 
+#include <memory>
 #include <string>
 
 namespace app {
 
 // The whole check (facts, rules, workloads) as a Report; util::Fatal on bad input.
-model::Report build_report(const Options& options);
+// rules_used, when given, receives the rules the report was built with (a one-shot caller keeps
+// them until the process ends: util/process_exit.hpp).
+model::Report build_report(const Options& options, std::shared_ptr<const rules::RuleSet>* rules_used = nullptr);
 // The report in options.format.
 std::string render_report(const Options& options, const model::Report& report, const report::RunTiming& timing);
 

@@ -135,16 +135,20 @@ probe::FactsOrigin facts_origin(const Options& options) {
   return probe::FactsOrigin::live;
 }
 
+std::optional<std::filesystem::path> cache_directory(const Options& options) {
+  if (options.no_cache) return std::nullopt;
+  if (options.cache_dir) return *options.cache_dir;
+  if (auto user = util::user_cache_directory()) return *user / "nvte-doctor";
+  return std::nullopt;
+}
+
 namespace {
 
-// The probe's cache across runs (util/file_cache.hpp): in run's state directory, else the user's
-// cache directory ($XDG_CACHE_HOME/nvte-doctor or ~/.cache/nvte-doctor); none with --no-cache.
+// The probe's cache across runs (util/file_cache.hpp), in cache_directory().
 std::shared_ptr<util::FileCache> open_file_cache(const Options& options) {
-  if (options.no_cache) return nullptr;
-  std::filesystem::path dir;
-  if (options.cache_dir) dir = *options.cache_dir;
-  else if (auto user = util::user_cache_directory()) dir = *user / "nvte-doctor";
-  else return nullptr;
+  auto found = cache_directory(options);
+  if (!found) return nullptr;
+  const std::filesystem::path& dir = *found;
   // Another build (a new release, a rebuilt binary) may compute a value differently: its own
   // identity is in the tag, so its cache starts empty.
   std::string tag = NVTE_VERSION_STRING;

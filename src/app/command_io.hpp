@@ -32,6 +32,11 @@ bool is_live_root(const std::filesystem::path& root);
 // what a live probe found may be run or loaded here (probe/tree_policy.hpp).
 probe::FactsOrigin facts_origin(const Options& options);
 
+// The doctor's cache directory across runs: --cache-dir's (run: its state directory), else the
+// user's ($XDG_CACHE_HOME/nvte-doctor or ~/.cache/nvte-doctor); none with --no-cache or without
+// a usable home. Not made here: each cache makes it private (util::private_cache_directory).
+std::optional<std::filesystem::path> cache_directory(const Options& options);
+
 // --python on this machine: the file (a bare name is looked up on PATH), when it is a regular
 // file this process may execute; otherwise not_found ("--python X: no such file") or an error
 // naming what is wrong with it. option names where the value came from (python_option).

@@ -12,6 +12,8 @@
 #include "rules/verdict.hpp"
 #include "selftest/selftest.hpp"
 #include "util/json_text.hpp"
+#include "util/logging.hpp"
+#include "util/path_trust.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -79,6 +81,21 @@ void choose_python_tier(const Options& options, const model::Facts& facts, selft
   if (plan.python_script.empty())
     plan.python_skipped =
         "no selftest.py for the Python tier (looked in " + util::join(looked, ", ") + "; NVTE_DOCTOR_SELFTEST_PY names another)";
+}
+
+// The Python tier's bytecode cache (selftest::PythonRun::bytecode_cache): python-bytecode in the
+// doctor's cache directory, made private; none with --no-cache or where none can be had.
+std::string python_bytecode_cache(const Options& options) {
+  auto base = cache_directory(options);
+  if (!base) return {};
+  auto dir = *base / "python-bytecode";
+  auto made = util::private_cache_directory(*base);
+  if (made) made = util::private_cache_directory(dir);
+  if (!made) {
+    util::log::debug("self-test: no Python bytecode cache: " + made.error().message);
+    return {};
+  }
+  return dir.string();
 }
 
 // Whether a library path of the facts may be loaded by a self-test child: only what a live probe
@@ -169,6 +186,7 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
     plan.predicted_selected.push_back(e ? e->selected.value_or("none") : std::string());
   }
   choose_python_tier(options, facts, plan);
+  if (!plan.python_executable.empty()) plan.python_bytecode_cache = python_bytecode_cache(options);
   plan.load_refusal = library_refusal(options);
   return selftest::run_all(plan);
 }

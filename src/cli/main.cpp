@@ -3,6 +3,7 @@
 #include "app/app.hpp"
 #include "util/error.hpp"
 #include "util/logging.hpp"
+#include "util/process_exit.hpp"
 #include "util/strings.hpp"
 
 #include <CLI/CLI.hpp>
@@ -96,7 +97,8 @@ void add_common(CLI::App& cmd, app::Options& o, std::string& format, const std::
   cmd.add_option("--python", o.python, "The Python interpreter to examine (default: $NVTE_DOCTOR_PYTHON, else the one with TE, else torch)")
       ->envname("NVTE_DOCTOR_PYTHON");
   cmd.add_flag("--deep", o.deep, "Also ask NVML and libcuda (GPU memory, MIG mode, libcuda's CUDA version); tens of ms slower");
-  cmd.add_flag("--no-cache", o.no_cache, "Neither read nor write the probe's file cache (what depends only on a file's identity)")
+  cmd.add_flag("--no-cache", o.no_cache,
+               "Neither read nor write the doctor's caches (the probe's file cache; the self-test's Python bytecode)")
       ->envname("NVTE_DOCTOR_NO_CACHE");
 }
 
@@ -430,12 +432,14 @@ int run_command_line(int argc, char** argv) {
 // Nothing escapes main: an exception from building the command line (CLI11's construction, an
 // allocation) is one line and exit 3 like every other failure, not std::terminate.
 int main(int argc, char** argv) {
+  int code = 3;
   try {
-    return run_command_line(argc, argv);
+    code = run_command_line(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "nvte-doctor: internal error: %s\n", util::terminal_safe(e.what()).c_str());
   } catch (...) {
     std::fputs("nvte-doctor: internal error\n", stderr);
   }
-  return 3;
+  // Every command is done and its output written: the rest is the kernel's to free.
+  util::exit_process(code);
 }

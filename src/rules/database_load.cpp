@@ -101,13 +101,20 @@ std::string database_digest(const std::vector<SourceFile>& files) {
   return util::hex64(hash);
 }
 
+// At most four threads compile the rules. `check` compiles them beside the probe, and on the
+// 16-core H200 node more threads made both slower: with 8 or 16 the probe inside check took
+// 15.7-16.8 ms instead of 8.7-9.0 ms (its file reads stall: site-packages 14.5 ms instead of
+// 3.0), the compile itself 11.5-14.1 ms instead of 8.9-10.0, check + 3 workloads 23.4-24.9 ms
+// instead of 18.4-20.1 (scripts/gpu-validate.sh threads, docs/records/performance.md, round 6).
+constexpr unsigned k_compile_threads = 4;
+
 std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics, TestCases tests) {
   std::vector<FilePart> parts(files.size());
   // The largest files first, so that no thread is left with a large one at the end.
   std::vector<std::size_t> order(files.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return files[a].text.size() > files[b].text.size(); });
-  util::parallel_for(files.size(), std::min(util::available_cpus(), 8u), [&](std::size_t k) {
+  util::parallel_for(files.size(), std::min(util::available_cpus(), k_compile_threads), [&](std::size_t k) {
     std::size_t i = order[k];
     FilePart& part = parts[i];
     part.shipped = preparsed_file(files[i].text);

@@ -211,8 +211,7 @@ Json honours(std::string_view kind) {
 }
 
 CheckOutcome run_python_shapes(const std::string& interpreter, const std::string& script, const Json& shapes,
-                               const std::vector<std::string>& shape_predictions, std::chrono::milliseconds timeout,
-                               const std::map<std::string, std::string>& environment) {
+                               const std::vector<std::string>& shape_predictions, const PythonRun& run) {
   CheckOutcome outcome;
   outcome.check = "python";
   outcome.label = interpreter;
@@ -221,12 +220,17 @@ CheckOutcome run_python_shapes(const std::string& interpreter, const std::string
                        {"script", script},
                        {"shapes", shapes},
                        {"predicted", shape_predictions},
-                       {"timeout_ms", timeout.count()},
+                       {"timeout_ms", run.timeout.count()},
+                       {"bytecode_cache", run.bytecode_cache},
                        {"honours", honours("python")}};
   util::CommandOptions options;
-  options.timeout = timeout;
-  if (!environment.empty()) options.environment = environment_with(environment);
-  auto ran = util::run_command({interpreter, script, util::json_text(Json{{"workloads", shapes}})}, options);
+  options.timeout = run.timeout;
+  options.stdin_fd = run.gate;
+  if (!run.environment.empty()) options.environment = environment_with(run.environment);
+  Json args{{"workloads", shapes}};
+  if (run.gate >= 0) args["gate"] = true;
+  if (!run.bytecode_cache.empty()) args["bytecode_cache"] = run.bytecode_cache;
+  auto ran = util::run_command({interpreter, script, util::json_text(args)}, options);
   if (!ran) {
     outcome.status = "error";
     outcome.error = ran.error().message;
@@ -259,8 +263,7 @@ bool executable_file(const std::filesystem::path& path) {
 } // namespace
 
 CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script, const std::vector<model::Workload>& workloads,
-                             const std::vector<std::string>& predicted, std::chrono::milliseconds timeout,
-                             const std::map<std::string, std::string>& environment) {
+                             const std::vector<std::string>& predicted, const PythonRun& run) {
   Json shapes = Json::array();
   std::vector<std::string> shape_predictions;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
@@ -269,7 +272,7 @@ CheckOutcome run_python_tier(const std::string& interpreter, const std::string& 
     shapes.push_back(*args);
     shape_predictions.push_back(i < predicted.size() ? predicted[i] : "");
   }
-  return run_python_shapes(interpreter, script, shapes, shape_predictions, timeout, environment);
+  return run_python_shapes(interpreter, script, shapes, shape_predictions, run);
 }
 
 std::string python_tier_unavailable(const std::string& interpreter, const std::string& script) {
@@ -356,8 +359,11 @@ CheckOutcome rerun_check(const model::SelftestCheck& check, const std::map<std::
   if (kind == "python") {
     std::vector<std::string> predicted;
     for (const auto& p : recipe["predicted"]) predicted.push_back(p.is_string() ? p.get<std::string>() : "");
-    CheckOutcome tier =
-        run_python_shapes(recipe.value("interpreter", ""), recipe.value("script", ""), recipe["shapes"], predicted, timeout, environment);
+    PythonRun run;
+    run.timeout = timeout;
+    run.environment = environment;
+    run.bytecode_cache = recipe.value("bytecode_cache", "");
+    CheckOutcome tier = run_python_shapes(recipe.value("interpreter", ""), recipe.value("script", ""), recipe["shapes"], predicted, run);
     if (recipe.value("pick", "") != "python_te") return tier;
     auto te = python_te_outcomes(tier, {check.workload});
     if (te.empty() || te.front().status == "skipped")
@@ -457,6 +463,39 @@ Results run_all(const Plan& input) {
     refused = path + ": " + *why;
     return std::string();
   };
+  // The Python tier starts now: its interpreter, torch's and TE's imports take seconds, and run
+  // beside the CUDA checks. Its GPU work waits at the gate until they are done, so it never
+  // shares the GPU's time or memory with them (a large shape's fp32 reference takes tens of GB).
+  // Its timeout covers that wait: the CUDA checks' own timeouts bound it.
+  std::string python_why = plan.python_skipped;
+  if (python_why.empty()) python_why = python_tier_unavailable(plan.python_executable, plan.python_script);
+  auto cudnn_timeout = [&](const model::Workload& w) {
+    if (plan.runner.timeout_given) return plan.runner.timeout;
+    auto args = sdpa_args(w);
+    if (!args) return plan.runner.timeout;
+    auto shape = parse_shape(*args);
+    return shape ? shape_timeout(*shape) : plan.runner.timeout;
+  };
+  // Declared in this order so that, should a CUDA check throw, the gate opens before the future
+  // waits for the tier's (bounded) child.
+  std::future<CheckOutcome> python_tier;
+  std::optional<util::Gate> gate;
+  double python_started = 0;
+  if (python_why.empty()) {
+    PythonRun run;
+    run.timeout = plan.runner.timeout * 4;
+    run.bytecode_cache = plan.python_bytecode_cache;
+    if (auto made = util::Gate::make()) {
+      gate = std::move(*made);
+      run.gate = gate->child_end();
+      run.timeout += plan.runner.timeout;                                                         // the cuda child
+      for (const auto& w : plan.workloads) run.timeout += cudnn_timeout(w) + plan.runner.timeout; // cuDNN's, TE's selector
+    }
+    python_started = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan.runner.epoch).count();
+    python_tier = std::async(std::launch::async, [&plan, run] {
+      return run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.predicted_selected, run);
+    });
+  }
   std::string refused, te_refused;
   const std::string nvrtc_path = loadable(fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}), refused);
   const std::string nccl_path = loadable(fact_text(facts, {"te.nccl.path", "nccl.path"}), refused);
@@ -488,10 +527,8 @@ Results run_all(const Plan& input) {
     }
     std::string label = w.name;
     RunnerOptions cudnn_runner = plan.runner;
-    if (auto shape = parse_shape(*args)) {
-      label = shape->label();
-      if (!plan.runner.timeout_given) cudnn_runner.timeout = shape_timeout(*shape);
-    }
+    cudnn_runner.timeout = cudnn_timeout(w);
+    if (auto shape = parse_shape(*args)) label = shape->label();
     Json cudnn_args = with_path(*args, cudnn_path);
     // GPU 0's architecture, so that the child can compile its reference kernels before CUDA is up.
     if (auto sm = facts.get_int("gpu[0].sm"); sm && *sm > 0) cudnn_args["sm"] = *sm;
@@ -549,15 +586,13 @@ Results run_all(const Plan& input) {
   out.push_back(std::move(basics[2]));
   // The Python tier never skips silently: what kept it from running is its skipped check's reason,
   // the caller's (no interpreter it may run: probe/tree_policy.hpp) or the tier's own.
-  std::string why = plan.python_skipped;
-  if (why.empty()) why = python_tier_unavailable(plan.python_executable, plan.python_script);
-  if (!why.empty()) {
-    out.push_back(skipped_outcome("python", plan.python_executable.empty() ? "Python tier" : plan.python_executable, why));
+  if (!python_why.empty()) {
+    out.push_back(skipped_outcome("python", plan.python_executable.empty() ? "Python tier" : plan.python_executable, python_why));
     return results;
   }
-  CheckOutcome tier =
-      run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.predicted_selected, plan.runner.timeout * 4);
-  tier.started = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan.runner.epoch).count() - tier.seconds;
+  if (gate) gate->open();
+  CheckOutcome tier = python_tier.get();
+  tier.started = python_started;
   std::vector<int> indices; // the workloads the tier ran, in its order (those sdpa_args takes)
   for (std::size_t i = 0; i < plan.workloads.size(); ++i)
     if (sdpa_args(plan.workloads[i])) indices.push_back(static_cast<int>(i));

@@ -129,6 +129,7 @@ struct Plan {
   std::string python_executable;             // empty: no Python tier
   std::string python_script;                 // share/nvte-doctor/selftest.py
   std::string python_skipped;                // why the Python tier does not run, shown as its skipped check
+  std::string python_bytecode_cache;         // PythonRun::bytecode_cache (empty: none)
   // Whether a library path the facts name (cudnn.path, nvrtc.path, nccl.path, te.path, ...) may
   // be loaded by a child: the caller's rule for untrusted trees (probe/tree_policy.hpp). nullopt:
   // it may; otherwise why not. A check whose path is refused loads its library by SONAME through
@@ -144,12 +145,25 @@ struct Results {
 // Runs every check of the plan (driver first: without a GPU the GPU checks report skipped).
 Results run_all(const Plan& plan);
 
-// The Python tier: runs script with interpreter for the workloads, bounded by the timeout.
+// How the Python tier's child runs.
+struct PythonRun {
+  std::chrono::milliseconds timeout{60000};
+  std::map<std::string, std::string> environment; // set on top of the doctor's own (a fix under test)
+  // A private directory of the doctor's where the script has Python keep the bytecode it
+  // compiles (sys.pycache_prefix) when torch's or TE's own is missing or stale: such an
+  // environment (PYTHONDONTWRITEBYTECODE, a read-only image, pip's --no-compile) compiles every
+  // module of torch and TE from source in every process, seconds each time. Empty: none; a
+  // PYTHONPYCACHEPREFIX of the caller's wins.
+  std::string bytecode_cache;
+  // The child's stdin, where it waits after its imports and before its first GPU work
+  // (util::Gate::child_end): it then shares no GPU time or memory with other checks. -1: no wait.
+  int gate = -1;
+};
+
+// The Python tier: runs script with interpreter for the workloads, as run says.
 // predicted: explain's selected backend per workload; TE's own choice is held against it.
-// environment: set on top of the doctor's own (a fix under test).
 CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script, const std::vector<model::Workload>& workloads,
-                             const std::vector<std::string>& predicted, std::chrono::milliseconds timeout,
-                             const std::map<std::string, std::string>& environment = {});
+                             const std::vector<std::string>& predicted, const PythonRun& run);
 
 // Why the Python tier cannot start (no script, no interpreter, an interpreter that is not an
 // executable file), or empty when it can. Such a tier is a skipped "python" check with this reason.

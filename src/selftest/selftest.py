@@ -20,12 +20,17 @@ TE installed but not importable (a missing requirement such as pydantic, a cuDNN
 failure with Python's own message; torch's SDPA backends run instead.
 Without TE: torch.nn.functional.scaled_dot_product_attention with each SDPA backend (cuDNN,
 flash, efficient) against the math backend in fp32, forward and backward.
+"bytecode": whether torch's and TE's own bytecode is usable ("unusable" lists the packages whose
+is missing or stale) and the sys.pycache_prefix this process then used ("prefix": the doctor's
+cache, given as "bytecode_cache" in the argument, or the caller's PYTHONPYCACHEPREFIX).
 "mapped": the cuDNN / NVRTC / cuBLAS files this process has mapped once torch and TE are imported
 (/proc/self/maps), the truth the doctor's load-order model predicts.
 "timings": where this process's time went, in seconds (issue 40's budget for the tier is 2 s):
 "start" (interpreter start to this script's first line, from the process's start time),
-"import_torch", "cuda_init" (the CUDA context, the GPU's name, cuDNN's version), "import_te",
-"reference" (the fp32 references, all workloads), "cases" (the backends' runs, references
+"import_torch", "import_te" (after torch's and before any CUDA work, as a job imports them),
+"gate" (waiting for the doctor's CUDA checks to finish: with {"gate": true} in its argument the
+script reads stdin to its end before its first GPU work, so that it shares the GPU with no other
+check), "cuda_init" (the CUDA context, the GPU's name, cuDNN's version), "reference" (the fp32 references, all workloads), "cases" (the backends' runs, references
 excluded), "total" (the process's age at the end). Read it in `selftest --format json`: the python
 check's "result".
 """
@@ -72,6 +77,45 @@ def timings():
 def emit(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
+
+
+def bytecode_usable(name):
+    """Whether the package `name` has bytecode Python will use (its __init__'s .pyc beside the
+    source, valid for it); True when there is no such source to speak of."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return True
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return True
+    try:
+        with open(importlib.util.cache_from_source(spec.origin), "rb") as f:
+            head = f.read(16)
+        st = os.stat(spec.origin)
+    except (OSError, NotImplementedError, ValueError):
+        return False
+    if len(head) < 16 or head[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    if int.from_bytes(head[4:8], "little") & 1:  # hash-based: Python checks the hash itself
+        return True
+    return (int.from_bytes(head[8:12], "little") == int(st.st_mtime) & 0xFFFFFFFF and
+            int.from_bytes(head[12:16], "little") == st.st_size & 0xFFFFFFFF)
+
+
+def use_bytecode_cache(prefix):
+    """Where torch's or TE's own bytecode is missing or stale (PYTHONDONTWRITEBYTECODE, a
+    read-only image, pip's --no-compile), every process compiles their thousands of modules from
+    source: seconds each time. Then this process keeps what it compiles in the doctor's private
+    cache instead (sys.pycache_prefix), and the next self-test reads it from there; the
+    environment itself is left as it is. Returns what it found and did, for the result."""
+    unusable = [name for name in ("torch", "transformer_engine") if not bytecode_usable(name)]
+    out = {"unusable": unusable, "prefix": sys.pycache_prefix}
+    if unusable and prefix and sys.pycache_prefix is None:
+        sys.pycache_prefix = prefix
+        sys.dont_write_bytecode = False  # the sources' directories stay untouched all the same
+        out["prefix"] = prefix
+    return out
 
 
 def make_inputs(torch, w, device):
@@ -357,40 +401,52 @@ def main():
     workloads = args.get("workloads") or [{"dtype": "bf16", "layout": "bshd_bshd_bshd", "batch": 2, "heads": 16, "kv_heads": 16,
                                           "seq_q": 512, "seq_kv": 512, "dim_qk": 128, "dim_v": 128, "causal": True}]
     t = time.perf_counter()
+    bytecode = use_bytecode_cache(args.get("bytecode_cache"))
     try:
         import torch
     except ImportError as e:
         emit({"status": "skipped", "error": "torch is not importable: %s" % e, "te_present": False})
         return
     t = lap("import_torch", t)
-    result = {"torch": torch.__version__, "python": sys.version.split()[0]}
-    if not torch.cuda.is_available():
+    result = {"torch": torch.__version__, "python": sys.version.split()[0], "bytecode": bytecode}
+    if not torch.cuda.is_available():  # the driver only: no context, no GPU memory
         emit(dict(result, status="skipped", error="no GPU: torch.cuda.is_available() is False", te_present=False,
                   timings=timings()))
         return
+    # TE's import, as a job does it: after torch's, before any CUDA work.
+    import importlib.util
+    te_spec = importlib.util.find_spec("transformer_engine")
+    te, te_error = None, None
+    if te_spec is not None:
+        try:
+            import transformer_engine
+            import transformer_engine.pytorch  # noqa: F401
+            te = transformer_engine
+        except Exception as e:  # ImportError, or a RuntimeError from a library clash at import
+            te_error = e
+    t = lap("import_te", t)
+    if args.get("gate"):
+        # The doctor's CUDA checks run meanwhile: the GPU is this process's once stdin ends.
+        sys.stdin.read()
+        t = lap("gate", t)
     result["gpu"] = torch.cuda.get_device_name(0)
     result["cudnn"] = torch.backends.cudnn.version()
     t = lap("cuda_init", t)
-    import importlib.util
-    te_spec = importlib.util.find_spec("transformer_engine")
-    try:
-        import transformer_engine as te
-        import transformer_engine.pytorch  # noqa: F401
-        t = lap("import_te", t)
+    result["mapped"] = mapped_libraries()
+    if te is not None:
         result["te_present"] = True
         result["te_version"] = getattr(te, "__version__", "")
         result["te_path"] = os.path.dirname(te.__file__)
-        result["mapped"] = mapped_libraries()
         cases, result["selections"] = run_te(torch, te, workloads)
-    except Exception as e:  # ImportError, or a RuntimeError from a library clash at import
-        if "import_te" not in TIMINGS:
-            t = lap("import_te", t)
+    else:
         result["te_present"] = te_spec is not None
-        result["mapped"] = mapped_libraries()
         if te_spec is not None:
-            result["te_import_error"] = "%s: %s" % (type(e).__name__, first_line(e))
+            result["te_import_error"] = "%s: %s" % (type(te_error).__name__, first_line(te_error))
             result["te_path"] = os.path.dirname(te_spec.origin or "") or None
-        result["note"] = "TransformerEngine is not importable here (%s): ran torch's SDPA backends instead" % first_line(e)
+            why = first_line(te_error)
+        else:
+            why = "No module named 'transformer_engine'"
+        result["note"] = "TransformerEngine is not importable here (%s): ran torch's SDPA backends instead" % why
         cases = run_torch(torch, workloads)
     lap("cases", t)
     TIMINGS["cases"] = round(max(TIMINGS["cases"] - TIMINGS.get("reference", 0.0), 0.0), 4)

@@ -126,16 +126,7 @@ std::shared_ptr<FileCache> FileCache::open(const std::filesystem::path& dir, std
   cache->m_tag = std::string(tag);
   cache->m_limits = limits;
   const std::filesystem::path file = dir / name;
-  // Made (0700) when missing, its parent (~/.cache) too, as the XDG specification asks; but only
-  // inside a directory that is itself private: root never makes one in a user's directory.
-  auto make_private = [](const std::filesystem::path& d) {
-    struct stat st {};
-    if (::lstat(d.c_str(), &st) == 0 || errno != ENOENT || !d.has_parent_path()) return;
-    if (walk_path(d.parent_path(), Walk::private_directory)) (void)::mkdir(d.c_str(), 0700);
-  };
-  if (dir.has_parent_path()) make_private(dir.parent_path());
-  make_private(dir);
-  auto walked = walk_path(dir, Walk::private_directory);
+  auto walked = private_cache_directory(dir);
   if (!walked) {
     debug(file, "not used: " + walked.error().message);
     return cache;

@@ -190,4 +190,15 @@ Result<void> check_trusted_path(const fs::path& path, std::string_view what) {
   return {};
 }
 
+Result<WalkedPath> private_cache_directory(const fs::path& dir) {
+  auto make_private = [](const fs::path& d) {
+    struct stat st {};
+    if (::lstat(d.c_str(), &st) == 0 || errno != ENOENT || !d.has_parent_path()) return;
+    if (walk_path(d.parent_path(), Walk::private_directory)) (void)::mkdir(d.c_str(), 0700);
+  };
+  if (dir.has_parent_path()) make_private(dir.parent_path());
+  make_private(dir);
+  return walk_path(dir, Walk::private_directory);
+}
+
 } // namespace util

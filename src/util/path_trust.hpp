@@ -47,6 +47,13 @@ enum class Walk {
 // A missing final component is not an error for Walk::output (the caller creates it).
 Result<WalkedPath> walk_path(const std::filesystem::path& path, Walk mode);
 
+// A private directory for this program's caches (the probe's file cache, the Python tier's
+// bytecode): dir and its parent (~/.cache) are made 0700 when missing, as the XDG specification
+// asks, but only inside a directory that is itself private (root never makes one in a user's
+// directory); then dir is walked as Walk::private_directory. Whatever a cache holds is trusted on
+// reading (compiled Python runs as this user), so nobody else may be able to write there.
+Result<WalkedPath> private_cache_directory(const std::filesystem::path& dir);
+
 // Succeeds when path (a file or directory the program is told to trust: a configuration, a rules
 // or workloads directory) belongs to this user or root and is not writable by group or others.
 // what names it in the refusal: "refusing config file /etc/x.yaml: it belongs to uid 1000, ...".

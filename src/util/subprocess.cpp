@@ -43,6 +43,7 @@ bool drain(std::vector<std::pair<int, std::string*>> streams, Clock::time_point 
     bool late = now >= deadline;
     auto left = late ? 0 : std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
     std::vector<pollfd> polls;
+    polls.reserve(streams.size());
     for (auto& [fd, sink] : streams) polls.push_back(pollfd{fd, POLLIN, 0});
     int ready = ::poll(polls.data(), polls.size(), late ? 0 : static_cast<int>(std::min<long long>(left, 1000) + 1));
     if (ready < 0) {
@@ -117,6 +118,11 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
+Result<Gate> Gate::make() {
+  auto pipe = NVTE_TRY(make_pipe());
+  return Gate(std::move(pipe.read), std::move(pipe.write));
+}
+
 Result<ChildOutcome> run_command(const std::vector<std::string>& argv, const CommandOptions& options) {
   if (argv.empty()) return Error{ErrorKind::invalid, "run_command: empty argv"};
   auto out = NVTE_TRY(make_pipe());
@@ -124,11 +130,14 @@ Result<ChildOutcome> run_command(const std::vector<std::string>& argv, const Com
   std::vector<std::string> env_storage;
   std::vector<char*> envp;
   if (options.environment) {
+    env_storage.reserve(options.environment->size());
+    envp.reserve(options.environment->size() + 1);
     for (auto& [key, value] : *options.environment) env_storage.push_back(key + "=" + value);
     for (auto& entry : env_storage) envp.push_back(entry.data());
     envp.push_back(nullptr);
   }
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
 
@@ -139,8 +148,8 @@ Result<ChildOutcome> run_command(const std::vector<std::string>& argv, const Com
     ::setpgid(0, 0);
     ::dup2(out.write.get(), 1);
     ::dup2(err.write.get(), 2);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
+    int in = options.stdin_fd >= 0 ? options.stdin_fd : ::open("/dev/null", O_RDONLY);
+    if (in >= 0) ::dup2(in, 0);
     if (options.environment) environ = envp.data();
     ::execvp(args[0], args.data());
     std::string msg = std::string("cannot execute ") + args[0] + ": " + std::strerror(errno) + "\n";

@@ -3,6 +3,7 @@
 // How the child ended is data, never an exception.
 #pragma once
 
+#include "util/fd.hpp"
 #include "util/result.hpp"
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace util {
@@ -31,6 +33,24 @@ struct CommandOptions {
   std::chrono::milliseconds timeout{10000};
   std::optional<std::map<std::string, std::string>> environment; // replaces the environment
   std::size_t max_output = 16u << 20;                             // bytes kept of each stream
+  // The child's stdin (the caller keeps the descriptor and closes it); -1: /dev/null. The read
+  // end of a pipe whose write end the caller closes later is a gate the child can wait at.
+  int stdin_fd = -1;
+};
+
+// A gate a child command waits at: pass child_end() as CommandOptions::stdin_fd; the child reads
+// its stdin to the end, which comes when open() is called (or when this object goes, the caller
+// with it). Both ends close on exec, so no other child holds the gate shut.
+class Gate {
+public:
+  static Result<Gate> make();
+  int child_end() const { return m_read.get(); }
+  void open() { m_write.reset(); }
+
+private:
+  Gate(Fd read, Fd write) : m_read(std::move(read)), m_write(std::move(write)) {}
+  Fd m_read;
+  Fd m_write;
 };
 
 // Runs argv[0] (searched in PATH) with the remaining arguments.

@@ -7,9 +7,13 @@ import dataclasses
 import importlib.util
 import json
 import subprocess
+import os
 import sys
+import tempfile
+import time
 import types
 import unittest
+import unittest.mock
 
 SCRIPT = sys.argv.pop(1)
 spec = importlib.util.spec_from_file_location("selftest_script", SCRIPT)
@@ -93,6 +97,95 @@ class WithoutTorch(unittest.TestCase):
         result = json.loads(out.stdout.strip().splitlines()[-1])
         self.assertEqual(result["status"], "skipped")
         self.assertIn("torch is not importable", result["error"])
+
+
+class GateAndImportOrder(unittest.TestCase):
+    """Issue 40: the tier's imports run beside the doctor's CUDA checks. With {"gate": true} the
+    script imports torch, asks whether there is a GPU (the driver only), imports TE, and touches the
+    GPU only once its stdin ends (the doctor opens the gate when the CUDA checks are done)."""
+
+    def test_te_is_imported_before_the_gate_and_the_gpu_used_after_it(self):
+        tmp = tempfile.mkdtemp()
+        log = os.path.join(tmp, "log")
+        files = {
+            "torch/__init__.py": "import os\n__version__ = '0.0+fake'\n"
+                                 "def _log(what):\n    open(os.environ['FAKE_LOG'], 'a').write(what + '\\n')\n"
+                                 "class cuda:\n"
+                                 "    @staticmethod\n    def is_available():\n        _log('is_available')\n        return True\n"
+                                 "    @staticmethod\n    def get_device_name(i):\n        _log('gpu')\n"
+                                 "        raise RuntimeError('the fake GPU ends here')\n",
+            "transformer_engine/__init__.py": "import torch\ntorch._log('import te')\n",
+            "transformer_engine/pytorch/__init__.py": "",
+        }
+        for name, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(tmp, name)), exist_ok=True)
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(text)
+        env = dict(os.environ, PYTHONPATH=tmp, FAKE_LOG=log)
+        args = json.dumps({"workloads": [WORKLOAD], "gate": True})
+        child = subprocess.Popen([sys.executable, SCRIPT, args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env=env)
+
+        def lines():
+            try:
+                with open(log) as f:
+                    return f.read().split()
+            except FileNotFoundError:
+                return []
+
+        deadline = time.time() + 30
+        while "te" not in lines() and time.time() < deadline and child.poll() is None:
+            time.sleep(0.02)
+        time.sleep(0.3)
+        self.assertEqual(lines(), ["is_available", "import", "te"], "imports before the gate, no GPU work")
+        self.assertIsNone(child.poll(), "the script waits at the gate")
+        child.communicate(input=b"", timeout=30)  # the gate opens: end of stdin
+        self.assertEqual(lines(), ["is_available", "import", "te", "gpu"])
+
+
+class Bytecode(unittest.TestCase):
+    """Issue 40: a package without usable bytecode is compiled from source in every process; the
+    script then keeps its bytecode in the doctor's cache (sys.pycache_prefix), and only then."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        os.makedirs(os.path.join(self.tmp, "fakepkg_bc"))
+        self.source = os.path.join(self.tmp, "fakepkg_bc", "__init__.py")
+        with open(self.source, "w") as f:
+            f.write("X = 1\n")
+        sys.path.insert(0, self.tmp)
+        self.saved = (sys.pycache_prefix, sys.dont_write_bytecode)
+
+    def tearDown(self):
+        sys.path.remove(self.tmp)
+        sys.pycache_prefix, sys.dont_write_bytecode = self.saved
+
+    def test_missing_valid_and_stale(self):
+        import py_compile
+        self.assertFalse(selftest.bytecode_usable("fakepkg_bc"))  # never compiled
+        sys.pycache_prefix = None
+        py_compile.compile(self.source, doraise=True)
+        self.assertTrue(selftest.bytecode_usable("fakepkg_bc"))
+        with open(self.source, "a") as f:  # the source changed: size and mtime differ
+            f.write("Y = 2\n")
+        self.assertFalse(selftest.bytecode_usable("fakepkg_bc"))
+        self.assertTrue(selftest.bytecode_usable("no_such_package_here"))
+
+    def test_the_prefix_is_used_only_where_bytecode_is_missing(self):
+        sys.pycache_prefix = None
+        with unittest.mock.patch.object(selftest, "bytecode_usable", lambda name: name != "torch"):
+            got = selftest.use_bytecode_cache(os.path.join(self.tmp, "cache"))
+        self.assertEqual(got, {"unusable": ["torch"], "prefix": os.path.join(self.tmp, "cache")})
+        self.assertEqual(sys.pycache_prefix, os.path.join(self.tmp, "cache"))
+        sys.pycache_prefix = None
+        with unittest.mock.patch.object(selftest, "bytecode_usable", lambda name: True):
+            got = selftest.use_bytecode_cache(os.path.join(self.tmp, "cache"))
+        self.assertEqual(got, {"unusable": [], "prefix": None})
+        self.assertIsNone(sys.pycache_prefix)
+        sys.pycache_prefix = "/the/callers"  # PYTHONPYCACHEPREFIX wins
+        with unittest.mock.patch.object(selftest, "bytecode_usable", lambda name: False):
+            got = selftest.use_bytecode_cache(os.path.join(self.tmp, "cache"))
+        self.assertEqual(got["prefix"], "/the/callers")
 
 
 class Timings(unittest.TestCase):

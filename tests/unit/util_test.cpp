@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <pthread.h>
 #include <filesystem>
+#include <optional>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <fcntl.h>
@@ -346,7 +348,8 @@ TEST(Subprocess, CommandOutputAndExitCode) {
 
 TEST(Subprocess, TimeoutKillsTheWholeProcessGroup) {
   auto start = std::chrono::steady_clock::now();
-  auto r = util::run_command({"sh", "-c", "sleep 30 & sleep 30"}, util::CommandOptions{std::chrono::milliseconds(300), std::nullopt, 1 << 20});
+  auto r = util::run_command({"sh", "-c", "sleep 30 & sleep 30"},
+                             util::CommandOptions{std::chrono::milliseconds(300), std::nullopt, 1 << 20, -1});
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->timed_out);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
@@ -416,6 +419,53 @@ TEST(Subprocess, AStartedFunctionNeverWaitedForIsKilled) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   ::close(alive[0]);
   ::close(alive[1]);
+}
+
+// The Python tier waits at a gate (its stdin) while the CUDA checks run: the child reads to the end
+// of its stdin only once the gate opens, and a gate that goes without being opened lets it go too.
+TEST(Subprocess, ChildWaitsAtTheGateUntilItOpens) {
+  auto gate = util::Gate::make();
+  ASSERT_TRUE(gate.ok());
+  util::CommandOptions options;
+  options.timeout = std::chrono::seconds(20);
+  options.stdin_fd = gate->child_end();
+  std::atomic<bool> opened{false};
+  std::jthread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    opened = true;
+    gate->open();
+  });
+  auto r = util::run_command({"sh", "-c", "cat; echo through"}, options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(opened.load());
+  EXPECT_EQ(r->out, "through\n");
+  EXPECT_GE(r->seconds, 0.35);
+  // Without a gate, stdin is /dev/null: at its end at once.
+  auto plain = util::run_command({"sh", "-c", "cat; echo through"});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->out, "through\n");
+  EXPECT_LT(plain->seconds, 5.0);
+}
+
+TEST(Subprocess, AGateThatGoesLetsTheChildThrough) {
+  util::CommandOptions options;
+  options.timeout = std::chrono::seconds(20);
+  std::optional<util::Result<util::ChildOutcome>> r;
+  {
+    auto gate = util::Gate::make();
+    ASSERT_TRUE(gate.ok());
+    options.stdin_fd = gate->child_end();
+    auto started = std::filesystem::temp_directory_path() / ("nvte-gate-" + std::to_string(::getpid()));
+    std::filesystem::remove(started);
+    std::jthread runner([&] { r = util::run_command({"sh", "-c", "touch " + started.string() + "; cat; echo through"}, options); });
+    for (int i = 0; i < 2000 && !std::filesystem::exists(started); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_TRUE(std::filesystem::exists(started));
+    std::filesystem::remove(started);
+    gate = util::Gate::make(); // the first gate's ends close; the child holds its own copy of stdin
+  }
+  ASSERT_TRUE(r && r->ok());
+  EXPECT_EQ((*r)->out, "through\n");
+  EXPECT_FALSE((*r)->timed_out);
 }
 
 TEST(Subprocess, MissingProgramExits127) {

@@ -1,0 +1,43 @@
+#include "util/process_exit.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <vector>
+
+namespace util {
+
+namespace {
+
+struct Kept {
+  std::mutex mutex;
+  std::vector<std::shared_ptr<const void>> objects;
+};
+
+Kept& kept() {
+  static Kept k; // freed only when the process ends some other way (a test binary's exit)
+  return k;
+}
+
+} // namespace
+
+void keep_until_exit(std::shared_ptr<const void> object) {
+  auto& k = kept();
+  std::lock_guard lock(k.mutex);
+  k.objects.push_back(std::move(object));
+}
+
+void exit_process(int code) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+#if defined(__SANITIZE_ADDRESS__)
+  // LeakSanitizer checks at exit(): the sanitized build frees what was kept and lets it look.
+  std::exit(code);
+#else
+  std::_Exit(code);
+#endif
+}
+
+} // namespace util
