@@ -3,7 +3,7 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix|verdict-truth|portable|threads|pytier|pytier-te]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix|verdict-truth|portable|threads|pytier|pytier-te|bytecode]
 #
 # portable (issue 39): the portable bundle (scripts/build-portable.sh) and its wheel
 # (scripts/build-wheel.py), carried packed as .gpu-portable/portable.tar.xz (scripts/portable-carry.sh,
@@ -333,6 +333,46 @@ run_pytier() {
 run_pytier_te() {
   install_te || return 0
   pytier_runs te PYTHONPATH="$TE_PREFIX:$PWD/.gpu-te/py" CUDNN_PATH="$VENV_CUDNN_DIR"
+}
+
+# bytecode (issue 40): the probe's python.bytecode[] for torch (a stat and a 16-byte read, no Python)
+# against CPython's own judgement in the torch venv: importlib finds torch's __init__.py without
+# running it, and its __pycache__ header is classified and validated by importlib's own helpers,
+# as SourceFileLoader.get_code does; os.access says whether the job's user may write there.
+# Read-only: nothing is compiled or written. Then check -v, which must show the finding that
+# matches (python-bytecode-*) with its compileall fix. bytecode-verdicts prints PASS/FAIL lines.
+run_bytecode() {
+  step bytecode-probe 120 "$BIN" probe --format json -o "$OUTDIR/bytecode-probe.json"
+  step bytecode-truth 120 env PYTHONPATH= "$PY" -c 'import importlib.util, importlib._bootstrap_external as be, json, os
+spec = importlib.util.find_spec("torch")
+src = spec.origin; pyc = importlib.util.cache_from_source(src)
+st = os.stat(src)
+try:
+    data = open(pyc, "rb").read(16)
+    try:
+        flags = be._classify_pyc(data, "torch", {})
+        if flags & 1: status = "ok"
+        else: be._validate_timestamp_pyc(data, int(st.st_mtime), st.st_size, "torch", {}); status = "ok"
+    except (ImportError, EOFError): status = "stale"
+except FileNotFoundError: status = "missing"
+d = os.path.dirname(pyc)
+print(json.dumps({"status": status, "pyc": pyc, "writable": os.access(d if os.path.isdir(d) else os.path.dirname(d), os.W_OK)}))'
+  step bytecode-check 180 "$BIN" check "${COMMON[@]}" -v --no-color
+  "$PY" - "$OUTDIR/bytecode-probe.json" "$LOGS/bytecode-truth.log" "$LOGS/bytecode-check.log" >"$LOGS/bytecode-verdicts.log" 2>&1 <<'PYEOF'
+import json, sys
+def verdict(ok, what): print(("PASS " if ok else "FAIL ") + what)
+try:
+    facts = [b for b in json.load(open(sys.argv[1]))["facts"]["python"]["bytecode"] if b["package"] == "torch"][0]
+    truth = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")][0]
+    verdict(facts["status"] == truth["status"], "torch.bytecode.status %s, CPython says %s (%s)" % (facts["status"], truth["status"], facts.get("reason")))
+    verdict(facts.get("writable") == truth["writable"], "torch.bytecode.writable %s, os.access says %s" % (facts.get("writable"), truth["writable"]))
+    check = open(sys.argv[3]).read()
+    shown = "python-bytecode-" in check and "compileall" in check
+    verdict(shown == (truth["status"] != "ok"), "check -v shows a python-bytecode finding with compileall: %s" % shown)
+except (OSError, ValueError, KeyError, IndexError) as e:
+    verdict(False, "probe JSON and CPython's answer readable (%s)" % e)
+PYEOF
+  grep -E '^(PASS|FAIL)' "$LOGS/bytecode-verdicts.log" | tee -a "$SUMMARY" || true
 }
 
 run_gputest() {
@@ -829,6 +869,7 @@ case $STAGE in
   threads) run_threads ;;
   pytier) run_pytier ;;
   pytier-te) run_pytier_te ;;
+  bytecode) run_bytecode ;;
   cudnn-support) run_cudnn_support ;;
   verify-fix) run_verify_fix ;;
   verdict-truth) run_verdict_truth ;;

@@ -110,7 +110,7 @@ add_custom_target(nvte_fake_libs ALL DEPENDS ${NVTE_FAKE_LIB_OUTPUTS})
 nvte_unit_test(probe_libs_tests
   SOURCES support/node_fixture.cpp support/ld_cache_writer.cpp
           unit/elf_reader_test.cpp unit/ld_cache_test.cpp unit/loader_model_test.cpp unit/dist_info_test.cpp
-          unit/library_version_test.cpp unit/te_load_order_test.cpp unit/python_probe_test.cpp
+          unit/library_version_test.cpp unit/te_load_order_test.cpp unit/python_probe_test.cpp unit/bytecode_test.cpp
           unit/libraries_probe_test.cpp unit/te_node_rules_test.cpp unit/import_order_test.cpp
           unit/pep440_test.cpp unit/requirements_test.cpp unit/cublas_probe_test.cpp
           unit/native_link_test.cpp unit/untrusted_tree_test.cpp

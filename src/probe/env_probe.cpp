@@ -11,11 +11,21 @@ namespace {
 
 constexpr std::array<std::string_view, 4> k_prefixes = {"NVTE_", "NCCL_", "CUDA_", "CUDNN_"};
 // PYTHONPATH: where a `pip install --target` TE is found; PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK:
-// turns off the torch check that a cuDNN loaded by TE first can fail (import_order.hpp).
-constexpr std::array<std::string_view, 10> k_names = {
-    "LD_LIBRARY_PATH",        "LD_PRELOAD",  "PYTORCH_CUDA_ALLOC_CONF", "CUDA_VISIBLE_DEVICES",
-    "NVIDIA_VISIBLE_DEVICES", "VIRTUAL_ENV", "CONDA_PREFIX",            "PATH",
-    "PYTHONPATH",             "PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK"};
+// turns off the torch check that a cuDNN loaded by TE first can fail (import_order.hpp);
+// PYTHONDONTWRITEBYTECODE, PYTHONPYCACHEPREFIX: whether and where `import` keeps the bytecode it
+// compiles (python_probe.cpp, {torch,te}.bytecode.*).
+constexpr std::array<std::string_view, 12> k_names = {"LD_LIBRARY_PATH",
+                                                      "LD_PRELOAD",
+                                                      "PYTORCH_CUDA_ALLOC_CONF",
+                                                      "CUDA_VISIBLE_DEVICES",
+                                                      "NVIDIA_VISIBLE_DEVICES",
+                                                      "VIRTUAL_ENV",
+                                                      "CONDA_PREFIX",
+                                                      "PATH",
+                                                      "PYTHONPATH",
+                                                      "PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK",
+                                                      "PYTHONDONTWRITEBYTECODE",
+                                                      "PYTHONPYCACHEPREFIX"};
 
 bool wanted(std::string_view name) {
   // A dot or bracket would split the fact name.

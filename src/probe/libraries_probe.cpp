@@ -209,15 +209,35 @@ void scan_copies(const Host& host, LibrariesRun& run) {
   laps.lap("interpreters");
   run.dirs = library_search_dirs(host, run.interpreters.interpreters);
   laps.lap("search directories (" + std::to_string(run.dirs.size()) + ")");
-  run.wheels = wheel_files(host, run.interpreters.interpreters, run.problems);
-  laps.lap("wheel RECORDs");
+  // The wheels' RECORDs (read beside the copies: a third of this scan on the GPU node, which the
+  // copies do not need; only their versions do, later). Their problems come first, as before.
+  std::vector<std::string> wheel_problems, wheel_denied;
+  std::future<std::map<std::string, WheelFile>> wheels;
+  if (util::available_cpus() > 1) {
+    wheels = std::async(std::launch::async, [&host, &run, &wheel_problems, &wheel_denied, values = NodeFsMemo::share()] {
+      NodeFsMemo memo(values); // this thread's own, sharing the METADATA read
+      auto found = wheel_files(host, run.interpreters.interpreters, wheel_problems);
+      wheel_denied = node_denied_directories();
+      return found;
+    });
+  } else {
+    run.wheels = wheel_files(host, run.interpreters.interpreters, wheel_problems);
+  }
   const LdCache* cache_ptr = run.cache ? &*run.cache : nullptr;
+  std::vector<std::string> copy_problems;
   run.libraries.reserve(library_specs().size());
   for (const auto& spec : library_specs()) {
     Library& lib = run.libraries.emplace_back(Library{&spec, find_copies(host.root, spec, run.dirs, cache_ptr), std::nullopt});
-    for (auto& p : lib.scan.problems) run.problems.push_back(std::move(p));
+    for (auto& p : lib.scan.problems) copy_problems.push_back(std::move(p));
     laps.lap(std::string(spec.key) + ": copies (" + std::to_string(lib.scan.copies.size()) + ")");
   }
+  if (wheels.valid()) {
+    run.wheels = wheels.get();
+    node_add_denied_directories(wheel_denied);
+    laps.lap("wheel RECORDs (beyond the copies)");
+  }
+  for (auto& p : wheel_problems) run.problems.push_back(std::move(p));
+  for (auto& p : copy_problems) run.problems.push_back(std::move(p));
 }
 
 void choose_and_record(const Host& host, LibrariesRun& run, model::Facts& facts) {

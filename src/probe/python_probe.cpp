@@ -8,6 +8,9 @@
 //   {te,torch,flash_attn,flash_attn_3,flash_attn_4}.requirements.*: the Requires-Dist closure
 //     (requirements.hpp) — what --no-deps and --target skip
 //   flash_attn.version, flash_attn_3.version, megatron_core.version, cudnn_frontend.version
+//   python.bytecode[].{package,status,reason,writable}: whether `import torch` / `import
+//     transformer_engine` find usable bytecode (bytecode.hpp) or compile from source in every process
+#include "probe/bytecode.hpp"
 #include "probe/dist_info.hpp"
 #include "probe/interpreters.hpp"
 #include "probe/node_path.hpp"
@@ -205,6 +208,31 @@ void record_te_files(const Host& host, const Interpreter& it, const Packages& pa
   else facts.set("te.torch_extension.reason", ext.error().message);
 }
 
+// Whether `import torch` / `import transformer_engine` start from bytecode: a stat and a 16-byte
+// read per package. Only for CPython of a known version (the cache tag names it), and not under a
+// relative PYTHONPYCACHEPREFIX (it depends on the job's working directory).
+void record_bytecode(const Host& host, const Interpreter& it, model::Facts& facts) {
+  if (!it.version || it.version->components().size() < 2) return;
+  std::string prefix;
+  if (auto p = host.env.find("PYTHONPYCACHEPREFIX"); p != host.env.end() && !p->second.empty()) {
+    if (p->second.front() != '/') return;
+    prefix = p->second;
+  }
+  std::string tag = cpython_cache_tag(it.version->major(), it.version->minor());
+  std::size_t i = 0;
+  for (auto [fact, package] : {std::pair{"torch.path", "torch"}, std::pair{"te.path", "transformer_engine"}}) {
+    auto dir = facts.get_string(fact);
+    if (!dir) continue;
+    auto state = package_bytecode(host.root, *dir, tag, prefix);
+    if (!state) continue;
+    std::string base = "python.bytecode[" + std::to_string(i++) + "].";
+    facts.set(base + "package", std::string(package));
+    facts.set(base + "status", state->status);
+    facts.set(base + "reason", state->reason);
+    if (state->writable) facts.set(base + "writable", *state->writable);
+  }
+}
+
 } // namespace
 
 void run_python_probe(const Host& host, model::Facts& facts) {
@@ -259,6 +287,8 @@ void run_python_probe(const Host& host, model::Facts& facts) {
   laps.lap("packages");
   record_te_files(host, it, packages[*chosen], facts);
   laps.lap("TE's files");
+  record_bytecode(host, it, facts);
+  laps.lap("bytecode");
   record_requirements(host, it, packages[*chosen].all, facts, problems);
   laps.lap("requirements");
 

@@ -139,6 +139,28 @@ bool evaluate(const Condition& condition, Reader& reader);
 // Evaluates the subtree at `node` alone (one conjunct of the condition).
 bool evaluate_node(const Condition& condition, int node, Reader& reader);
 
+// Per node of the condition: whether its subtree reads only slots for which `fixed_slots` says
+// true (counts of collections included: they are the node's).
+std::vector<unsigned char> fixed_nodes(const Condition& condition, const std::vector<unsigned char>& fixed_slots);
+
+// A condition folded: every subtree `fixed` (fixed_nodes) marks evaluated through a reader and
+// folded into the nodes above it (an `and` drops its true children and is false with a false
+// one, and so on). What is left reads the other slots only, and evaluates as the whole condition
+// does while the fixed slots read the same; a condition that folds to a constant is one constant
+// node. `origin` is, per node of `when`, the node of the condition it stands for (-1: none).
+struct Folded {
+  Condition when;
+  std::vector<int> origin;
+  int constant = -1; // 0 or 1 when it folded to a constant
+};
+// With `decisions`, the outcomes of the subtrees it evaluated are appended in order: two readers
+// with the same outcomes get the same folded condition. fold_decisions() only walks the
+// condition for those outcomes.
+Folded fold(const Condition& condition, const std::vector<unsigned char>& fixed, Reader& reader,
+            std::vector<unsigned char>* decisions = nullptr);
+void fold_decisions(const Condition& condition, const std::vector<unsigned char>& fixed, Reader& reader,
+                    std::vector<unsigned char>& decisions);
+
 // The conjuncts of the condition: the children of a top-level `and`, else the root alone; empty
 // for a condition that did not compile.
 std::vector<int> conjuncts(const Condition& condition);

@@ -1,7 +1,9 @@
 // The engine: evaluates compiled rules against a node (node findings) and against a node plus a
 // workload (TE's backend selection, then the workload findings). Facts are read through a
 // per-evaluation Frame that caches each slot's lookup, so a rule costs a few pointer reads and
-// comparisons; the slow parts (evidence, rendering) only run for rules that fire.
+// comparisons; the slow parts (evidence, rendering) only run for rules that fire. On a node
+// explained many times (a sweep, the bench) each rule's condition is folded with what the node
+// decides and the simple tests rules share are made once an explain (engine_frame.hpp, NodeMemo).
 //
 // Backend selection models TE's get_attention_backend(): every filter rule whose condition holds
 // takes its backend (or FusedAttention sub-backend) out with its message as the reason;
@@ -10,6 +12,8 @@
 // backend of the order is available (TE's "FlashAttention yields to FusedAttention"); the first
 // available backend of the selection order wins. Before any rule, the workload goes through
 // model::selector_inputs: what DotProductAttention itself does to its inputs (model/dpa_inputs.hpp).
+#include "rules/evaluator.hpp"
+#include "rules/engine_frame.hpp"
 #include "rules/loader_internal.hpp"
 #include "rules/ruleset_impl.hpp"
 
@@ -17,6 +21,8 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <array>
 
 namespace rules {
 
@@ -26,331 +32,9 @@ using detail::RuleKind;
 
 namespace {
 
-// The facts visible to rules: an overlay (assumed te.version, explain.*), the workload, the node,
-// and the rules database's own default TE release as doctor.assumed_te_version when the node's
-// facts do not carry it (check sets it; explain and the rules' test cases get it here).
-class View final : public detail::Scope {
-public:
-  View(const model::Facts& node, const model::Workload* workload, const model::Facts* overlay,
-       const std::optional<model::Version>& assumed_te = std::nullopt)
-      : m_node(node), m_workload(workload), m_overlay(overlay) {
-    if (assumed_te) m_assumed_te = model::Value(*assumed_te);
-  }
-
-  const model::Value* get(std::string_view name) const override {
-    if (node_only(name)) return m_node.get(name);
-    // The overlay only holds an assumed te.version and explain.*.
-    if (m_overlay && (name.starts_with("explain.") || name == "te.version"))
-      if (const model::Value* v = m_overlay->get(name)) return v;
-    if (name.starts_with("workload.")) return m_workload ? m_workload->get(name.substr(9)) : nullptr;
-    const model::Value* v = m_node.get(name);
-    if (!v && m_assumed_te && name == "doctor.assumed_te_version") return &*m_assumed_te;
-    return v;
-  }
-  std::size_t count(std::string_view collection) const override { return m_node.count(collection); }
-  const model::Facts& node() const { return m_node; }
-  const model::Workload* workload() const { return m_workload; }
-
-  // Whether get(name) reads the node's facts alone (not the workload, the overlay or the assumed
-  // TE release, which come from the workload, the selection and the database); get() routes by it.
-  static bool node_only(std::string_view name) {
-    return !name.starts_with("workload.") && !name.starts_with("explain.") && name != "te.version" &&
-           name != "doctor.assumed_te_version";
-  }
-
-private:
-  const model::Facts& m_node;
-  const model::Workload* m_workload;
-  const model::Facts* m_overlay;
-  std::optional<model::Value> m_assumed_te;
-};
-
-// What explain learns from the node's facts alone, kept from one explain to the next while the
-// facts and the database stay the same: explain runs one node against many workloads (a sweep,
-// check's workloads, the fix search's workload changes), and looking each node fact (GPU
-// elements included) up in the map and checking each rule's TE/cuDNN range again per explain
-// was a fifth of its time (bench: 69.6k -> 87k explains/s with the string fast paths). One per
-// thread, for the last (facts, database) pair seen; the stamps make a stale entry impossible to
-// hit (a changed, copied, moved or freed Facts has a new stamp, every loaded database its own id).
-struct NodeMemo {
-  std::uint64_t facts_stamp = 0;
-  std::uint64_t database = 0;               // RuleSet::Impl::id
-  std::vector<const model::Value*> values;  // per slot
-  std::vector<unsigned char> state;         // per slot; 0: not looked up, 1: looked up, 2: not a node fact
-  std::vector<unsigned char> fresh_state;   // state before any lookup, worked out once per database
-  std::vector<signed char> applies;         // per rule; -1: not known, else whether its applies_to holds
-  // Per rule of the explain (backend and workload rules), worked out once per database: the
-  // conjuncts of its condition that read the node alone (see node_determined); and per node,
-  // whether they all hold (-1: not known). A rule whose node conjuncts fail is never evaluated
-  // again for any workload on this node: on one node most version- and GPU-gated rules are out.
-  // For a rule over a collection (per GPU), the elements for which they hold.
-  std::vector<std::vector<int>> node_conjuncts;
-  // The other conjuncts, in order: once the node conjuncts are known to hold (for an element),
-  // whether the rule fires is whether these hold, and the node's are not evaluated again.
-  std::vector<std::vector<int>> rest_conjuncts;
-  std::vector<signed char> node_holds;
-  std::vector<std::vector<Element>> node_elements;
-  // Per kind of explain rule (backend, workload), once an explain has walked them on this node:
-  // the rules it did not rule out by what the node alone decides (applies_to, node conjuncts), in
-  // database order. Later explains walk these only: on one node most rules are out for good.
-  std::vector<std::size_t> live[2];
-  bool live_known[2] = {false, false};
-  // The slots whose value the explain's overlay decides (te.version, explain.*): what a frame
-  // must read again once the backend selection has set explain.* (worked out per database).
-  std::vector<int> overlay_slots;
-  // The workload.* slots, by key ("max_seqlen_q") in the workload map's order: a frame looks them
-  // all up in one walk of the map (Frame::read_workload) instead of one map search each, which
-  // was a twelfth of an explain (string comparisons).
-  std::vector<std::pair<std::string_view, int>> workload_slots;
-  // Per rule of the explain whose message and fix commands read no workload.* and no explain.*
-  // name (worked out once per database): what they render to on this node, per element of its
-  // collection (one entry without), once a workload made it fire. A filter's reason renders the
-  // same for every workload then, and rendering was a quarter of an explain.
-  struct Rendered {
-    std::string message;
-    std::vector<model::Fix> fixes;
-  };
-  std::vector<unsigned char> renders_per_node;
-  std::vector<std::vector<std::optional<Rendered>>> rendered;
-  std::vector<long> counts;                 // per collection; -1: not counted yet
-  // Per collection slot ("gpu.sm"), per element: the fact, nullptr, or unknown() before the lookup.
-  std::vector<std::vector<const model::Value*>> elements;
-
-  // Whether a slot's value, as the explain's View reads it, is fixed by the node and the database
-  // (for a collection-relative name such as gpu.sm: by the node and the element): a node fact
-  // (collections and their counts included), or te.version and doctor.assumed_te_version, which
-  // are the node's or else the database's default release. Never workload.* or explain.*.
-  static bool node_determined(const detail::SlotSpec& spec) {
-    if (spec.collection >= 0) return true;
-    return View::node_only(spec.name) || spec.name == "te.version" || spec.name == "doctor.assumed_te_version";
-  }
-
-  static const model::Value* unknown() {
-    static const model::Value marker;
-    return &marker;
-  }
-
-  bool bound(const model::Facts& facts, const RuleSet::Impl& impl) const {
-    return facts_stamp == facts.stamp() && database == impl.id;
-  }
-
-  // Bumped by every bind to other facts or another database: a frame that saw this generation
-  // knows the memo is still its own with one comparison (Frame::memo, on every fact read).
-  std::uint64_t generation = 0;
-
-  void bind(const model::Facts& facts, const RuleSet::Impl& impl) {
-    if (bound(facts, impl)) return;
-    ++generation;
-    const auto& slots = impl.slots.slots();
-    if (database != impl.id) {
-      database = impl.id;
-      fresh_state.assign(slots.size(), 0);
-      for (std::size_t i = 0; i < slots.size(); ++i)
-        if (slots[i].collection >= 0 || !View::node_only(slots[i].name)) fresh_state[i] = 2;
-      node_conjuncts.assign(impl.rules.size(), {});
-      rest_conjuncts.assign(impl.rules.size(), {});
-      renders_per_node.assign(impl.rules.size(), 0);
-      for (std::size_t r = 0; r < impl.rules.size(); ++r) {
-        const detail::Rule& rule = impl.rules[r];
-        auto per_node = [](const detail::Template& t) { return !t.reads_workload && !t.reads_explain; };
-        renders_per_node[r] = rule.kind != detail::RuleKind::node && per_node(rule.message) &&
-                              std::all_of(rule.fixes.begin(), rule.fixes.end(), [&](const auto& fix) { return per_node(fix.command); });
-      }
-      overlay_slots.clear();
-      workload_slots.clear();
-      for (std::size_t i = 0; i < slots.size(); ++i)
-        if (slots[i].collection < 0 && slots[i].name.starts_with("workload."))
-          workload_slots.emplace_back(std::string_view(slots[i].name).substr(9), static_cast<int>(i));
-      std::sort(workload_slots.begin(), workload_slots.end());
-      for (std::size_t i = 0; i < slots.size(); ++i)
-        if (slots[i].collection < 0 && (slots[i].name.starts_with("explain.") || slots[i].name == "te.version"))
-          overlay_slots.push_back(static_cast<int>(i));
-      std::vector<int> read;
-      for (std::size_t r = 0; r < impl.rules.size(); ++r) {
-        const detail::Rule& rule = impl.rules[r];
-        if (rule.kind == detail::RuleKind::node) continue;
-        for (int conjunct : detail::conjuncts(rule.when)) {
-          read.clear();
-          detail::slots_read(rule.when, conjunct, read);
-          if (std::all_of(read.begin(), read.end(), [&](int slot) { return node_determined(slots[static_cast<std::size_t>(slot)]); }))
-            node_conjuncts[r].push_back(conjunct);
-          else rest_conjuncts[r].push_back(conjunct);
-        }
-      }
-    }
-    facts_stamp = facts.stamp();
-    values.assign(slots.size(), nullptr);
-    state = fresh_state;
-    applies.assign(impl.rules.size(), -1);
-    node_holds.assign(impl.rules.size(), -1);
-    for (auto& e : node_elements) e.clear();
-    node_elements.resize(impl.rules.size());
-    for (auto& r : rendered) r.clear();
-    rendered.resize(impl.rules.size());
-    for (int k = 0; k < 2; ++k) {
-      live[k].clear();
-      live_known[k] = false;
-    }
-    counts.assign(impl.slots.collections().size(), -1);
-    for (auto& e : elements) e.clear();
-    elements.resize(slots.size());
-  }
-};
-
-NodeMemo& node_memo(const model::Facts& facts, const RuleSet::Impl& impl) {
-  thread_local NodeMemo memo;
-  memo.bind(facts, impl);
-  return memo;
-}
-
-// The per-frame cache of the slots that are not node facts, kept per thread so that a frame
-// allocates nothing: an entry is the frame's only when it carries the frame's epoch (a new one
-// per frame, so frames never see each other's entries, also when they interleave).
-struct FrameCache {
-  std::vector<const model::Value*> values;
-  std::vector<std::uint64_t> epochs;
-  std::uint64_t last_epoch = 0;
-
-  std::uint64_t open(std::size_t slots) {
-    if (values.size() < slots) {
-      values.resize(slots, nullptr);
-      epochs.resize(slots, 0);
-    }
-    return ++last_epoch;
-  }
-};
-
-FrameCache& frame_cache() {
-  thread_local FrameCache cache;
-  return cache;
-}
-
-class Frame final : public detail::Reader {
-public:
-  Frame(const View& view, const RuleSet::Impl& impl)
-      : m_view(view), m_impl(impl), m_table(impl.slots), m_memo(node_memo(view.node(), impl)), m_cache(frame_cache()),
-        m_epoch(m_cache.open(m_table.slots().size())), m_generation(m_memo.generation) {}
-
-  // The thread's memo for this frame's node, bound again if another frame took it meanwhile.
-  [[gnu::always_inline]] NodeMemo& memo() {
-    if (m_memo.generation != m_generation) [[unlikely]]
-      rebind();
-    return m_memo;
-  }
-
-  const model::Value* fact(int slot) override {
-    const detail::SlotSpec& spec = m_table.slots()[static_cast<std::size_t>(slot)];
-    if (spec.collection >= 0) [[unlikely]]
-      return element_fact(slot, spec);
-    auto i = static_cast<std::size_t>(slot);
-    NodeMemo& memo = this->memo();
-    if (memo.state[i] != 2) {
-      if (memo.state[i] == 0) [[unlikely]]
-        load_node(memo, i, spec);
-      if (m_evidence) record(spec.name, memo.values[i]);
-      return memo.values[i];
-    }
-    if (m_cache.epochs[i] != m_epoch) [[unlikely]]
-      load(i, spec);
-    const model::Value* v = m_cache.values[i];
-    if (m_evidence) record(spec.name, v);
-    return v;
-  }
-
-  // A collection-relative slot ("gpu.sm") for the frame's element; out of line as load().
-  [[gnu::noinline]] const model::Value* element_fact(int slot, const detail::SlotSpec& spec) {
-    if (m_element.collection != spec.collection) {
-      if (m_evidence) record(element_name(spec), nullptr);
-      return nullptr;
-    }
-    // Collections are the node's (GPUs, library copies): their elements are remembered too.
-    auto& known = memo().elements[static_cast<std::size_t>(slot)];
-    if (known.size() <= m_element.index) known.resize(m_element.index + 1, NodeMemo::unknown());
-    const model::Value*& v = known[m_element.index];
-    if (v == NodeMemo::unknown()) v = m_view.get(element_name(spec));
-    if (m_evidence) record(element_name(spec), v);
-    return v;
-  }
-
-  // Collections are the node's: their sizes are remembered with its facts.
-  std::size_t count(int collection) override {
-    auto c = static_cast<std::size_t>(collection);
-    NodeMemo& memo = this->memo();
-    if (memo.counts[c] < 0) memo.counts[c] = static_cast<long>(m_view.count(m_table.collections()[c]));
-    return static_cast<std::size_t>(memo.counts[c]);
-  }
-
-  // Forgets what the frame read of the overlay (te.version, explain.*), which the caller changed.
-  // Belt and braces today: the loader keeps explain.* out of backend rules, so the selection
-  // phase never read it, and te.version's overlay entry is not set again.
-  void reread_overlay() {
-    for (int slot : memo().overlay_slots) m_cache.epochs[static_cast<std::size_t>(slot)] = 0;
-  }
-
-  void set_element(Element element) { m_element = element; }
-  void track(std::vector<std::pair<std::string, std::string>>* evidence) { m_evidence = evidence; }
-  const View& view() const { return m_view; }
-
-private:
-  // Kept out of line so that memo()'s check inlines into every fact read.
-  [[gnu::noinline]] void rebind() {
-    m_memo.bind(m_view.node(), m_impl);
-    m_generation = m_memo.generation;
-  }
-
-  // A slot that is not a node fact into the frame's cache. Out of line, as rebind(): fact() runs
-  // ~150 times an explain, and inlined this made its every call save and restore registers.
-  [[gnu::noinline]] void load_node(NodeMemo& memo, std::size_t i, const detail::SlotSpec& spec) {
-    memo.values[i] = m_view.node().get(spec.name);
-    memo.state[i] = 1;
-  }
-  [[gnu::noinline]] void load(std::size_t i, const detail::SlotSpec& spec) {
-    if (!m_read_workload) read_workload();
-    if (m_cache.epochs[i] == m_epoch) return;
-    m_cache.values[i] = m_view.get(spec.name);
-    m_cache.epochs[i] = m_epoch;
-  }
-
-  // Every workload.* slot into the frame's cache, as View::get reads it (the workload's value or
-  // nullptr), in one walk of the workload's map.
-  void read_workload() {
-    m_read_workload = true;
-    const model::Workload* workload = m_view.workload();
-    if (!workload) return; // no workload.* slot is read without one, and get() says nullptr
-    auto it = workload->values.begin();
-    const auto end = workload->values.end();
-    for (const auto& [key, slot] : memo().workload_slots) {
-      while (it != end && std::string_view(it->first) < key) ++it;
-      auto i = static_cast<std::size_t>(slot);
-      m_cache.values[i] = it != end && it->first == key ? &it->second : nullptr;
-      m_cache.epochs[i] = m_epoch;
-    }
-  }
-
-  const std::string& element_name(const detail::SlotSpec& spec) {
-    const std::string& prefix = m_table.collections()[static_cast<std::size_t>(spec.collection)];
-    m_name.assign(prefix).append("[").append(std::to_string(m_element.index)).append("].").append(spec.field);
-    return m_name;
-  }
-
-  void record(const std::string& name, const model::Value* v) {
-    for (const auto& [n, value] : *m_evidence)
-      if (n == name) return;
-    m_evidence->emplace_back(name, v ? v->to_string() : "absent");
-  }
-
-  const View& m_view;
-  const RuleSet::Impl& m_impl;
-  const detail::SlotTable& m_table;
-  NodeMemo& m_memo;
-  FrameCache& m_cache; // slots that are not node facts
-  std::uint64_t m_epoch;
-  std::uint64_t m_generation; // of m_memo when it was last bound to this frame's node
-  Element m_element;
-  bool m_read_workload = false; // read_workload() done
-  std::vector<std::pair<std::string, std::string>>* m_evidence = nullptr;
-  std::string m_name;
-};
+using engine::Frame;
+using engine::NodeMemo;
+using engine::View;
 
 std::size_t rule_index(const RuleSet::Impl& impl, const Rule& rule) { return static_cast<std::size_t>(&rule - impl.rules.data()); }
 
@@ -388,50 +72,192 @@ bool applies_uncached(const RuleSet::Impl& impl, const Rule& rule, Frame& frame)
   return known >= 0 ? known != 0 : applies_first(impl, rule, frame);
 }
 
-// Whether the rule's conjuncts that read the node alone hold, remembered per node (explain's
-// backend and workload rules only: node rules are read through a View without the assumed TE
-// release, so the same slot can read differently there).
-// For a rule over a collection, `candidates` is set to the elements for which they hold (nullptr:
-// every element is a candidate).
-[[gnu::noinline]] bool node_conjuncts_first(const RuleSet::Impl& impl, const Rule& rule, Frame& frame,
-                                            const std::vector<Element>*& candidates) {
-  NodeMemo& memo = frame.memo();
-  auto index = static_cast<std::size_t>(&rule - impl.rules.data());
-  const auto& conjuncts = memo.node_conjuncts[index];
-  auto holds_for = [&](Element element) {
-    frame.set_element(element);
-    return std::all_of(conjuncts.begin(), conjuncts.end(), [&](int c) { return detail::evaluate_node(rule.when, c, frame); });
+// A key naming a test that can guard a rule (NodeMemo::guards): a flag, has(), or a comparison
+// of one non-collection slot with another or with a literal or a list of them (boolean,
+// integer, number or string, written so that equal keys are equal literals); nullopt for
+// anything else. Equal keys are the same test.
+std::optional<std::string> guard_key(const RuleSet::Impl& impl, const detail::Condition& c, int node) {
+  const detail::Node& n = c.nodes[static_cast<std::size_t>(node)];
+  auto slot = [&](const detail::Operand& o) -> std::optional<std::string> {
+    if (o.kind != detail::Operand::Kind::fact || impl.slots.slots()[static_cast<std::size_t>(o.index)].collection >= 0) return std::nullopt;
+    return "s" + std::to_string(o.index);
   };
-  if (memo.node_holds[index] < 0) {
-    bool holds = false;
-    if (rule.when.collection < 0) {
-      holds = holds_for({});
-    } else {
-      auto& elements = memo.node_elements[index];
-      elements.clear();
-      for (std::size_t i = 0, n = frame.count(rule.when.collection); i < n; ++i)
-        if (holds_for({rule.when.collection, i})) elements.push_back({rule.when.collection, i});
-      holds = !elements.empty();
+  auto literal = [](const model::Value& v) -> std::optional<std::string> {
+    if (v.is(model::ValueType::boolean) || v.is(model::ValueType::integer))
+      return std::to_string(static_cast<int>(v.type())) + v.to_string();
+    if (v.is(model::ValueType::number)) {
+      char text[64];
+      auto [end, error] = std::to_chars(std::begin(text), std::end(text), v.as_double()); // shortest exact form
+      if (error != std::errc{}) return std::nullopt;
+      return "n" + std::string(text, end);
     }
-    memo.node_holds[index] = holds ? 1 : 0;
+    if (v.is(model::ValueType::string)) return "t" + std::to_string(v.as_string().size()) + ":" + v.as_string();
+    return std::nullopt;
+  };
+  switch (n.kind) {
+  case detail::NodeKind::fact_true:
+  case detail::NodeKind::has: {
+    auto s = slot(n.lhs);
+    if (!s) return std::nullopt;
+    return (n.kind == detail::NodeKind::has ? "h" : "f") + *s;
   }
-  if (rule.when.collection >= 0) candidates = &memo.node_elements[index];
-  return memo.node_holds[index] != 0;
+  case detail::NodeKind::compare: {
+    auto s = slot(n.lhs);
+    if (!s) return std::nullopt;
+    if (auto other = slot(n.rhs)) return "c" + std::to_string(static_cast<int>(n.op)) + *s + "=" + *other;
+    if (n.rhs.kind != detail::Operand::Kind::literal) return std::nullopt;
+    auto l = literal(n.rhs.literal);
+    if (!l) return std::nullopt;
+    return "c" + std::to_string(static_cast<int>(n.op)) + *s + "=" + *l;
+  }
+  case detail::NodeKind::in_list: {
+    auto s = slot(n.lhs);
+    if (!s) return std::nullopt;
+    std::string key = std::string(n.flag ? "L" : "l") + *s;
+    for (const auto& item : n.list) {
+      auto l = literal(item);
+      if (!l) return std::nullopt;
+      key += "," + *l;
+    }
+    return key;
+  }
+  default: return std::nullopt;
+  }
 }
 
-[[gnu::always_inline]] inline bool node_conjuncts_hold(const RuleSet::Impl& impl, const Rule& rule, Frame& frame,
-                                                       const std::vector<Element>*& candidates) {
-  candidates = nullptr;
-  NodeMemo& memo = frame.memo();
+// The conjuncts of the subtree at `node` (negated when `negated`): the children of an `and`, of
+// a `not` over an `or` (De Morgan: not (a or b) is not a and not b), and so on down; each a node
+// and whether it is negated.
+void conjuncts_of(const detail::Condition& c, int node, bool negated, std::vector<std::pair<int, bool>>& out) {
+  const detail::Node& n = c.nodes[static_cast<std::size_t>(node)];
+  if (n.kind == (negated ? detail::NodeKind::any : detail::NodeKind::all)) {
+    for (int child : n.children) conjuncts_of(c, child, negated, out);
+  } else if (n.kind == detail::NodeKind::negate) {
+    conjuncts_of(c, n.children[0], !negated, out);
+  } else {
+    out.emplace_back(node, negated);
+  }
+}
+
+// The guard for a test node of `c` (negated or not) in the node's table, added when new.
+int intern_guard(NodeMemo& memo, const detail::Condition& c, int node, bool negated, std::string key) {
+  if (negated) key = "!" + key;
+  auto [it, added] = memo.guard_keys.try_emplace(std::move(key), static_cast<int>(memo.guards.size()));
+  if (added) {
+    NodeMemo::Guard guard;
+    guard.negated = negated;
+    guard.test = c.nodes[static_cast<std::size_t>(node)];
+    memo.guards.push_back(std::move(guard));
+    memo.guard_stamp.push_back(0);
+    memo.guard_value.push_back(0);
+  }
+  return it->second;
+}
+
+// The rule's plan (NodeMemo::Plan), worked out the first time the rule is folded for a database.
+const NodeMemo::Plan& plan_of(const RuleSet::Impl& impl, NodeMemo& memo, std::size_t index) {
+  NodeMemo::Plan& plan = memo.plans[index];
+  if (plan.known) return plan;
+  const detail::Condition& c = impl.rules[index].when;
+  plan.fixed = detail::fixed_nodes(c, memo.fixed_slots);
+  plan.guard.assign(c.nodes.size(), -1);
+  plan.guard_negated.assign(c.nodes.size(), -1);
+  for (std::size_t node = 0; node < c.nodes.size(); ++node) {
+    if (plan.fixed[node]) continue; // folded away on every node
+    if (auto key = guard_key(impl, c, static_cast<int>(node))) {
+      plan.guard[node] = intern_guard(memo, c, static_cast<int>(node), false, *key);
+      plan.guard_negated[node] = intern_guard(memo, c, static_cast<int>(node), true, std::move(*key));
+    }
+  }
+  plan.known = true;
+  return plan;
+}
+
+// A group's guards, rest and leaf guards from its folded condition and the rule's plan.
+void add_guards(const NodeMemo::Plan& plan, NodeMemo::Folded& group, const std::vector<int>& origin) {
+  const detail::Condition& c = group.when;
+  if (c.root < 0) return;
+  auto guard_of = [&](int node, bool negated) {
+    int from = origin[static_cast<std::size_t>(node)];
+    if (from < 0) return -1;
+    return (negated ? plan.guard_negated : plan.guard)[static_cast<std::size_t>(from)];
+  };
+  std::vector<std::pair<int, bool>> tests;
+  conjuncts_of(c, c.root, false, tests);
+  for (auto [node, negated] : tests) {
+    if (int g = guard_of(node, negated); g >= 0) group.guards.push_back(g);
+    else group.rest.emplace_back(node, negated);
+  }
+  group.leaf_guard.assign(c.nodes.size(), -1);
+  for (std::size_t node = 0; node < c.nodes.size(); ++node) group.leaf_guard[node] = guard_of(static_cast<int>(node), false);
+}
+
+// The subtree at `node` of a group's folded condition: its simple tests through the node's
+// guards (each made once an explain), the rest by the evaluator.
+bool evaluate_folded(const NodeMemo::Folded& group, int node, Frame& frame) {
+  if (int g = group.leaf_guard[static_cast<std::size_t>(node)]; g >= 0) return frame.guard(static_cast<std::size_t>(g));
+  const detail::Node& n = group.when.nodes[static_cast<std::size_t>(node)];
+  switch (n.kind) {
+  case detail::NodeKind::all:
+    return std::all_of(n.children.begin(), n.children.end(), [&](int child) { return evaluate_folded(group, child, frame); });
+  case detail::NodeKind::any:
+    return std::any_of(n.children.begin(), n.children.end(), [&](int child) { return evaluate_folded(group, child, frame); });
+  case detail::NodeKind::negate: return !evaluate_folded(group, n.children[0], frame);
+  default: return detail::evaluate_node_with(group.when, node, frame);
+  }
+}
+
+// Whether the rule can fire on this node for some workload: its condition folded with what the
+// node decides, per element of its collection (NodeMemo::folded), the first time on a node
+// (explain's backend and workload rules only: node rules are read through a View without the
+// assumed TE release, so the same slot can read differently there).
+[[gnu::noinline]] bool fold_first(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
   auto index = rule_index(impl, rule);
-  if (memo.node_conjuncts[index].empty()) return true;
-  if (memo.node_holds[index] < 0 || rule.when.collection >= 0) return node_conjuncts_first(impl, rule, frame, candidates);
-  return memo.node_holds[index] != 0;
+  const NodeMemo::Plan& plan = plan_of(impl, frame.memo(), index); // memo.plans is not resized below
+  std::vector<NodeMemo::Folded> groups;
+  // Per outcome of the node's subtrees seen, its group (-1: the condition folded to false).
+  std::vector<std::pair<std::vector<unsigned char>, int>> seen;
+  std::vector<unsigned char> decisions;
+  auto add = [&](Element element) {
+    frame.set_element(element);
+    decisions.clear();
+    // The same outcomes for the node's subtrees build the same folded condition: eight alike
+    // GPUs are folded once.
+    detail::fold_decisions(rule.when, plan.fixed, frame, decisions);
+    for (const auto& [outcomes, group] : seen)
+      if (outcomes == decisions) {
+        if (group >= 0) groups[static_cast<std::size_t>(group)].elements.push_back(element);
+        return;
+      }
+    detail::Folded folded = detail::fold(rule.when, plan.fixed, frame);
+    if (folded.constant == 0) {
+      seen.emplace_back(decisions, -1);
+      return;
+    }
+    seen.emplace_back(decisions, static_cast<int>(groups.size()));
+    NodeMemo::Folded group{std::move(folded.when), {element}, {}, {}, {}};
+    add_guards(plan, group, folded.origin);
+    groups.push_back(std::move(group));
+  };
+  if (rule.when.collection < 0) add({});
+  else
+    for (std::size_t i = 0, n = frame.count(rule.when.collection); i < n; ++i) add({rule.when.collection, i});
+  NodeMemo& memo = frame.memo();
+  const bool holds = !groups.empty();
+  memo.node_holds[index] = holds ? 1 : 0;
+  memo.folded[index] = std::move(groups);
+  return holds;
+}
+
+[[gnu::always_inline]] inline bool can_fire(const RuleSet::Impl& impl, const Rule& rule, Frame& frame) {
+  signed char known = frame.memo().node_holds[rule_index(impl, rule)];
+  return known >= 0 ? known != 0 : fold_first(impl, rule, frame);
 }
 
 // Calls fn(rule) for every rule of kind (backend or workload) in database order that can still
 // fire on the frame's node: all of them the first time, afterwards those that what the node alone
-// decides (a memoised applies_to or node-conjunct result) did not rule out (NodeMemo::live).
+// decides (a memoised applies_to or folded condition) did not rule out (NodeMemo::live), less
+// those whose guard is false for the frame's workload (NodeMemo::live_guard).
 template <typename Fn>
 void for_live_rules(const RuleSet::Impl& impl, RuleKind kind, Frame& frame, Fn fn) {
   const int k = kind == RuleKind::backend ? 0 : 1;
@@ -443,49 +269,76 @@ void for_live_rules(const RuleSet::Impl& impl, RuleKind kind, Frame& frame, Fn f
       NodeMemo& memo = frame.memo();
       if (!memo.live_known[k] || i >= memo.live[k].size()) break;
       std::size_t r = memo.live[k][i];
-      fn(impl.rules[r]);
+      int guard = memo.live_guard[k][i];
       next = r + 1;
+      // A rule whose guard is false cannot fire: passed over without a visit.
+      if (guard >= 0 && !frame.guard(static_cast<std::size_t>(guard))) continue;
+      fn(impl.rules[r]);
     }
     if (frame.memo().live_known[k]) return;
   }
   for (std::size_t r = next; r < impl.rules.size(); ++r)
     if (impl.rules[r].kind == kind) fn(impl.rules[r]);
   NodeMemo& memo = frame.memo();
+  // Only once the rules are folded (NodeMemo::folding): before, none is ruled out.
+  if (!memo.folding()) return;
   auto& live = memo.live[k];
   live.clear();
+  memo.live_guard[k].clear();
   for (std::size_t r = 0; r < impl.rules.size(); ++r)
-    if (impl.rules[r].kind == kind && memo.applies[r] != 0 && memo.node_holds[r] != 0) live.push_back(r);
+    if (impl.rules[r].kind == kind && memo.applies[r] != 0 && memo.node_holds[r] != 0) {
+      live.push_back(r);
+      // The first guard of the rule's one folded condition (for a rule over a collection with
+      // several, none: they need not share one).
+      const auto& groups = memo.folded[r];
+      memo.live_guard[k].push_back(groups.size() == 1 && !groups.front().guards.empty() ? groups.front().guards.front() : -1);
+    }
   memo.live_known[k] = true;
 }
 
-// Whether the rule's condition holds for the frame's element; with `rest`, only those conjuncts
-// are evaluated (the caller knows the others, the node's, hold: NodeMemo::rest_conjuncts).
-bool holds(const Rule& rule, Frame& frame, const std::vector<int>* rest) {
-  if (!rest || rule.when.root < 0) return detail::evaluate(rule.when, frame);
-  return std::all_of(rest->begin(), rest->end(), [&](int c) { return detail::evaluate_node(rule.when, c, frame); });
+// The elements of a rule of the explain that fire for the frame's workload, once can_fire said
+// it can: each group's folded condition evaluated once (NodeMemo::folded), in element order.
+void explain_firing(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, std::vector<Element>& out) {
+  out.clear();
+  const auto& groups = frame.memo().folded[rule_index(impl, rule)];
+  for (const auto& group : groups) {
+    frame.set_element(group.elements.front());
+    if (!std::all_of(group.guards.begin(), group.guards.end(), [&](int g) { return frame.guard(static_cast<std::size_t>(g)); })) continue;
+    if (std::all_of(group.rest.begin(), group.rest.end(),
+                    [&](std::pair<int, bool> test) { return evaluate_folded(group, test.first, frame) != test.second; }))
+      out.insert(out.end(), group.elements.begin(), group.elements.end());
+  }
+  if (groups.size() > 1) std::sort(out.begin(), out.end(), [](Element a, Element b) { return a.index < b.index; });
+}
+
+// Whether a rule of the explain fires for the frame's workload, `out` its elements: through its
+// folded condition once the node has been explained often enough (NodeMemo::folding), before
+// that by evaluating its condition, so that a node explained a few times (check's workloads, the
+// fix search's candidates) does not pay for folding every rule.
+void firing_elements(const Rule& rule, Frame& frame, std::vector<Element>& out);
+bool fires(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, std::vector<Element>& out) {
+  if (!applies(impl, rule, frame)) return false;
+  if (frame.memo().folding()) {
+    if (!can_fire(impl, rule, frame)) return false;
+    explain_firing(impl, rule, frame, out);
+  } else {
+    firing_elements(rule, frame, out);
+  }
+  return true;
 }
 
 // The elements (or the single non-collection evaluation) for which the rule's condition holds.
-// Over a collection, only `candidates` are evaluated when given (node_conjuncts_hold).
-void firing_elements(const Rule& rule, Frame& frame, std::vector<Element>& out, const std::vector<Element>* candidates = nullptr,
-                     const std::vector<int>* rest = nullptr) {
+void firing_elements(const Rule& rule, Frame& frame, std::vector<Element>& out) {
   out.clear();
   if (rule.when.collection < 0) {
     frame.set_element({});
-    if (holds(rule, frame, rest)) out.push_back({});
-    return;
-  }
-  if (candidates) {
-    for (Element element : *candidates) {
-      frame.set_element(element);
-      if (holds(rule, frame, rest)) out.push_back(element);
-    }
+    if (detail::evaluate(rule.when, frame)) out.push_back({});
     return;
   }
   for (std::size_t i = 0, n = frame.count(rule.when.collection); i < n; ++i) {
     Element element{rule.when.collection, i};
     frame.set_element(element);
-    if (holds(rule, frame, rest)) out.push_back(element);
+    if (detail::evaluate(rule.when, frame)) out.push_back(element);
   }
 }
 
@@ -511,16 +364,20 @@ void render_reason(const RuleSet::Impl& impl, const Rule& rule, Frame& frame, El
         std::string(util::trim(detail::render_template(rule.message, impl.slots, frame.view(), element, detail::RenderMode::message)));
     reason.fixes = render_fixes(impl, rule, frame.view(), element);
   };
-  if (!frame.memo().renders_per_node[index]) return render();
+  const unsigned char per_node = frame.memo().renders_per_node[index];
+  if (!per_node) return render();
   auto slot = element.collection < 0 ? 0 : element.index;
   auto& cached = frame.memo().rendered[index];
   if (cached.size() <= slot) cached.resize(slot + 1);
   if (!cached[slot]) {
     render();
-    cached[slot] = NodeMemo::Rendered{reason.message, reason.fixes};
+    cached[slot] = NodeMemo::Rendered{per_node == 1 ? reason.message : std::string(), reason.fixes};
     return;
   }
-  reason.message = cached[slot]->message;
+  if (per_node == 1) reason.message = cached[slot]->message;
+  else
+    reason.message =
+        std::string(util::trim(detail::render_template(rule.message, impl.slots, frame.view(), element, detail::RenderMode::message)));
   reason.fixes = cached[slot]->fixes;
 }
 
@@ -614,6 +471,20 @@ std::vector<model::Finding> node_findings(const RuleSet::Impl& impl, const model
   return findings;
 }
 
+// The backends of an explanation, in its map's order, and a backend's place among them.
+constexpr std::string_view k_backend_keys[] = {"flash_attention", "fused_attention", "unfused_attention"};
+std::size_t backend_index(std::string_view key) {
+  if (key == k_backend_keys[0]) return 0;
+  return key == k_backend_keys[1] ? 1 : 2;
+}
+
+// "explain.<backend>.available" for the three backends of an explanation.
+std::string_view available_name(std::string_view key) {
+  if (key == "flash_attention") return "explain.flash_attention.available";
+  if (key == "fused_attention") return "explain.fused_attention.available";
+  return "explain.unfused_attention.available";
+}
+
 std::string backend_key(std::string_view selection_name) {
   if (selection_name == "FlashAttention") return "flash_attention";
   if (selection_name == "FusedAttention") return "fused_attention";
@@ -645,7 +516,7 @@ const std::vector<std::string>* sub_backend_order(const SelectionOrder& order, c
 // rule is then the only filter; a workload rule the only workload rule, after the full selection.
 model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& node, const model::Workload& given, const Rule* only) {
   model::Explanation ex;
-  model::Facts overlay;
+  engine::Overlay overlay;
   std::optional<model::Version> te = node.get_version("te.version");
   if (te) {
     ex.te_version = te->to_string();
@@ -666,29 +537,34 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     std::vector<model::Reason> reasons;
     std::vector<model::Reason> deprioritized;
   };
-  std::map<std::string, Out, std::less<>> backends{{"flash_attention", {}}, {"fused_attention", {}}, {"unfused_attention", {}}};
-  std::map<std::string, Out, std::less<>> subs;
+  // The three backends in the explanation's order (the loader takes no other backend: k_backends),
+  // and the sub-backends that filters took out, by name (a few; not iterated).
+  std::array<Out, 3> backends;
+  std::vector<std::pair<std::string_view, Out>> subs;
+  auto sub = [&](std::string_view name) -> Out* {
+    for (auto& [n, out] : subs)
+      if (n == name) return &out;
+    return nullptr;
+  };
   // One frame for both phases: what it read of the workload stays valid, the overlay is re-read.
   Frame frame(view, impl);
+  frame.memo().count_explain();
   std::vector<Element> elements;
   {
     for_live_rules(impl, RuleKind::backend, frame, [&](const Rule& rule) {
       if (only && only->kind == RuleKind::backend && &rule != only) return;
       if (!rule.while_backend.empty()) {
-        auto out = [](const auto& map, const std::string& name) {
-          auto it = map.find(name);
-          return it != map.end() && it->second.out;
-        };
-        if (rule.while_sub.empty() ? out(backends, rule.while_backend) : out(subs, rule.while_sub)) return;
+        const Out* in = rule.while_sub.empty() ? &backends[backend_index(rule.while_backend)] : sub(rule.while_sub);
+        if (in && in->out) return;
       }
-      const std::vector<Element>* candidates = nullptr;
-      if (!applies(impl, rule, frame) || !node_conjuncts_hold(impl, rule, frame, candidates)) return;
-      firing_elements(rule, frame, elements, candidates, &frame.memo().rest_conjuncts[rule_index(impl, rule)]);
+      if (!fires(impl, rule, frame, elements)) return;
       for (auto element : elements) {
         model::Reason reason;
         reason.rule = rule.summary.id;
         render_reason(impl, rule, frame, element, reason);
-        Out& target = rule.sub_backend.empty() ? backends[rule.backend] : subs[rule.sub_backend];
+        Out* target_sub = rule.sub_backend.empty() ? nullptr : sub(rule.sub_backend);
+        if (!rule.sub_backend.empty() && !target_sub) target_sub = &subs.emplace_back(rule.sub_backend, Out{}).second;
+        Out& target = target_sub ? *target_sub : backends[backend_index(rule.backend)];
         // A per-GPU rule fires once per GPU; eight identical A100s are one reason, not eight.
         auto same = [&](const model::Reason& r) { return r.rule == reason.rule && r.message == reason.message; };
         if (std::any_of(target.reasons.begin(), target.reasons.end(), same) ||
@@ -706,15 +582,15 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
 
   // FusedAttention: the first surviving sub-backend for the workload's dtype.
   std::optional<std::string> sub_backend;
-  Out& fused = backends["fused_attention"];
+  Out& fused = backends[backend_index("fused_attention")];
   if (const auto* candidates = sub_backend_order(order, workload)) {
     for (const auto& name : *candidates) {
-      auto it = subs.find(name);
-      if (it == subs.end() || !it->second.out) {
+      Out* it = sub(name);
+      if (!it || !it->out) {
         if (!sub_backend) sub_backend = name;
         continue;
       }
-      for (auto& reason : it->second.reasons) fused.reasons.push_back(std::move(reason));
+      for (auto& reason : it->reasons) fused.reasons.push_back(std::move(reason));
     }
     if (!sub_backend) fused.out = true;
   } else {
@@ -725,23 +601,23 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
   // FlashAttention: TE filters flash-attn 2, 3 and 4 one by one and uses the newest that is left.
   std::optional<std::string> flash_sub;
   if (!order.flash_sub_backends.empty()) {
-    Out& flash = backends["flash_attention"];
+    Out& flash = backends[backend_index("flash_attention")];
     for (const auto& name : order.flash_sub_backends) {
-      auto it = subs.find(name);
-      if (it == subs.end() || !it->second.out) {
+      Out* it = sub(name);
+      if (!it || !it->out) {
         if (!flash_sub) flash_sub = name;
         continue;
       }
-      for (auto& reason : it->second.reasons) flash.reasons.push_back(std::move(reason));
+      for (auto& reason : it->reasons) flash.reasons.push_back(std::move(reason));
     }
     if (!flash_sub) flash.out = true;
   }
 
-  for (auto& [key, out] : backends) {
+  for (std::size_t b = 0; b < backends.size(); ++b) {
     model::BackendVerdict verdict;
-    verdict.available = !out.out;
-    verdict.reasons = std::move(out.reasons);
-    ex.backends[key] = std::move(verdict);
+    verdict.available = !backends[b].out;
+    verdict.reasons = std::move(backends[b].reasons);
+    ex.backends.emplace_hint(ex.backends.end(), k_backend_keys[b], std::move(verdict));
   }
   for (std::size_t i = 0; i < order.backends.size(); ++i) {
     const std::string& name = order.backends[i];
@@ -751,10 +627,11 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
     // TE yields for performance only to the next backend of the order (FlashAttention to
     // FusedAttention on Hopper+), and only when that one takes the workload.
     bool next_available = i + 1 < order.backends.size() && ex.backends[backend_key(order.backends[i + 1])].available;
-    if (!backends[key].deprioritized.empty() && next_available) {
+    Out& out = backends[backend_index(key)];
+    if (!out.deprioritized.empty() && next_available) {
       verdict.available = false;
       verdict.deprioritized = true;
-      for (auto& reason : backends[key].deprioritized) verdict.reasons.push_back(std::move(reason));
+      for (auto& reason : out.deprioritized) verdict.reasons.push_back(std::move(reason));
       continue;
     }
     ex.selected = name;
@@ -769,18 +646,13 @@ model::Explanation explain_impl(const RuleSet::Impl& impl, const model::Facts& n
   overlay.set("explain.selected", ex.selected.value_or("none"));
   if (ex.backends["fused_attention"].sub_backend) overlay.set("explain.fused_sub_backend", *ex.backends["fused_attention"].sub_backend);
   if (ex.backends["flash_attention"].sub_backend) overlay.set("explain.flash_sub_backend", *ex.backends["flash_attention"].sub_backend);
-  for (const auto& [key, verdict] : ex.backends) overlay.set("explain." + key + ".available", verdict.available);
-  std::string reasons;
-  for (const auto& [key, verdict] : ex.backends)
-    for (const auto& reason : verdict.reasons) reasons += "\n" + key + ": " + reason.message;
-  overlay.set("explain.reasons", reasons);
+  for (const auto& [key, verdict] : ex.backends) overlay.set(available_name(key), verdict.available);
+  overlay.reasons_of(&ex); // ex.backends is not changed below
 
   frame.reread_overlay();
   for_live_rules(impl, RuleKind::workload, frame, [&](const Rule& rule) {
     if (only && &rule != only) return;
-    const std::vector<Element>* candidates = nullptr;
-    if (!applies(impl, rule, frame) || !node_conjuncts_hold(impl, rule, frame, candidates)) return;
-    firing_elements(rule, frame, elements, candidates, &frame.memo().rest_conjuncts[rule_index(impl, rule)]);
+    if (!fires(impl, rule, frame, elements)) return;
     std::size_t before = ex.findings.size();
     add_findings(impl, rule, frame, elements, ex.findings);
     for (std::size_t i = before; i < ex.findings.size(); ++i) ex.findings[i].workload = workload.name;

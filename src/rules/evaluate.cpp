@@ -1,7 +1,9 @@
 // Evaluating a compiled condition (condition.hpp) against what a Reader gives: facts by slot and
 // collection sizes. Split from condition.cpp (the language) to keep each file to one job.
 #include "rules/condition.hpp"
+#include "rules/evaluator.hpp"
 
+#include <algorithm>
 #include <compare>
 #include <optional>
 
@@ -34,140 +36,125 @@ std::optional<int> compare_values(const model::Value& a, const model::Value& b) 
 
 namespace {
 
-struct Evaluator {
-  const Condition& c;
-  Reader& reader;
-  std::optional<model::Value> scratch[2]; // built only for a count or arithmetic operand
+// Builds the folded form of a condition (fold() below) node by node; without `emit`, only walks
+// it as building would, to learn the outcomes of the fixed subtrees.
+class Folder {
+public:
+  Folder(const Condition& c, const std::vector<unsigned char>& fixed, Reader& reader, std::vector<unsigned char>* decisions, bool emit)
+      : m_c(c), m_fixed(fixed), m_reader(reader), m_decisions(decisions), m_emit(emit) {}
 
-  const model::Value* value(const Operand& o, int side = 0) {
-    switch (o.kind) {
-    case Operand::Kind::fact: return reader.fact(o.index);
-    case Operand::Kind::count: scratch[side] = model::Value(static_cast<long>(reader.count(o.index))); return &*scratch[side];
-    case Operand::Kind::literal: return &o.literal;
-    case Operand::Kind::arithmetic: {
-      auto n = integer(o);
-      if (!n) return nullptr;
-      scratch[side] = model::Value(*n);
-      return &*scratch[side];
-    }
-    }
-    return nullptr;
+  Folded run() {
+    m_out.when.arithmetic = m_c.arithmetic;
+    m_out.when.collection = m_c.collection;
+    m_out.when.slots = m_c.slots;
+    m_out.when.reads_workload = m_c.reads_workload;
+    m_out.when.reads_explain = m_c.reads_explain;
+    int root = m_c.root < 0 ? k_false : build(m_c.root);
+    m_out.constant = root == k_true ? 1 : (root == k_false ? 0 : -1);
+    if (root < 0) root = emit(constant(root == k_true), -1);
+    m_out.when.root = root;
+    return std::move(m_out);
   }
 
-  std::optional<long> integer(const Operand& o) {
-    switch (o.kind) {
-    case Operand::Kind::fact: {
-      const model::Value* v = reader.fact(o.index);
-      if (!v || !v->is(model::ValueType::integer)) return std::nullopt;
-      return v->as_int();
-    }
-    case Operand::Kind::count: return static_cast<long>(reader.count(o.index));
-    case Operand::Kind::literal: return o.literal.as_int();
-    case Operand::Kind::arithmetic: {
-      const Arithmetic& a = c.arithmetic[static_cast<std::size_t>(o.index)];
-      auto x = integer(a.lhs);
-      auto y = integer(a.rhs);
-      if (!x || !y) return std::nullopt;
-      switch (a.op) {
-      case Arithmetic::Op::add: return *x + *y;
-      case Arithmetic::Op::multiply: return *x * *y;
-      case Arithmetic::Op::modulo:
-        if (*y == 0) return std::nullopt;
-        return *x % *y;
-      case Arithmetic::Op::max: return std::max(*x, *y);
-      case Arithmetic::Op::min: return std::min(*x, *y);
-      }
-    }
-    }
-    return std::nullopt;
+private:
+  static constexpr int k_false = -2, k_true = -3;
+
+  static Node constant(bool value) {
+    Node n;
+    n.kind = NodeKind::constant;
+    n.flag = value;
+    return n;
   }
 
-  bool run(int index) {
-    const Node& n = c.nodes[static_cast<std::size_t>(index)];
+  // Appends a node that stands for the condition's node `origin` (-1: none); its index.
+  int emit(Node n, int origin) {
+    if (!m_emit) return 0;
+    m_out.when.nodes.push_back(std::move(n));
+    m_out.origin.push_back(origin);
+    return static_cast<int>(m_out.when.nodes.size() - 1);
+  }
+
+  // The subtree at `node` in the output: its index, or k_false / k_true when it folded to a constant.
+  int build(int node) {
+    const Node& n = m_c.nodes[static_cast<std::size_t>(node)];
+    if (n.kind == NodeKind::constant) return n.flag ? k_true : k_false;
+    if (m_fixed[static_cast<std::size_t>(node)]) {
+      bool holds = evaluate_node(m_c, node, m_reader);
+      if (m_decisions) m_decisions->push_back(holds ? 1 : 0);
+      return holds ? k_true : k_false;
+    }
     switch (n.kind) {
-    case NodeKind::constant: return n.flag;
-    case NodeKind::fact_true: {
-      const model::Value* v = reader.fact(n.lhs.index);
-      return v && v->is(model::ValueType::boolean) && v->as_bool();
-    }
-    case NodeKind::has: return reader.fact(n.lhs.index) != nullptr;
-    case NodeKind::env_is: {
-      const model::Value* v = reader.fact(n.lhs.index);
-      if (!v) return false;
-      if (v->is(model::ValueType::string)) return v->as_string() == n.rhs.literal.as_string();
-      return v->to_string() == n.rhs.literal.as_string();
-    }
-    case NodeKind::compare: {
-      const model::Value* a = value(n.lhs);
-      if (!a) return false;
-      const model::Value* b = value(n.rhs, 1);
-      if (!b) return false;
-      // Most comparisons are string equalities (layouts, masks, dtypes): lengths settle most.
-      if ((n.op == CmpOp::eq || n.op == CmpOp::ne) && a->is(model::ValueType::string) && b->is(model::ValueType::string))
-        return (a->as_string() == b->as_string()) == (n.op == CmpOp::eq);
-      auto order = compare_values(*a, *b);
-      if (!order) return false;
-      switch (n.op) {
-      case CmpOp::eq: return *order == 0;
-      case CmpOp::ne: return *order != 0;
-      case CmpOp::lt: return *order < 0;
-      case CmpOp::le: return *order <= 0;
-      case CmpOp::gt: return *order > 0;
-      case CmpOp::ge: return *order >= 0;
-      }
-      return false;
-    }
-    case NodeKind::in_list: {
-      const model::Value* a = value(n.lhs);
-      if (!a) return false;
-      bool found = false;
-      bool text = a->is(model::ValueType::string);
-      for (const auto& item : n.list) {
-        if (text && item.is(model::ValueType::string)) {
-          if (a->as_string() == item.as_string()) {
-            found = true;
-            break;
-          }
-          continue;
-        }
-        auto order = compare_values(*a, item);
-        if (order && *order == 0) {
-          found = true;
-          break;
-        }
-      }
-      return found != n.flag;
-    }
-    case NodeKind::in_range: {
-      const model::Value* a = value(n.lhs);
-      if (!a || !a->is(model::ValueType::version)) return false;
-      return n.range->contains(a->as_version()) != n.flag;
-    }
     case NodeKind::all:
-      for (int child : n.children)
-        if (!run(child)) return false;
-      return true;
-    case NodeKind::any:
-      for (int child : n.children)
-        if (run(child)) return true;
-      return false;
-    case NodeKind::negate: return !run(n.children[0]);
+    case NodeKind::any: {
+      const bool all = n.kind == NodeKind::all;
+      // An `and` is false with a false child and drops true ones; an `or` the other way round.
+      const int decides = all ? k_false : k_true, neutral = all ? k_true : k_false;
+      std::vector<int> kept;
+      for (int child : n.children) {
+        int built = build(child);
+        if (built == decides) return decides;
+        if (built != neutral) kept.push_back(built);
+      }
+      if (kept.empty()) return neutral;
+      if (kept.size() == 1) return kept.front();
+      Node out;
+      out.kind = n.kind;
+      out.children = std::move(kept);
+      return emit(std::move(out), node);
     }
-    return false;
+    case NodeKind::negate: {
+      int built = build(n.children[0]);
+      if (built == k_true) return k_false;
+      if (built == k_false) return k_true;
+      Node out;
+      out.kind = NodeKind::negate;
+      out.children = {built};
+      return emit(std::move(out), node);
+    }
+    default: return m_emit ? emit(n, node) : 0;
+    }
   }
+
+  const Condition& m_c;
+  const std::vector<unsigned char>& m_fixed;
+  Reader& m_reader;
+  std::vector<unsigned char>* m_decisions;
+  bool m_emit;
+  Folded m_out;
 };
 
 } // namespace
 
+std::vector<unsigned char> fixed_nodes(const Condition& condition, const std::vector<unsigned char>& fixed_slots) {
+  std::vector<unsigned char> out(condition.nodes.size(), 0);
+  std::vector<int> read;
+  for (std::size_t node = 0; node < condition.nodes.size(); ++node) {
+    read.clear();
+    slots_read(condition, static_cast<int>(node), read);
+    out[node] = std::all_of(read.begin(), read.end(), [&](int slot) {
+      return slot >= 0 && static_cast<std::size_t>(slot) < fixed_slots.size() && fixed_slots[static_cast<std::size_t>(slot)];
+    });
+  }
+  return out;
+}
+
+Folded fold(const Condition& condition, const std::vector<unsigned char>& fixed, Reader& reader, std::vector<unsigned char>* decisions) {
+  return Folder(condition, fixed, reader, decisions, true).run();
+}
+
+void fold_decisions(const Condition& condition, const std::vector<unsigned char>& fixed, Reader& reader,
+                    std::vector<unsigned char>& decisions) {
+  Folder(condition, fixed, reader, &decisions, false).run();
+}
+
 bool evaluate(const Condition& condition, Reader& reader) {
   if (condition.root < 0) return false;
-  Evaluator evaluator{condition, reader, {}};
-  return evaluator.run(condition.root);
+  return evaluate_with(condition, reader);
 }
 
 bool evaluate_node(const Condition& condition, int node, Reader& reader) {
   if (node < 0 || static_cast<std::size_t>(node) >= condition.nodes.size()) return false;
-  Evaluator evaluator{condition, reader, {}};
+  Evaluator<Reader> evaluator{condition, reader, {}};
   return evaluator.run(node);
 }
 
