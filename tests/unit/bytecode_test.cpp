@@ -3,6 +3,7 @@
 #include "probe/bytecode.hpp"
 #include "probe/node_probes.hpp"
 #include "support/node_fixture.hpp"
+#include "support/probe_helpers.hpp"
 #include "util/subprocess.hpp"
 
 #include <gtest/gtest.h>
@@ -14,13 +15,12 @@
 
 using namespace probe;
 using test_support::NodeFixture;
+using test_support::str;
 
 namespace {
 
 const std::string k_torch = "/opt/torch/.venv/lib/python3.12/site-packages/torch"; // h100-node: CPython 3.12
 constexpr std::uint32_t k_mtime = 1700000000;
-
-std::string str(const model::Facts& f, std::string_view name) { return f.get_string(name).value_or("<absent>"); }
 
 void put32(std::string& out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
