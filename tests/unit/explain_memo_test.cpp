@@ -35,13 +35,16 @@ const rules::RuleSet& database() {
   return *loaded.rules;
 }
 
-model::Facts node(const std::string& cudnn, const std::string& python) {
+// Facts from --set style overrides, derived.
+model::Facts facts_from(const std::vector<std::string>& overrides) {
   model::Facts facts;
-  for (const std::string& s :
-       std::vector<std::string>{"te.version=2.8.0", "gpu.sm=90", "cudnn.version=" + cudnn, "python.executable=" + python})
-    EXPECT_TRUE(facts.apply_override(s).ok()) << s;
+  for (const std::string& s : overrides) EXPECT_TRUE(facts.apply_override(s).ok()) << s;
   facts.derive();
   return facts;
+}
+
+model::Facts node(const std::string& cudnn, const std::string& python) {
+  return facts_from({"te.version=2.8.0", "gpu.sm=90", "cudnn.version=" + cudnn, "python.executable=" + python});
 }
 
 model::Workload workload(const std::string& head_dim, const std::string& heads) {
@@ -131,10 +134,7 @@ TEST(ExplainMemo, FoldedPerGroupOfGpusInGpuOrder) {
 )",
                                                                     "gpus.yaml");
   ASSERT_TRUE(loaded.rules) << rules::render(loaded.diagnostics);
-  model::Facts facts;
-  for (const char* s : {"te.version=2.8.0", "gpu[0].sm=90", "gpu[1].sm=80", "gpu[2].sm=90", "cudnn.version=9.5.0"})
-    ASSERT_TRUE(facts.apply_override(s).ok()) << s;
-  facts.derive();
+  const model::Facts facts = facts_from({"te.version=2.8.0", "gpu[0].sm=90", "gpu[1].sm=80", "gpu[2].sm=90", "cudnn.version=9.5.0"});
   for (int round = 0; round < 2; ++round) {
     EXPECT_EQ(reasons(explained(*loaded.rules, facts, workload("128", "32"))), "flash_attention: GPU 0 (SM 90) refuses head_dim 128\n"
                                                                                "flash_attention: GPU 1 (SM 80) refuses head_dim 128\n"
@@ -146,10 +146,7 @@ TEST(ExplainMemo, FoldedPerGroupOfGpusInGpuOrder) {
     EXPECT_EQ(reasons(explained(*loaded.rules, facts, workload("64", "32"))), "") << round;
   }
   // The SM 80 GPU first: its group's test (head_dim > 96) says nothing of the SM 90 group's.
-  model::Facts mixed;
-  for (const char* s : {"te.version=2.8.0", "gpu[0].sm=80", "gpu[1].sm=90", "cudnn.version=9.5.0"})
-    ASSERT_TRUE(mixed.apply_override(s).ok()) << s;
-  mixed.derive();
+  const model::Facts mixed = facts_from({"te.version=2.8.0", "gpu[0].sm=80", "gpu[1].sm=90", "cudnn.version=9.5.0"});
   for (int round = 0; round < 2; ++round)
     EXPECT_EQ(reasons(explained(*loaded.rules, mixed, workload("80", "32"))), "flash_attention: GPU 1 (SM 90) refuses head_dim 80\n")
         << round;
