@@ -13,7 +13,7 @@ constexpr std::array<std::string_view, 4> k_prefixes = {"NVTE_", "NCCL_", "CUDA_
 // PYTHONPATH: where a `pip install --target` TE is found; PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK:
 // turns off the torch check that a cuDNN loaded by TE first can fail (import_order.hpp);
 // PYTHONDONTWRITEBYTECODE, PYTHONPYCACHEPREFIX: whether and where `import` keeps the bytecode it
-// compiles (python_probe.cpp, {torch,te}.bytecode.*).
+// compiles (python_probe.cpp, python.bytecode[]).
 constexpr std::array<std::string_view, 12> k_names = {"LD_LIBRARY_PATH",
                                                       "LD_PRELOAD",
                                                       "PYTORCH_CUDA_ALLOC_CONF",
