@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <unordered_map>
+#include <unordered_set>
 
 namespace model {
 
@@ -18,17 +19,90 @@ using json = nlohmann::ordered_json;
 using tree_json = nlohmann::json;
 
 void Facts::erase(std::string_view name) {
-  if (auto it = m_values.find(name); it != m_values.end()) m_values.erase(it);
+  if (auto it = m_values.find(name); it != m_values.end()) {
+    if (m_journal) m_journal->m_entries.emplace_back(it->first, std::move(it->second));
+    m_values.erase(it);
+    note_underived(name);
+  }
   m_stamp = util::next_unique_id();
 }
 
 void Facts::erase_prefix(std::string_view prefix) {
   for (auto it = m_values.lower_bound(prefix); it != m_values.end() && it->first.starts_with(prefix);) {
     std::string_view rest = std::string_view(it->first).substr(prefix.size());
-    if (rest.empty() || rest[0] == '.' || rest[0] == '[') it = m_values.erase(it);
-    else ++it;
+    if (rest.empty() || rest[0] == '.' || rest[0] == '[') {
+      if (m_journal) m_journal->m_entries.emplace_back(it->first, std::move(it->second));
+      note_underived(it->first);
+      it = m_values.erase(it);
+    } else {
+      ++it;
+    }
   }
   m_stamp = util::next_unique_id();
+}
+
+namespace {
+
+// The libraries whose <lib>.major and <lib>.copies[i].major derive() fills; bit 1 + i of
+// Facts::m_underived.
+constexpr std::string_view k_derived_libraries[] = {"cudnn", "nccl", "nvrtc", "cudart", "cublas", "cublaslt", "libcuda"};
+
+} // namespace
+
+void Facts::note_underived(std::string_view name) {
+  if (name.starts_with("gpu")) {
+    m_underived |= 1;
+    return;
+  }
+  for (std::size_t i = 0; i < std::size(k_derived_libraries); ++i) {
+    std::string_view lib = k_derived_libraries[i];
+    if (name.size() > lib.size() && name[lib.size()] == '.' && name.starts_with(lib)) m_underived |= static_cast<std::uint8_t>(2u << i);
+  }
+}
+
+void Facts::record(std::string_view name) {
+  auto it = m_values.find(name);
+  m_journal->m_entries.emplace_back(std::string(name), it == m_values.end() ? std::nullopt : std::optional<Value>(it->second));
+}
+
+void Facts::record_all(const Facts& replacement) noexcept {
+  if (!m_journal || &replacement == this) return;
+  for (const auto& [name, value] : m_values) m_journal->m_entries.emplace_back(name, value);
+  for (const auto& [name, value] : replacement.m_values)
+    if (!m_values.count(name)) m_journal->m_entries.emplace_back(name, std::nullopt);
+}
+
+void Facts::undo(FactsJournal& journal) {
+  m_journal = nullptr;
+  for (auto it = journal.m_entries.rbegin(); it != journal.m_entries.rend(); ++it) {
+    note_underived(it->first);
+    if (it->second) m_values.insert_or_assign(std::move(it->first), std::move(*it->second));
+    else if (auto at = m_values.find(it->first); at != m_values.end()) m_values.erase(at);
+  }
+  journal.m_entries.clear();
+  m_stamp = util::next_unique_id();
+}
+
+namespace {
+
+// The same type and value, and for a version the same text ("9.1" and "9.1.0" compare equal).
+bool identical(const Value& a, const Value& b) {
+  if (a.type() != b.type() || !(a == b)) return false;
+  return !a.is(ValueType::version) || a.as_version().text() == b.as_version().text();
+}
+
+} // namespace
+
+std::vector<std::string> FactsJournal::changed(const Facts& now) const {
+  std::vector<std::string> out;
+  std::unordered_set<std::string_view> seen;
+  for (const auto& [name, before] : m_entries) {
+    if (!seen.insert(name).second) continue; // the first entry holds the value before
+    const Value* after = now.get(name);
+    bool same = before ? after && identical(*before, *after) : !after;
+    if (!same) out.push_back(name);
+  }
+  return out;
 }
 
 const Value* Facts::get(std::string_view name) const {
@@ -63,18 +137,30 @@ std::optional<bool> Facts::get_bool(std::string_view name) const {
 std::size_t Facts::count(std::string_view collection) const {
   std::size_t n = 0;
   std::string prefix = std::string(collection) + "[";
-  for (auto it = m_values.lower_bound(prefix); it != m_values.end() && it->first.starts_with(prefix); ++it) {
+  std::string past;
+  for (auto it = m_values.lower_bound(prefix); it != m_values.end() && it->first.starts_with(prefix);) {
     auto close = it->first.find(']', prefix.size());
-    if (close == std::string::npos) continue;
+    if (close == std::string::npos) {
+      ++it;
+      continue;
+    }
     if (auto index = util::parse_int(std::string_view(it->first).substr(prefix.size(), close - prefix.size()))) {
       n = std::max(n, static_cast<std::size_t>(*index) + 1);
     }
+    // The element's other facts share its name up to the ']' and sort before that name + 0xff.
+    past.assign(it->first, 0, close + 1);
+    past += '\xff';
+    it = m_values.lower_bound(past);
   }
   return n;
 }
 
 void Facts::merge(const Facts& other) {
-  for (const auto& [name, value] : other.m_values) m_values.insert_or_assign(name, value);
+  for (const auto& [name, value] : other.m_values) {
+    if (m_journal) record(name);
+    note_underived(name);
+    m_values.insert_or_assign(name, value);
+  }
   m_stamp = util::next_unique_id();
 }
 
@@ -338,23 +424,57 @@ util::Result<void> Facts::apply_override(std::string_view assignment) {
 }
 
 void Facts::derive() {
-  std::size_t gpus = count("gpu");
-  for (std::size_t i = 0; i < gpus; ++i) {
-    std::string base = "gpu[" + std::to_string(i) + "]";
-    auto cc = get_version(base + ".compute_capability");
-    auto sm = get_int(base + ".sm");
-    if (cc && !sm) set(base + ".sm", cc->major() * 10 + cc->minor());
-    if (sm && !cc) set(base + ".compute_capability", Version{static_cast<long>(*sm / 10), static_cast<long>(*sm % 10)});
-  }
-  if (gpus > 0 || !has("gpu.count")) set("gpu.count", static_cast<long>(gpus));
-  for (std::string_view lib : {"cudnn", "nccl", "nvrtc", "cudart", "cublas", "cublaslt", "libcuda"}) {
-    std::string name(lib);
-    if (auto v = get_version(name + ".version")) set(name + ".major", v->major());
-    for (std::size_t i = 0, n = count(name + ".copies"); i < n; ++i) {
-      std::string base = name + ".copies[" + std::to_string(i) + "]";
-      if (auto v = get_version(base + ".version")) set(base + ".major", v->major());
+  // The fix search derives after every change it tries (apply_change, the relinking): only the
+  // groups that changed are derived, and a fact that already holds its value is left alone.
+  const std::uint8_t underived = m_underived;
+  std::string name;
+  auto put = [&](Value value) {
+    if (auto it = m_values.find(name); it != m_values.end() && identical(it->second, value)) return;
+    set(name, std::move(value));
+  };
+  if (underived & 1u) {
+    std::size_t gpus = count("gpu");
+    for (std::size_t i = 0; i < gpus; ++i) {
+      const std::string base = "gpu[" + std::to_string(i) + "]";
+      name.assign(base).append(".compute_capability");
+      const Value* cc = get(name);
+      if (cc && !cc->is(ValueType::version)) cc = nullptr;
+      name.assign(base).append(".sm");
+      const Value* sm = get(name);
+      if (sm && !sm->is(ValueType::integer)) sm = nullptr;
+      if (cc && !sm) set(name, cc->as_version().major() * 10 + cc->as_version().minor());
+      if (sm && !cc) {
+        std::int64_t value = sm->as_int();
+        set(base + ".compute_capability", Version{static_cast<long>(value / 10), static_cast<long>(value % 10)});
+      }
+    }
+    if (gpus > 0 || !has("gpu.count")) {
+      name = "gpu.count";
+      put(static_cast<long>(gpus));
     }
   }
+  for (std::size_t l = 0; l < std::size(k_derived_libraries); ++l) {
+    if (!(underived & (2u << l))) continue;
+    std::string_view lib = k_derived_libraries[l];
+    name.assign(lib).append(".version");
+    if (const Value* v = get(name); v && v->is(ValueType::version)) {
+      long major = v->as_version().major();
+      name.assign(lib).append(".major");
+      put(major);
+    }
+    name.assign(lib).append(".copies");
+    for (std::size_t i = 0, n = count(name); i < n; ++i) {
+      name.assign(lib).append(".copies[").append(std::to_string(i)).append("].version");
+      const Value* v = get(name);
+      if (!v || !v->is(ValueType::version)) continue;
+      long major = v->as_version().major();
+      name.resize(name.size() - 7); // "version"
+      name.append("major");
+      put(major);
+    }
+  }
+  // What it set is derived: every group holds what derive() makes of it.
+  m_underived = 0;
 }
 
 } // namespace model

@@ -184,3 +184,96 @@ TEST(Facts, ToJsonKeepsTheOrderAndShapeOfItsTree) {
   facts.set("x.y[1].w", 4);
   EXPECT_EQ(facts.to_json(-1), R"({"schema_version":1,"facts":{"a":{"b":"leaf","b-c":1},"x":{"y":[{"z":2},{"w":4,"z":3}]}}})");
 }
+
+// The fix search applies each candidate change to one working copy of the node's facts and takes
+// it back (rules/fix_session.hpp): the journal must restore every fact exactly and name only the
+// facts whose value moved.
+TEST(FactsJournal, UndoRestoresEveryFactAndChangedNamesWhatMoved) {
+  Facts facts;
+  for (std::string s : {"gpu.compute_capability=9.0", "cudnn.version=9.1.0", "cudnn.copies[0].version=9.1.0",
+                        "cudnn.copies[0].path=/usr/lib/libcudnn.so.9", "env.CUDNN_HOME=/opt/cudnn", "nccl.version=2.19.3"})
+    ASSERT_TRUE(facts.apply_override(s).ok()) << s;
+  facts.derive();
+  const std::string before = facts.to_json();
+  const auto stamp = facts.stamp();
+
+  model::FactsJournal journal;
+  facts.attach(journal);
+  facts.set("cudnn.version", *Version::parse("9.3.0"));
+  facts.set("nccl.version", *Version::parse("2.19.3")); // the value it had: not a change
+  facts.set("env.X", std::string("1"));
+  facts.erase("env.X"); // set and taken away again: not a change
+  facts.erase("env.CUDNN_HOME");
+  facts.erase_prefix("cudnn.copies");
+  facts.set("cudnn.copies[0].version", *Version::parse("9.3.0"));
+  ASSERT_TRUE(facts.apply_override("gpu.sm=100").ok());
+  facts.derive();
+  Facts other;
+  other.set("te.version", *Version::parse("2.10.0"));
+  facts.merge(other);
+
+  auto changed = journal.changed(facts);
+  std::sort(changed.begin(), changed.end());
+  // cudnn.major is 9 before and after; the major of the copy that went and came back is too.
+  EXPECT_EQ(changed, (std::vector<std::string>{"cudnn.copies[0].path", "cudnn.copies[0].version", "cudnn.version", "env.CUDNN_HOME",
+                                               "gpu[0].compute_capability", "gpu[0].sm", "te.version"}));
+  EXPECT_EQ(facts.get_int("gpu[0].sm"), 100);
+  EXPECT_EQ(facts.get_version("gpu[0].compute_capability"), (Version{10, 0}));
+
+  facts.undo(journal);
+  EXPECT_TRUE(journal.empty());
+  EXPECT_EQ(facts.to_json(), before);
+  EXPECT_NE(facts.stamp(), stamp);
+  // Detached: a later change is not recorded.
+  facts.set("env.Y", std::string("1"));
+  EXPECT_TRUE(journal.empty());
+}
+
+TEST(FactsJournal, AVersionWrittenDifferentlyIsAChange) {
+  Facts facts;
+  facts.set("cudnn.version", *Version::parse("9.1"));
+  model::FactsJournal journal;
+  facts.attach(journal);
+  facts.set("cudnn.version", *Version::parse("9.1.0")); // equal as versions, printed differently
+  EXPECT_EQ(journal.changed(facts), std::vector<std::string>{"cudnn.version"});
+  facts.undo(journal);
+  EXPECT_EQ(facts.get_string("cudnn.version"), "9.1");
+}
+
+TEST(Facts, DeriveAfterAChangeDerivesWhatTheChangeMoved) {
+  // derive() derives again only the groups (the GPUs, each library) that changed since it last
+  // ran: the result must be what a fresh object derives from the same facts.
+  Facts facts;
+  for (std::string s : {"gpu.compute_capability=8.0", "cudnn.version=8.9.7", "nccl.version=2.19.3", "cudnn.copies[0].version=8.9.7",
+                        "cudnn.copies[0].path=/a/libcudnn.so.8"})
+    ASSERT_TRUE(facts.apply_override(s).ok()) << s;
+  facts.derive();
+  auto fresh = [](const Facts& f) {
+    auto again = Facts::from_json(f.to_json(), "again");
+    EXPECT_TRUE(again.ok());
+    again->derive();
+    return again->to_json();
+  };
+  facts.set("cudnn.version", *Version::parse("9.3.0"));
+  facts.set("cudnn.copies[1].version", *Version::parse("9.3.0"));
+  facts.derive();
+  EXPECT_EQ(facts.get_int("cudnn.major"), 9);
+  EXPECT_EQ(facts.get_int("cudnn.copies[1].major"), 9);
+  EXPECT_EQ(facts.get_int("nccl.major"), 2);
+  facts.erase("gpu[0].sm");
+  facts.derive();
+  EXPECT_EQ(facts.get_int("gpu[0].sm"), 80);
+  Facts merged;
+  merged.set("nccl.version", *Version::parse("3.0.1"));
+  facts.merge(merged);
+  facts.erase_prefix("gpu");
+  facts.derive();
+  EXPECT_EQ(facts.get_int("nccl.major"), 3);
+  EXPECT_EQ(facts.get_int("gpu.count"), 0);
+  EXPECT_EQ(facts.to_json(), fresh(facts));
+  // A copy derives like its original.
+  Facts copy = facts;
+  copy.set("nccl.version", *Version::parse("4.0.0"));
+  copy.derive();
+  EXPECT_EQ(copy.get_int("nccl.major"), 4);
+}
