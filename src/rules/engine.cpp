@@ -15,6 +15,7 @@
 #include "rules/evaluator.hpp"
 #include "rules/engine_frame.hpp"
 #include "rules/loader_internal.hpp"
+#include "rules/node_rules.hpp"
 #include "rules/ruleset_impl.hpp"
 
 #include "model/dpa_inputs.hpp"
@@ -470,6 +471,24 @@ std::vector<model::Finding> node_findings(const RuleSet::Impl& impl, const model
   }
   return findings;
 }
+
+} // namespace
+
+void detail::node_rules_fire(const RuleSet::Impl& impl, const model::Facts& facts, const std::vector<std::size_t>& rules,
+                             std::vector<unsigned char>& out) {
+  View view(facts, nullptr, nullptr, impl.default_te_version);
+  Frame frame(view, impl);
+  std::vector<Element> elements;
+  out.assign(rules.size(), 0);
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const Rule& rule = impl.rules[rules[i]];
+    if (!applies(impl, rule, frame)) continue;
+    firing_elements(rule, frame, elements);
+    out[i] = elements.empty() ? 0 : 1;
+  }
+}
+
+namespace {
 
 // The backends of an explanation, in its map's order, and a backend's place among them.
 constexpr std::string_view k_backend_keys[] = {"flash_attention", "fused_attention", "unfused_attention"};

@@ -516,12 +516,12 @@ bool touches(const Change& change, const std::vector<std::string>& read) {
 std::vector<Candidate> set_aside_irrelevant(std::vector<std::vector<Candidate>>& families, const std::vector<std::string>& read) {
   std::vector<Candidate> aside;
   for (auto& family : families) {
-    auto irrelevant = [&](const Candidate& c) {
-      return std::none_of(c.changes.begin(), c.changes.end(), [&](const Change& change) { return touches(change, read); });
-    };
-    for (const auto& c : family)
-      if (irrelevant(c)) aside.push_back(c);
-    std::erase_if(family, irrelevant);
+    std::vector<Candidate> kept;
+    for (auto& c : family) {
+      bool relevant = std::any_of(c.changes.begin(), c.changes.end(), [&](const Change& change) { return touches(change, read); });
+      (relevant ? kept : aside).push_back(std::move(c));
+    }
+    family = std::move(kept);
   }
   std::erase_if(families, [](const auto& family) { return family.empty(); });
   return aside;

@@ -11,6 +11,9 @@
 #include "rules/rules.hpp"
 
 #include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
 
 namespace rules {
 
@@ -20,11 +23,23 @@ namespace rules {
 // of TE's search order; without one the search takes an installed wheel as the copy loaded.
 using Relinker = std::function<void(model::Facts& facts, std::string_view library)>;
 
+// For tests: the node outcomes a search worked out incrementally (fix_session.hpp), each also
+// worked out in full and compared.
+struct IncrementalCheck {
+  std::mutex mutex;
+  std::size_t compared = 0;
+  std::vector<std::string> differences; // "<changes>: <what differed>"
+};
+
 struct SearchOptions {
   // Model evaluations (one explain, or one node evaluation) per finding; the search stops there
   // and keeps what it verified. Each single change costs one, each pair one.
   std::size_t budget = 240;
   Relinker relink;
+  // Tests only: every node outcome is also made the long way (the changes applied to a copy of
+  // the facts, every node rule evaluated) and compared with the incremental one: the facts after
+  // the changes, the steps they needed, whether they applied, the findings. nullptr: not checked.
+  IncrementalCheck* check_incremental = nullptr;
 };
 
 // The verified fixes for one finding, best first (the fastest backend the workload then runs,
