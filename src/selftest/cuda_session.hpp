@@ -21,6 +21,7 @@ struct Gpu {
   gpuapi::CuDevice device = 0;
   int sm = 0; // 90 for compute capability 9.0
   std::string name;
+  std::string uuid; // 32 hex digits (cuDeviceGetUuid), "" where the driver cannot say
   gpuapi::CuContext context = nullptr;
 };
 
