@@ -26,7 +26,7 @@ constexpr std::string_view k_format = "nvte-kernel-cache 1";
 
 util::Error cache_error(util::ErrorKind kind, std::string message) { return util::Error{kind, std::move(message)}; }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
+double elapsed_seconds(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -202,7 +202,7 @@ util::Result<KeptArtifact> keep_or_build(const KernelCache& cache, std::string_v
   if (auto payload = cache.load(kind, key)) {
     if (auto restored = steps.restore(*payload)) {
       kept.source = KeptArtifact::Source::loaded;
-      kept.seconds = seconds_since(start);
+      kept.seconds = elapsed_seconds(start);
       return kept;
     } else {
       kept.why_compiled = "the cached copy was refused: " + restored.error().message;
@@ -212,7 +212,7 @@ util::Result<KeptArtifact> keep_or_build(const KernelCache& cache, std::string_v
   }
   start = std::chrono::steady_clock::now();
   if (auto built = steps.build(); !built) return built.error();
-  kept.seconds = seconds_since(start);
+  kept.seconds = elapsed_seconds(start);
   if (!cache.enabled()) return kept;
   auto payload = steps.serialize();
   if (!payload) {

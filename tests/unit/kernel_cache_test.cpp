@@ -39,14 +39,14 @@ struct TempDir {
   }
 };
 
-std::string read(const fs::path& p) {
+std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
 
-void write(const fs::path& p, const std::string& text, fs::perms mode = fs::perms::owner_read | fs::perms::owner_write) {
+void write_text(const fs::path& p, const std::string& text, fs::perms mode = fs::perms::owner_read | fs::perms::owner_write) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
   fs::permissions(p, mode, fs::perm_options::replace);
 }
@@ -152,19 +152,19 @@ TEST(KernelCacheKey, EveryCubinInputChangesTheKey) {
 
 TEST(KernelCacheKey, LibraryIdentityFollowsTheFileAndItsSiblings) {
   TempDir dir;
-  write(dir.path / "libcudnn.so.9", "shim");
-  write(dir.path / "libcudnn_engines_runtime_compiled.so.9", "engines");
-  write(dir.path / "unrelated.so", "x");
+  write_text(dir.path / "libcudnn.so.9", "shim");
+  write_text(dir.path / "libcudnn_engines_runtime_compiled.so.9", "engines");
+  write_text(dir.path / "unrelated.so", "x");
   const std::string shim = (dir.path / "libcudnn.so.9").string();
   const std::string before = selftest::libraries_identity({shim}, {"libcudnn"});
   EXPECT_NE(before.find("libcudnn_engines_runtime_compiled.so.9"), std::string::npos) << before;
   EXPECT_EQ(before.find("unrelated.so"), std::string::npos) << before;
   // A sibling rewritten (size), replaced (inode) or touched (mtime): another identity.
-  write(dir.path / "libcudnn_engines_runtime_compiled.so.9", "engines, rebuilt");
+  write_text(dir.path / "libcudnn_engines_runtime_compiled.so.9", "engines, rebuilt");
   const std::string resized = selftest::libraries_identity({shim}, {"libcudnn"});
   EXPECT_NE(resized, before);
   fs::rename(dir.path / "libcudnn.so.9", dir.path / "old");
-  write(dir.path / "libcudnn.so.9", "shim");
+  write_text(dir.path / "libcudnn.so.9", "shim");
   const std::string replaced = selftest::libraries_identity({shim}, {"libcudnn"});
   EXPECT_NE(replaced, resized);
   fs::last_write_time(dir.path / "libcudnn.so.9", fs::last_write_time(dir.path / "libcudnn.so.9") - std::chrono::hours(1));
@@ -210,24 +210,24 @@ TEST(KernelCacheFiles, CorruptTruncatedAndOversizedFilesAreRefused) {
   const fs::path file = dir.path / key_of("a").file_name("cudnn-plan");
   const std::string payload(1000, 'p');
   ASSERT_TRUE(cache.store("cudnn-plan", key_of("a"), payload));
-  const std::string good = read(file);
+  const std::string good = read_text(file);
   // One byte of the payload changed: its digest no longer matches.
   std::string corrupt = good;
   corrupt[corrupt.find("ppp") + 10] = 'q';
-  write(file, corrupt);
+  write_text(file, corrupt);
   EXPECT_FALSE(cache.load("cudnn-plan", key_of("a")));
-  write(file, good.substr(0, good.size() / 2));
+  write_text(file, good.substr(0, good.size() / 2));
   EXPECT_FALSE(cache.load("cudnn-plan", key_of("a")));
-  write(file, "");
+  write_text(file, "");
   EXPECT_FALSE(cache.load("cudnn-plan", key_of("a")));
-  write(file, good + std::string(5000, 'x'));
+  write_text(file, good + std::string(5000, 'x'));
   auto oversized = cache.load("cudnn-plan", key_of("a"));
   ASSERT_FALSE(oversized);
   EXPECT_NE(oversized.error().message.find("over the limit"), std::string::npos) << oversized.error().message;
   // A payload too large to keep is not written.
   EXPECT_FALSE(cache.store("cudnn-plan", key_of("big"), std::string(8192, 'b')));
   EXPECT_FALSE(fs::exists(dir.path / key_of("big").file_name("cudnn-plan")));
-  write(file, good);
+  write_text(file, good);
   EXPECT_TRUE(cache.load("cudnn-plan", key_of("a")));
 }
 
@@ -257,7 +257,7 @@ TEST(KernelCacheFiles, ASymlinkIsRefusedAndReplacedNotFollowed) {
   ASSERT_TRUE(cache.store("cudnn-plan", key_of("a"), "payload"));
   fs::rename(file, dir.path / "elsewhere");
   fs::create_symlink(dir.path / "elsewhere", file);
-  const std::string target = read(dir.path / "elsewhere");
+  const std::string target = read_text(dir.path / "elsewhere");
   auto linked = cache.load("cudnn-plan", key_of("a"));
   ASSERT_FALSE(linked);
   EXPECT_EQ(linked.error().kind, util::ErrorKind::permission);
@@ -267,7 +267,7 @@ TEST(KernelCacheFiles, ASymlinkIsRefusedAndReplacedNotFollowed) {
   EXPECT_EQ(fake.builds, 1);
   EXPECT_TRUE(kept->stored);
   EXPECT_FALSE(fs::is_symlink(file));              // the link itself was replaced
-  EXPECT_EQ(read(dir.path / "elsewhere"), target); // and what it named is untouched
+  EXPECT_EQ(read_text(dir.path / "elsewhere"), target); // and what it named is untouched
   EXPECT_TRUE(cache.load("cudnn-plan", key_of("a")));
 }
 
@@ -321,7 +321,7 @@ TEST(KernelCacheFallback, ACorruptOrRefusedCopyCompilesAndIsOverwritten) {
   TempDir dir;
   auto cache = KernelCache::open(dir.path.string());
   const fs::path file = dir.path / key_of("a").file_name("cudnn-plan");
-  write(file, "not a cache file");
+  write_text(file, "not a cache file");
   FakeCompiler corrupt;
   auto kept = selftest::keep_or_build(cache, "cudnn-plan", key_of("a"), corrupt.steps());
   ASSERT_TRUE(kept);
@@ -345,13 +345,13 @@ TEST(KernelCacheFallback, ACorruptOrRefusedCopyCompilesAndIsOverwritten) {
 TEST(KernelCacheFallback, ABuildFailureIsTheBuildsErrorAndNothingIsKept) {
   TempDir dir;
   auto cache = KernelCache::open(dir.path.string());
-  write(dir.path / key_of("a").file_name("cudnn-plan"), "garbage");
+  write_text(dir.path / key_of("a").file_name("cudnn-plan"), "garbage");
   FakeCompiler failing;
   failing.build_fails = true;
   auto kept = selftest::keep_or_build(cache, "cudnn-plan", key_of("a"), failing.steps());
   ASSERT_FALSE(kept);
   EXPECT_EQ(kept.error().message, "No valid execution plans built (fake)"); // cuDNN's, not the cache's
-  EXPECT_EQ(read(dir.path / key_of("a").file_name("cudnn-plan")), "garbage");
+  EXPECT_EQ(read_text(dir.path / key_of("a").file_name("cudnn-plan")), "garbage");
 }
 
 TEST(KernelCacheFallback, ACacheThatCannotWriteOrIsOffFailsNothing) {
