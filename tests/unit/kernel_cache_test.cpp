@@ -266,7 +266,7 @@ TEST(KernelCacheFiles, ASymlinkIsRefusedAndReplacedNotFollowed) {
   ASSERT_TRUE(kept);
   EXPECT_EQ(fake.builds, 1);
   EXPECT_TRUE(kept->stored);
-  EXPECT_FALSE(fs::is_symlink(file));              // the link itself was replaced
+  EXPECT_FALSE(fs::is_symlink(file));                   // the link itself was replaced
   EXPECT_EQ(read_text(dir.path / "elsewhere"), target); // and what it named is untouched
   EXPECT_TRUE(cache.load("cudnn-plan", key_of("a")));
 }
