@@ -701,8 +701,6 @@ Json SdpaCheck::backward_numerics(const SdpaGradLayout& grads, const std::vector
 
 } // namespace
 
-namespace {
-
 // Whether a result (or its forward's) used a kernel loaded from the kernel cache.
 bool used_cached_kernels(const Json& result) {
   for (const Json* r : {&result, result.contains("forward") ? &result["forward"] : nullptr}) {
@@ -713,29 +711,26 @@ bool used_cached_kernels(const Json& result) {
   return false;
 }
 
-// A kernel from the kernel cache that loaded but then failed to run or computed wrong results is
-// the cache's failure until shown otherwise: the check runs again with every kernel compiled
-// (and the cache's copies replaced), and that run's answer is the check's, saying so.
-Json run_with_cache_fallback(const Json& args, Progress& progress) {
-  Json result = SdpaCheck(args, progress).run();
+Json run_with_cache_fallback(const Json& args, const std::function<Json(const Json&)>& run) {
+  Json result = run(args);
   const std::string stage = result.value("stage", "");
   if (result.value("status", "") != "failed" || (stage != "execute" && stage != "numerics") || !used_cached_kernels(result)) return result;
   const std::string first = result.value("error", "");
   Json again = args;
   again["kernel_cache_refresh"] = "compiled again: the run with the cache's kernels failed (" + first + ")";
-  Json second = SdpaCheck(again, progress).run();
+  Json second = run(again);
   second["kernel_cache_fallback"] = "the run with kernels from the kernel cache failed (" + first + "); this is the run with them compiled";
   return second;
 }
 
-} // namespace
-
-Json check_cudnn_sdpa(const Json& args, Progress& progress) { return run_with_cache_fallback(args, progress); }
+Json check_cudnn_sdpa(const Json& args, Progress& progress) {
+  return run_with_cache_fallback(args, [&](const Json& a) { return SdpaCheck(a, progress).run(); });
+}
 
 Json check_cudnn_sdpa_bwd(const Json& args, Progress& progress) {
   Json with = args;
   with["backward"] = true;
-  return run_with_cache_fallback(with, progress);
+  return run_with_cache_fallback(with, [&](const Json& a) { return SdpaCheck(a, progress).run(); });
 }
 
 } // namespace selftest

@@ -4,6 +4,8 @@
 // symlink) is a miss that compiles again and rewrites it; the fallback logic with fake
 // cuDNN / NVRTC steps (a refused copy compiles, a build failure is the build's error, a cache that
 // cannot write fails nothing); the reference kernels' CUBIN with the toolkit's real NVRTC.
+#include "gpuapi/cudnn.hpp"
+#include "selftest/checks.hpp"
 #include "selftest/kernel_cache.hpp"
 #include "selftest/reference.hpp"
 #include "selftest/sdpa_graph.hpp"
@@ -22,6 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using selftest::CacheKey;
+using selftest::Json;
 using selftest::KeptArtifact;
 using selftest::KernelCache;
 
@@ -453,4 +456,75 @@ TEST(KernelCachePlan, TheCudnnChildGetsTheDirectoryOnlyWhenThereIsOne) {
     }
     EXPECT_EQ(cudnn, 1);
   }
+}
+
+// A check that failed at execution or numerics with a kernel from the cache runs again with every
+// kernel compiled; its answer is that run's. A failure with compiled kernels, or before the
+// kernels ran, is the check's own and runs once.
+TEST(KernelCacheFallback, ACheckThatFailedWithCachedKernelsRunsAgainCompiled) {
+  std::vector<Json> calls;
+  auto fake_check = [&](Json first_result) {
+    return [&calls, first_result](const Json& args) -> Json {
+      calls.push_back(args);
+      if (calls.size() == 1) return first_result;
+      return Json{{"status", "ok"}, {"plan_cache", {{"source", "compiled"}}}};
+    };
+  };
+  const Json loaded_numerics{
+      {"status", "failed"}, {"stage", "numerics"}, {"error", "cuDNN's output differs"}, {"plan_cache", {{"source", "loaded"}}}};
+  Json result = selftest::run_with_cache_fallback(Json{{"dim_qk", 128}}, fake_check(loaded_numerics));
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_FALSE(calls[0].contains("kernel_cache_refresh"));
+  EXPECT_TRUE(calls[1].contains("kernel_cache_refresh"));
+  EXPECT_EQ(calls[1]["dim_qk"], 128);
+  EXPECT_EQ(result["status"], "ok");
+  EXPECT_NE(result.value("kernel_cache_fallback", "").find("cuDNN's output differs"), std::string::npos) << result.dump();
+  // The backward's result carries the forward's: a cached reference there counts too.
+  calls.clear();
+  Json backward_execute{{"status", "failed"},
+                        {"stage", "execute"},
+                        {"error", "cudnnBackendExecute (backward): ..."},
+                        {"forward", {{"status", "ok"}, {"reference_cache", {{"source", "loaded"}}}}}};
+  selftest::run_with_cache_fallback(Json::object(), fake_check(backward_execute));
+  EXPECT_EQ(calls.size(), 2u);
+  // Compiled kernels, or a failure at the plan: the answer stands.
+  for (const Json& own : {Json{{"status", "failed"}, {"stage", "numerics"}, {"plan_cache", {{"source", "compiled"}}}},
+                          Json{{"status", "failed"}, {"stage", "plan"}, {"plan_cache", {{"source", "loaded"}}}},
+                          Json{{"status", "ok"}, {"plan_cache", {{"source", "loaded"}}}}}) {
+    calls.clear();
+    Json answer = selftest::run_with_cache_fallback(Json::object(), fake_check(own));
+    EXPECT_EQ(calls.size(), 1u) << own.dump();
+    EXPECT_EQ(answer, own);
+  }
+}
+
+namespace {
+std::string toolkit_cudnn() {
+  for (const char* p : {"/usr/local/cuda/lib64/libcudnn.so.9", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"})
+    if (fs::exists(p)) return p;
+  return {};
+}
+} // namespace
+
+// The graph's description (the key's "graph") is the same for the same graph in any process and
+// changes with anything set on a descriptor; it names descriptors by number, never by address.
+TEST(KernelCacheKey, TheGraphsDescriptionFollowsTheGraph) {
+  std::string path = toolkit_cudnn();
+  if (path.empty()) GTEST_SKIP() << "no cuDNN 9 on this machine";
+  auto cudnn = gpuapi::Cudnn::load(std::vector<std::string>{path});
+  ASSERT_TRUE(cudnn) << cudnn.error().message;
+  auto description = [&](bool causal, std::int64_t seq) {
+    selftest::SdpaShape s;
+    s.causal = causal, s.seq_q = s.seq_kv = seq;
+    auto l = selftest::make_layout(s);
+    selftest::SdpaGraph graph(*cudnn);
+    EXPECT_TRUE(graph.build_operations(s, *l));
+    return graph.description();
+  };
+  const std::string causal = description(true, 512);
+  EXPECT_FALSE(causal.empty());
+  EXPECT_EQ(description(true, 512), causal);
+  EXPECT_NE(description(false, 512), causal);
+  EXPECT_NE(description(true, 1024), causal);
+  EXPECT_EQ(causal.find("0x"), std::string::npos);
 }
