@@ -70,6 +70,7 @@ util::Result<NvrtcOutput> Nvrtc::compile(const std::string& source, const std::s
 
   const std::vector<std::string> option_text = options_for(arch);
   std::vector<const char*> options;
+  options.reserve(option_text.size());
   for (const auto& o : option_text) options.push_back(o.c_str());
   const std::string& arch_option = option_text.front();
   int compiled = m_api.nvrtcCompileProgram(program, static_cast<int>(options.size()), options.data());

@@ -154,7 +154,7 @@ std::string render_selftest_text(const model::SelftestSummary& selftest, const s
         std::snprintf(span, sizeof span, "%s%s %.3f%s", phases.empty() ? "" : ", ", name.c_str(), p.seconds, p.open ? " (open)" : "");
         phases += span;
       }
-      for (auto line : wrap_words(phases, 96)) out += "           " + line + "\n";
+      for (const auto& line : wrap_words(phases, 96)) out += "           " + line + "\n";
     }
   }
   // A self-test that ran nothing on a GPU has not checked the GPU: say so (exit 3, UNKNOWN).

@@ -61,7 +61,8 @@ public:
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   gpuapi::CuDevicePtr get() const { return m_ptr; }
-  void* pointer() const { return reinterpret_cast<void*>(m_ptr); }
+  // The device address as the pointer cuDNN's variant pack takes.
+  void* pointer() const { return reinterpret_cast<void*>(m_ptr); } // NOLINT(performance-no-int-to-ptr)
 
 private:
   const CudaSession& m_session;

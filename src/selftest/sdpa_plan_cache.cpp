@@ -20,8 +20,9 @@ namespace {
 // by value (descriptors by number, handles and pointers not at all).
 std::size_t element_bytes(int type) {
   switch (type) {
-  case c::k_type_int64: return 8;
-  case 5: return 8; // CUDNN_TYPE_DOUBLE
+  case c::k_type_int64:
+  case 5: // CUDNN_TYPE_DOUBLE
+    return 8;
   case c::k_type_boolean: return sizeof(bool);
   case c::k_type_handle:
   case c::k_type_void_ptr:

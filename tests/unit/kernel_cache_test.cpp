@@ -463,7 +463,7 @@ TEST(KernelCachePlan, TheCudnnChildGetsTheDirectoryOnlyWhenThereIsOne) {
 // kernels ran, is the check's own and runs once.
 TEST(KernelCacheFallback, ACheckThatFailedWithCachedKernelsRunsAgainCompiled) {
   std::vector<Json> calls;
-  auto fake_check = [&](Json first_result) {
+  auto fake_check = [&](const Json& first_result) {
     return [&calls, first_result](const Json& args) -> Json {
       calls.push_back(args);
       if (calls.size() == 1) return first_result;
