@@ -108,6 +108,10 @@ Json nvrtc_check(const Json& args, const SessionResult& session, Progress& progr
     auto compiling = progress.phase(phase::compile);
     auto result = nvrtc_compile_only(candidates, {"sm_80", "sm_90", "compute_90"});
     compiling.end();
+    // No GPU and no NVRTC: nothing here would compile a kernel (a login node); on the job's node
+    // the same check runs with its GPU, where a missing NVRTC fails.
+    if (!result && result.error().kind == util::ErrorKind::not_installed)
+      return skipped_result(result.error().message + " (and " + session.error().message + ")");
     if (!result) return failed_result(result.error().message, "load");
     (*result)["gpu"] = false;
     (*result)["seconds"] = seconds_since(start);
