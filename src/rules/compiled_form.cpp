@@ -22,7 +22,7 @@ constexpr std::string_view k_magic = "nvte-rules-compiled-1";
 
 class FormWriter {
 public:
-  static constexpr bool reading = false;
+  static constexpr bool k_reading = false;
   explicit FormWriter(const SourceFile& file) : m_file(file) {}
 
   bool ok() const { return m_ok; }
@@ -79,7 +79,7 @@ private:
 
 class FormReader {
 public:
-  static constexpr bool reading = true;
+  static constexpr bool k_reading = true;
   FormReader(std::string_view bytes, const SourceFile& file) : m_bytes(bytes), m_file(file) {}
 
   // Every byte read, none past the end.
@@ -191,13 +191,13 @@ void io(Io& s, T& v) {
 template <class Io, Vector V>
 void io(Io& s, V& v) {
   std::size_t n = s.count(v.size());
-  if constexpr (Io::reading) v.resize(n);
+  if constexpr (Io::k_reading) v.resize(n);
   for (auto& item : v) io(s, item);
 }
 template <class Io, Optional O>
 void io(Io& s, O& o) {
   if (!s.flag(o.has_value())) return;
-  if constexpr (Io::reading) o.emplace();
+  if constexpr (Io::k_reading) o.emplace();
   io(s, *o);
 }
 template <class Io, Pair P>
@@ -217,7 +217,7 @@ bool same_version(const model::Version& a, const model::Version& b) {
 
 template <class Io, Is<model::Version> V>
 void io(Io& s, V& v) {
-  if constexpr (Io::reading) {
+  if constexpr (Io::k_reading) {
     std::string text;
     s.text(text);
     auto parsed = model::Version::parse(text);
@@ -231,7 +231,7 @@ void io(Io& s, V& v) {
 }
 template <class Io, Is<model::VersionRange> R>
 void io(Io& s, R& r) {
-  if constexpr (Io::reading) {
+  if constexpr (Io::k_reading) {
     std::string text;
     s.text(text);
     auto parsed = model::VersionRange::parse(text);
@@ -247,7 +247,7 @@ void io(Io& s, R& r) {
 template <class Io, Is<model::Value> V>
 void io(Io& s, V& v) {
   using model::ValueType;
-  if constexpr (Io::reading) {
+  if constexpr (Io::k_reading) {
     ValueType type{};
     s.scalar(type);
     switch (type) {
@@ -301,7 +301,7 @@ void io(Io& s, T& v) {
 }
 template <class Io, Is<SlotTable> T>
 void io(Io& s, T& table) {
-  if constexpr (Io::reading) {
+  if constexpr (Io::k_reading) {
     std::vector<SlotSpec> slots;
     std::vector<std::string> collections;
     fields(s, slots, collections);
@@ -371,7 +371,7 @@ void io(Io& s, T& v) {
   fields(s, v.kind, v.deprioritized, v.when, v.applies_to, v.backend, v.sub_backend, v.while_backend, v.while_sub, v.summary, v.message,
          v.fixes, v.at, v.reference_at);
   // Compiled test cases (TestCases::compile) are not stored: such a load compiles the file.
-  if constexpr (!Io::reading)
+  if constexpr (!Io::k_reading)
     if (!v.tests.empty()) s.fail();
 }
 
@@ -407,7 +407,7 @@ void io(Io& s, T& v) {
 template <class Io, Is<Registry> T>
 void io(Io& s, T& v) {
   std::size_t n = s.count(v.ids.size());
-  if constexpr (Io::reading) {
+  if constexpr (Io::k_reading) {
     for (std::size_t i = 0; i < n; ++i) {
       std::pair<std::string, Location> entry;
       io(s, entry);
@@ -418,7 +418,7 @@ void io(Io& s, T& v) {
   }
   io(s, v.selection_at);
   n = s.count(v.packages.size());
-  if constexpr (Io::reading) {
+  if constexpr (Io::k_reading) {
     for (std::size_t i = 0; i < n; ++i) {
       std::pair<std::string, std::string> entry;
       io(s, entry.first);
