@@ -249,13 +249,20 @@ if [[ $quick != 1 && -n $compare_label && -x $compare_explain ]]; then
 fi
 
 if [[ $quick != 1 ]] && has_command selftest; then
-  # Cold: CUDA's JIT cache disabled, so every run compiles what it needs. Warm: a cache that
-  # the warm-up run filled. (A cold page cache needs root to drop; not done here.)
+  # Cold: CUDA's JIT cache disabled. The doctor's own kernel cache (selftest-kernels/ in the
+  # bench's cache directory) is kept as a node keeps it: the warm-up run compiles cuDNN's plans
+  # and the reference and stores them, the measured runs load them (a node from its second
+  # self-test on). selftest_cold_nocache: --no-cache too, so every run compiles everything (a
+  # node's first self-test). Warm: CUDA's JIT cache that the warm-up run filled. (A cold page
+  # cache needs root to drop; not done here.)
   # NVTE_BENCH_SELFTEST_ARGS: extra arguments (word-split), e.g. to pick the tier or the workload.
   read -r -a st_args <<<"${NVTE_BENCH_SELFTEST_ARGS:-}"
   # The CUDA tier (driver, NVRTC, cuDNN forward + backward at the default workload, NCCL), as the
   # target defines it: --python '' leaves out the Python tier (importing torch alone takes 5 s).
-  m selftest_cold "$slow_runs" 0 --warmup 0 --timeout 120 --env CUDA_CACHE_DISABLE=1 -- "$bin" selftest --rules "$rules" --python '' "${st_args[@]}"
+  m selftest_cold "$slow_runs" 0 --warmup 1 --timeout 120 --env CUDA_CACHE_DISABLE=1 -- "$bin" selftest --rules "$rules" --python '' "${st_args[@]}"
+  if "$bin" selftest --help 2>&1 | grep -q -- '--no-cache'; then
+    m selftest_cold_nocache "$slow_runs" 0 --warmup 0 --timeout 120 --env CUDA_CACHE_DISABLE=1 -- "$bin" selftest --rules "$rules" --python '' --no-cache "${st_args[@]}"
+  fi
   m selftest_warm "$slow_runs" 0 --warmup 1 --timeout 120 --env "CUDA_CACHE_PATH=$work/cuda-cache" -- "$bin" selftest --rules "$rules" --python '' "${st_args[@]}"
 fi
 

@@ -56,8 +56,15 @@ endif()
 target_include_directories(nvte_settings INTERFACE ${PROJECT_SOURCE_DIR}/src)
 
 # Third-party headers are system headers: their warnings are not ours to fix.
+# nvte_library(NAME [OBJECT] files...): a static library, or with OBJECT an object library (a
+# library's code that a build-time generator links too, src/rules/CMakeLists.txt).
 function(nvte_library name)
-  add_library(${name} STATIC ${ARGN})
+  set(kind STATIC)
+  if(ARGV1 STREQUAL "OBJECT")
+    set(kind OBJECT)
+    list(REMOVE_AT ARGN 0)
+  endif()
+  add_library(${name} ${kind} ${ARGN})
   target_link_libraries(${name} PUBLIC nvte_settings)
   if(NVTE_UNITY_BUILD)
     set_target_properties(${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)

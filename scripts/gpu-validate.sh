@@ -3,7 +3,7 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix|verdict-truth|portable|threads|pytier|pytier-te|bytecode]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix|verdict-truth|portable|threads|pytier|pytier-te|bytecode|plancache]
 #
 # portable (issue 39): the portable bundle (scripts/build-portable.sh) and its wheel
 # (scripts/build-wheel.py), carried packed as .gpu-portable/portable.tar.xz (scripts/portable-carry.sh,
@@ -66,6 +66,16 @@
 # its tables), then builds the plans; scripts/gpu-cudnn-support-verdicts.py prints one PASS/FAIL
 # line per shape and pass: PASS when cuDNN's answer agrees with the plan build from heuristics
 # mode A (supported and planned, or refused and not planned).
+#
+# plancache (issue 40 item 2): the self-test's kernel cache (src/selftest/kernel_cache.hpp). With
+# CUDA_CACHE_DISABLE=1 and a fresh private cache directory (XDG_CACHE_HOME): one self-test at the
+# default shape that compiles and fills it (coldstart's arguments), five that load from it, one
+# with --no-cache, one after every cache file was corrupted (it must pass, compiling again), one
+# more that loads what that run rewrote. plancache-verdicts prints one "run" line per self-test
+# (wall time, where each plan and the reference came from, the checks' status and errors) and
+# PASS/FAIL lines: every run passes, the first compiles and stores, runs 2-6 load both plans and
+# the reference and give the compiled run's results, --no-cache compiles, the corrupted cache
+# compiles again, and the target (cached runs' median <= 1 s).
 #
 # Every step is guarded (a timeout, its exit code recorded) and never stops the others. Logs
 # go to $OUT/gpu-validate/ (or ./gpu-validate-out/), one per step with the command line, exit
@@ -201,6 +211,89 @@ run_coldstart() {
         --rules "${NVTE_DOCTOR_BEFORE_RULES:-rules}" --python ''
     done
   fi
+}
+
+run_plancache() {
+  local i xdg=$OUTDIR/plancache-xdg J=$OUTDIR/plancache-json
+  rm -rf "$xdg" "$J"
+  mkdir -p "$xdg" "$J"
+  chmod 700 "$xdg"
+  # One self-test: its JSON to $J/NAME.json, its wall time into its log ("wall_s=").
+  plancache_run() {
+    local name=$1
+    shift
+    step "plancache-$name" 180 bash -c 'out=$1; shift; s=$(date +%s.%N); "$@" >"$out"; rc=$?; e=$(date +%s.%N)
+      echo "wall_s=$(awk -v a="$s" -v b="$e" "BEGIN{print b-a}")"; exit $rc' _ "$J/$name.json" \
+      env CUDA_CACHE_DISABLE=1 XDG_CACHE_HOME="$xdg" "$BIN" selftest "${COMMON[@]}" --format json --python '' "$@"
+  }
+  plancache_run fill
+  step plancache-files 30 bash -c 'ls -la "$1/nvte-doctor" "$1/nvte-doctor/selftest-kernels"; stat -c "%a %U %s %n" "$1"/nvte-doctor/selftest-kernels/*' _ "$xdg"
+  for i in 1 2 3 4 5; do plancache_run "cached-$i"; done
+  plancache_run no-cache --no-cache
+  # Two bytes in the middle of every cache file overwritten: each is then refused and rewritten.
+  step plancache-corrupt 30 bash -c 'for f in "$1"/*.bin; do n=$(stat -c %s "$f"); printf "\xff\xfe" | dd of="$f" bs=1 seek=$((n / 2)) conv=notrunc status=none; echo "corrupted $f"; done' \
+    _ "$xdg/nvte-doctor/selftest-kernels"
+  plancache_run corrupted
+  plancache_run reloaded
+  step plancache-verdicts 60 "$PY" - "$J" "$LOGS" <<'PYEOF'
+import json, os, re, statistics, sys
+J, logs = sys.argv[1], sys.argv[2]
+def log(name):
+    try: return open(os.path.join(logs, "plancache-" + name + ".log")).read()
+    except OSError: return ""
+def rc(name):
+    text = log(name)
+    return int(text.rsplit("# exit ", 1)[1].split()[0]) if "# exit " in text else None
+def wall(name):
+    m = re.search(r"wall_s=([0-9.]+)", log(name))
+    return float(m.group(1)) if m else None
+def verdict(ok, claim): print(("PASS " if ok else "FAIL ") + claim)
+def run(name):
+    try: doc = json.load(open(os.path.join(J, name + ".json")))
+    except (OSError, ValueError) as e: return {"name": name, "error": str(e), "checks": {}}
+    checks = {c["check"]: c for c in doc.get("selftest", {}).get("checks", []) if c.get("check") in ("cudnn_sdpa", "cudnn_sdpa_bwd")}
+    bad = [c["check"] + " " + c.get("status", "?") for c in doc.get("selftest", {}).get("checks", []) if c.get("status") in ("failed", "error")]
+    return {"name": name, "checks": checks, "bad": bad}
+def res(r, check): return r["checks"].get(check, {}).get("result", {}) or {}
+def plan(r, check): return res(r, check).get("plan_cache", {}).get("source", "none")
+def reference(r): return res(r, "cudnn_sdpa").get("reference_cache", {}).get("source", "none")
+def ok(r): return not r.get("error") and len(r["checks"]) == 2 and all(c.get("status") == "ok" for c in r["checks"].values()) and not r["bad"]
+names = ["fill"] + ["cached-%d" % i for i in range(1, 6)] + ["no-cache", "corrupted", "reloaded"]
+runs = {n: run(n) for n in names}
+for n in names:
+    r = runs[n]
+    f, b = res(r, "cudnn_sdpa"), res(r, "cudnn_sdpa_bwd")
+    print("run %-10s rc=%s wall=%ss fwd=%s plan %s (%s) bwd=%s plan %s (%s) reference %s; fwd max_abs_err=%s bwd max_rel_err=%s%s" % (
+        n, rc(n), wall(n), r["checks"].get("cudnn_sdpa", {}).get("status"), plan(r, "cudnn_sdpa"), f.get("plan_cache", {}).get("why_compiled", "-"),
+        r["checks"].get("cudnn_sdpa_bwd", {}).get("status"), plan(r, "cudnn_sdpa_bwd"), b.get("plan_cache", {}).get("why_compiled", "-"),
+        reference(r), f.get("max_abs_err"), b.get("max_rel_err"), (" error: " + r["error"]) if r.get("error") else ""))
+for n in names:
+    verdict(rc(n) in (0, 1) and ok(runs[n]), "run %s passes (cudnn_sdpa and cudnn_sdpa_bwd ok, no check failed)%s" % (n, "" if not runs[n].get("bad") else ": " + ", ".join(runs[n]["bad"])))
+fill = runs["fill"]
+verdict(plan(fill, "cudnn_sdpa") == plan(fill, "cudnn_sdpa_bwd") == "compiled" and all(res(fill, c).get("plan_cache", {}).get("stored") for c in ("cudnn_sdpa", "cudnn_sdpa_bwd")),
+        "the first run compiles both plans and stores them")
+for n in ["cached-%d" % i for i in range(1, 6)]:
+    r = runs[n]
+    verdict(plan(r, "cudnn_sdpa") == plan(r, "cudnn_sdpa_bwd") == "loaded" and reference(r) == "loaded", "run %s loads both plans and the reference from the cache" % n)
+    verdict(all("runtime_compilation_seconds" not in res(r, c) for c in ("cudnn_sdpa", "cudnn_sdpa_bwd")), "run %s claims no compile time for a loaded plan" % n)
+    same = all(res(r, c).get("engine", {}).get("index") == res(fill, c).get("engine", {}).get("index") for c in ("cudnn_sdpa", "cudnn_sdpa_bwd"))
+    same = same and res(r, "cudnn_sdpa").get("max_abs_err") == res(fill, "cudnn_sdpa").get("max_abs_err")
+    verdict(same, "run %s: the same engines and the same forward error as the compiled run (%s vs %s); backward max_rel_err %s vs %s" % (
+        n, res(r, "cudnn_sdpa").get("max_abs_err"), res(fill, "cudnn_sdpa").get("max_abs_err"), res(r, "cudnn_sdpa_bwd").get("max_rel_err"), res(fill, "cudnn_sdpa_bwd").get("max_rel_err")))
+nc = runs["no-cache"]
+verdict(plan(nc, "cudnn_sdpa") == plan(nc, "cudnn_sdpa_bwd") == "compiled" and "off" in res(nc, "cudnn_sdpa").get("plan_cache", {}).get("why_compiled", ""),
+        "--no-cache compiles both plans (the cache is off)")
+co = runs["corrupted"]
+verdict(plan(co, "cudnn_sdpa") == plan(co, "cudnn_sdpa_bwd") == "compiled" and reference(co) == "compiled", "the corrupted cache is refused: both plans and the reference compiled again")
+re_ = runs["reloaded"]
+verdict(plan(re_, "cudnn_sdpa") == plan(re_, "cudnn_sdpa_bwd") == "loaded", "the run after that loads what the corrupted run rewrote")
+walls = [wall(n) for n in ["cached-%d" % i for i in range(1, 6)] if wall(n) is not None]
+if walls:
+    print("timing: first (compiling) %ss, cached median %.3fs [%.3f-%.3f], --no-cache %ss" % (wall("fill"), statistics.median(walls), min(walls), max(walls), wall("no-cache")))
+    verdict(statistics.median(walls) <= 1.0, "target: the cached cold self-test's median wall time <= 1 s (%.3f s)" % statistics.median(walls))
+PYEOF
+  grep -E '^(PASS|FAIL|run |timing)' "$LOGS/plancache-verdicts.log" >>"$SUMMARY" || true
+  cp -r "$J" "$LOGS/" 2>/dev/null
 }
 
 # What docs/examples.md quotes from the GPU node (README.md a trimmed part of readme-explain-no-backend): the plain check of the node, and a check whose workload has no backend
@@ -870,6 +963,7 @@ case $STAGE in
   pytier) run_pytier ;;
   pytier-te) run_pytier_te ;;
   bytecode) run_bytecode ;;
+  plancache) run_plancache ;;
   cudnn-support) run_cudnn_support ;;
   verify-fix) run_verify_fix ;;
   verdict-truth) run_verdict_truth ;;

@@ -83,16 +83,18 @@ void choose_python_tier(const Options& options, const model::Facts& facts, selft
         "no selftest.py for the Python tier (looked in " + util::join(looked, ", ") + "; NVTE_DOCTOR_SELFTEST_PY names another)";
 }
 
-// The Python tier's bytecode cache (selftest::PythonRun::bytecode_cache): python-bytecode in the
-// doctor's cache directory, made private; none with --no-cache or where none can be had.
-std::string python_bytecode_cache(const Options& options) {
+// A private directory name in the doctor's cache directory, made when missing: the Python
+// tier's bytecode (python-bytecode, selftest::PythonRun::bytecode_cache) and the cuDNN checks'
+// compiled kernels (selftest-kernels, selftest::Plan::kernel_cache); none with --no-cache or
+// where none can be had.
+std::string private_cache_subdirectory(const Options& options, const char* name) {
   auto base = cache_directory(options);
   if (!base) return {};
-  auto dir = *base / "python-bytecode";
+  auto dir = *base / name;
   auto made = util::private_cache_directory(*base);
   if (made) made = util::private_cache_directory(dir);
   if (!made) {
-    util::log::debug("self-test: no Python bytecode cache: " + made.error().message);
+    util::log::debug(std::string("self-test: no ") + name + " cache: " + made.error().message);
     return {};
   }
   return dir.string();
@@ -186,7 +188,8 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
     plan.predicted_selected.push_back(e ? e->selected.value_or("none") : std::string());
   }
   choose_python_tier(options, facts, plan);
-  if (!plan.python_executable.empty()) plan.python_bytecode_cache = python_bytecode_cache(options);
+  if (!plan.python_executable.empty()) plan.python_bytecode_cache = private_cache_subdirectory(options, "python-bytecode");
+  plan.kernel_cache = private_cache_subdirectory(options, "selftest-kernels");
   plan.load_refusal = library_refusal(options);
   return selftest::run_all(plan);
 }

@@ -98,7 +98,7 @@ void add_common(CLI::App& cmd, app::Options& o, std::string& format, const std::
       ->envname("NVTE_DOCTOR_PYTHON");
   cmd.add_flag("--deep", o.deep, "Also ask NVML and libcuda (GPU memory, MIG mode, libcuda's CUDA version); tens of ms slower");
   cmd.add_flag("--no-cache", o.no_cache,
-               "Neither read nor write the doctor's caches (the probe's file cache; the self-test's Python bytecode)")
+               "Neither read nor write the doctor's caches (the probe's file cache; the self-test's Python bytecode and compiled kernels)")
       ->envname("NVTE_DOCTOR_NO_CACHE");
 }
 

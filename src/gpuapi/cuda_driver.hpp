@@ -79,6 +79,8 @@ public:
   const CudaDriverApi& api() const { return m_api; }
   const std::vector<std::string>& missing() const { return m_missing; }
   std::string path() const { return m_library.loaded_path(); }
+  // An entry point outside the list above (its absence is no finding), or null.
+  void* optional_symbol(const char* name) const { return m_library.symbol_or_null(name); }
   // "CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected", or the number alone.
   std::string describe(CuResult code) const;
 

@@ -53,6 +53,8 @@ std::vector<int> Nvrtc::supported_archs() const {
   return archs;
 }
 
+std::vector<std::string> Nvrtc::options_for(const std::string& arch) { return {"--gpu-architecture=" + arch, "--std=c++17"}; }
+
 util::Result<NvrtcOutput> Nvrtc::compile(const std::string& source, const std::string& name, const std::string& arch) const {
   if (!m_api.nvrtcCreateProgram || !m_api.nvrtcDestroyProgram || !m_api.nvrtcCompileProgram ||
       !m_api.nvrtcGetProgramLogSize || !m_api.nvrtcGetPTXSize || !m_api.nvrtcGetPTX)
@@ -66,9 +68,12 @@ util::Result<NvrtcOutput> Nvrtc::compile(const std::string& source, const std::s
     return util::make_error(util::ErrorKind::driver_error, "nvrtcCreateProgram: " + describe(rc));
   util::Defer destroy([&] { m_api.nvrtcDestroyProgram(&program); });
 
-  std::string arch_option = "--gpu-architecture=" + arch;
-  const char* options[] = {arch_option.c_str(), "--std=c++17"};
-  int compiled = m_api.nvrtcCompileProgram(program, 2, options);
+  const std::vector<std::string> option_text = options_for(arch);
+  std::vector<const char*> options;
+  options.reserve(option_text.size());
+  for (const auto& o : option_text) options.push_back(o.c_str());
+  const std::string& arch_option = option_text.front();
+  int compiled = m_api.nvrtcCompileProgram(program, static_cast<int>(options.size()), options.data());
   NvrtcOutput out;
   std::size_t log_size = 0;
   if (m_api.nvrtcGetProgramLogSize(program, &log_size) == 0 && log_size > 1 && m_api.nvrtcGetProgramLog) {

@@ -63,6 +63,11 @@ public:
   // Architectures this NVRTC can compile for (SM numbers), empty when it cannot say.
   std::vector<int> supported_archs() const;
 
+  // The libnvrtc-builtins preloaded from the same directory as a libnvrtc given by path, or "".
+  std::string builtins_path() const { return m_builtins ? m_builtins.loaded_path() : std::string(); }
+
+  // The options compile passes NVRTC for arch: what a compiled image depends on beside the source.
+  static std::vector<std::string> options_for(const std::string& arch);
   // Compiles source for arch ("sm_90" -> CUBIN, "compute_90" -> PTX). A compile error is
   // driver_error whose message holds NVRTC's error string and the full log.
   util::Result<NvrtcOutput> compile(const std::string& source, const std::string& name, const std::string& arch) const;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 extern char** environ;
 
@@ -83,6 +84,20 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
   }
   if (after_start) after_start();
 
+  // Probes that wait for `name` start, on threads of their own (native after python), once:
+  // when it says its facts are ready (Host::ready) or else when it returns.
+  std::set<std::string_view> ready_called;
+  auto start_waiting = [&](std::string_view name, const model::Facts& so_far) {
+    if (!ready_called.insert(name).second) return;
+    for (const auto& later : probes()) {
+      if (!later.start_after || later.after != name || !selected(later)) continue;
+      auto at = Clock::now();
+      if (auto p = later.start_after(host, so_far)) started[later.name] = Started{std::move(p), at};
+    }
+  };
+  Host probing = host;
+  probing.ready = start_waiting;
+
   model::Facts facts;
   for (const auto& spec : probes()) {
     if (!selected(spec)) continue;
@@ -95,21 +110,16 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
       auto need = spec.needed(host, facts);
       if (need.run) {
         util::log::debug("probe " + std::string(spec.name) + ": needed: " + need.why);
-        spec.run(host, facts);
+        spec.run(probing, facts);
       } else {
         record_status(facts, spec.name, "skipped", need.why + "; --deep asks anyway");
       }
     } else {
-      spec.run(host, facts);
+      spec.run(probing, facts);
     }
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     facts.set(base + ".seconds", seconds);
-    // Probes that wait for this one start now, on threads of their own (native after python).
-    for (const auto& later : probes()) {
-      if (!later.start_after || later.after != spec.name || !selected(later)) continue;
-      auto at = Clock::now();
-      if (auto p = later.start_after(host, facts)) started[later.name] = Started{std::move(p), at};
-    }
+    start_waiting(spec.name, facts);
     if (!facts.has(base + ".status")) record_status(facts, spec.name, "ok");
     auto status = facts.get_string(base + ".status").value_or("ok");
     if (status != "ok" && status != "skipped") {

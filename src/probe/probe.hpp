@@ -42,6 +42,11 @@ struct Host {
   // in a library, the native link check of a set of objects), kept across runs; a hint checked
   // against each file's identity, never trusted (util/file_cache.hpp). nullptr: none (--no-cache).
   std::shared_ptr<util::FileCache> file_cache;
+  // Set by probe_node for the probes it runs: a probe calls it (on its own thread) once the facts
+  // that the probes started after it read are set, before its own slower rest, so that those
+  // start then (the python probe after its packages: the native link of torch does not wait for
+  // the requirements' walk). Not calling it is correct too: they start when the probe returns.
+  std::function<void(std::string_view probe, const model::Facts& facts)> ready;
 
   // The real node: root "/", this process's environment.
   static Host current();

@@ -287,6 +287,9 @@ void run_python_probe(const Host& host, model::Facts& facts) {
   laps.lap("packages");
   record_te_files(host, it, packages[*chosen], facts);
   laps.lap("TE's files");
+  // What the native probe starts from is known (the interpreter, torch's and TE's places and
+  // versions): its link of torch overlaps the bytecode and requirements below.
+  if (host.ready) host.ready("python", facts);
   record_bytecode(host, it, facts);
   laps.lap("bytecode");
   record_requirements(host, it, packages[*chosen].all, facts, problems);

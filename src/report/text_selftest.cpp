@@ -128,6 +128,16 @@ std::string render_selftest_text(const model::SelftestSummary& selftest, const s
                     static_cast<long long>(r["engine"].value("index", std::int64_t{-1})), r["runtime_compilation_seconds"].get<double>());
       out += line;
     }
+    // A plan from the doctor's kernel cache was compiled by an earlier run: no compile time to claim.
+    if (verbose && r.contains("plan_cache") && r["plan_cache"].is_object() && r["plan_cache"].value("source", "") == "loaded" &&
+        r.contains("engine") && r["engine"].is_object() && r["engine"].value("runtime_compiled", false)) {
+      char line[220];
+      std::snprintf(line, sizeof line,
+                    "           cuDNN engine %lld loaded from the kernel cache in %.3f s (compiled by an earlier run; a job compiles it on "
+                    "its first step)\n",
+                    static_cast<long long>(r["engine"].value("index", std::int64_t{-1})), r["plan_cache"].value("seconds", 0.0));
+      out += line;
+    }
     if (verbose && r.contains("kernel_seconds") && r.contains("reference_seconds")) {
       char line[160];
       std::snprintf(line, sizeof line, "           cuDNN kernels %.3f s, fp32 reference on the %s %.3f s\n", r["kernel_seconds"].get<double>(),
@@ -144,7 +154,7 @@ std::string render_selftest_text(const model::SelftestSummary& selftest, const s
         std::snprintf(span, sizeof span, "%s%s %.3f%s", phases.empty() ? "" : ", ", name.c_str(), p.seconds, p.open ? " (open)" : "");
         phases += span;
       }
-      for (auto line : wrap_words(phases, 96)) out += "           " + line + "\n";
+      for (const auto& line : wrap_words(phases, 96)) out += "           " + line + "\n";
     }
   }
   // A self-test that ran nothing on a GPU has not checked the GPU: say so (exit 3, UNKNOWN).

@@ -67,6 +67,10 @@ public:
   // Adds the slots and collections of a table that compiled one file on its own, in that table's
   // order, as if that file had been compiled into this table (renumber.cpp).
   Renumbering absorb(const SlotTable& part);
+  // The table that holds these slots and collections in this order, as interning them gave (a
+  // file's stored compiled form, compiled_form.hpp). resolve_fact's memo starts empty: it only
+  // saves a later compile into the table the catalog look-up.
+  static SlotTable of(std::vector<SlotSpec> slots, std::vector<std::string> collections);
 
 private:
   std::vector<SlotSpec> m_slots;

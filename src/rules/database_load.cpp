@@ -1,13 +1,15 @@
 // Putting a rules database together from its files (loader.cpp validates and compiles one file):
-// each file's tree (stored in the binary for a shipped file, preparsed.hpp, else parsed) and its
-// compiled rules come from one task per file, several files at once, each into its own slot
-// table and registry; the parts are then merged in file order (renumber.cpp). `check` waits for
+// each file's compiled rules (stored in the binary for a shipped file, compiled_form.hpp, else
+// compiled from its tree: stored, preparsed.hpp, or parsed) come from one task per file, several
+// files at once, each into its own slot table and registry; the parts are then merged in file
+// order (renumber.cpp). `check` waits for
 // the rules after probing, and compiling them on one thread was its critical path on a GPU node
 // (docs/records/performance.md, "Issue 40, round 5"). What one file says about another (an id,
 // a package or a second `selection:` defined twice) is said where compiling in turn says it: when
 // the parts clash, the files are compiled again in order into one table, as before.
 #include "rules/loader_internal.hpp"
 
+#include "rules/compiled_form.hpp"
 #include "rules/preparsed.hpp"
 #include "util/hash.hpp"
 #include "util/parallel.hpp"
@@ -28,14 +30,6 @@ Selection default_selection() {
   s.orders.push_back(std::move(order));
   return s;
 }
-
-// One file compiled on its own.
-struct FilePart {
-  RuleSet::Impl impl;
-  Registry registry;
-  std::vector<Diagnostic> diagnostics;
-  const PreparsedFile* shipped = nullptr; // the stored file its text equals, if any
-};
 
 // Whether two files define the same rule id or package, or both a `selection:` block.
 bool parts_clash(const std::vector<FilePart>& parts) {
@@ -87,6 +81,18 @@ void finish(RuleSet::Impl& impl) {
 
 } // namespace
 
+void compile_part(const SourceFile& file, FilePart& part, TestCases tests, StoredForm stored) {
+  part.shipped = preparsed_file(file.text);
+  // The stored form is what compiling this name and text gives (the area of a rule without
+  // `area:` is its file's name): a copy under another name compiles.
+  if (stored == StoredForm::use && tests == TestCases::count && part.shipped && !part.shipped->compiled.empty() &&
+      part.shipped->relative == file.relative && decode_compiled(part.shipped->compiled, file, part))
+    return;
+  part.impl.selection = default_selection();
+  // The tree is freed on this thread too (a tenth of loading the shipped rules).
+  compile_file(file, parse(file, part.shipped), part.impl, part.diagnostics, part.registry, tests);
+}
+
 std::string database_digest(const std::vector<SourceFile>& files) {
   std::vector<const SourceFile*> sorted;
   sorted.reserve(files.size());
@@ -108,7 +114,8 @@ std::string database_digest(const std::vector<SourceFile>& files) {
 // instead of 18.4-20.1 (scripts/gpu-validate.sh threads, docs/records/performance.md, round 6).
 constexpr unsigned k_compile_threads = 4;
 
-std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics, TestCases tests) {
+std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics, TestCases tests,
+                                         StoredForm stored) {
   std::vector<FilePart> parts(files.size());
   // The largest files first, so that no thread is left with a large one at the end.
   std::vector<std::size_t> order(files.size());
@@ -116,11 +123,7 @@ std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, s
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return files[a].text.size() > files[b].text.size(); });
   util::parallel_for(files.size(), std::min(util::available_cpus(), k_compile_threads), [&](std::size_t k) {
     std::size_t i = order[k];
-    FilePart& part = parts[i];
-    part.shipped = preparsed_file(files[i].text);
-    part.impl.selection = default_selection();
-    // The tree is freed on this thread too (a tenth of loading the shipped rules).
-    compile_file(files[i], parse(files[i], part.shipped), part.impl, part.diagnostics, part.registry, tests);
+    compile_part(files[i], parts[i], tests, stored);
   });
 
   auto impl = std::make_shared<RuleSet::Impl>();

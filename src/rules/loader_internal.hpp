@@ -47,6 +47,25 @@ struct ParsedFile {
 void compile_file(const SourceFile& file, const ParsedFile& parsed, RuleSet::Impl& impl, std::vector<Diagnostic>& diagnostics,
                   Registry& registry, TestCases tests);
 
+struct PreparsedFile;
+
+// One file compiled on its own (load_impl compiles each file so, then merges them in order).
+struct FilePart {
+  RuleSet::Impl impl;
+  Registry registry;
+  std::vector<Diagnostic> diagnostics;
+  const PreparsedFile* shipped = nullptr; // the stored file its text equals, if any
+};
+
+// Whether a load takes a shipped file's stored compiled form (compiled_form.hpp) or compiles it.
+// The tests compile every file to compare the two.
+enum class StoredForm { use, ignore };
+
+// Compiles file on its own into part (fresh): from its stored compiled form when it is a shipped
+// file (same relative name and text) loaded with TestCases::count, else from its stored tree or
+// text.
+void compile_part(const SourceFile& file, FilePart& part, TestCases tests, StoredForm stored = StoredForm::use);
+
 // The same database as load_impl, every file compiled in turn on this thread into one slot table
 // (what load_impl does when files clash; the tests compare the two).
 std::shared_ptr<RuleSet::Impl> load_impl_in_order(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics,
@@ -63,7 +82,7 @@ void require_some_rules(const RuleSet::Impl& impl, const std::vector<std::filesy
                         std::vector<Diagnostic>& diagnostics);
 // Every rule that loaded without error, even when others did not (lint checks those too).
 std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics,
-                                         TestCases tests = TestCases::compile);
+                                         TestCases tests = TestCases::compile, StoredForm stored = StoredForm::use);
 LoadResult load_files(const std::vector<SourceFile>& files, std::vector<Diagnostic> diagnostics,
                       TestCases tests = TestCases::compile);
 

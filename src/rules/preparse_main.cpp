@@ -1,9 +1,13 @@
 // nvte-rules-preparse RULES_DIR OUT.cpp: the build step behind rules/preparsed.hpp. Parses every
-// *.yaml below RULES_DIR with the loader's parser (util::YamlDocument, default input limits) and
-// writes a C++ file holding each file's text and its tree in binary form, so that loading the
-// shipped database skips libyaml (half of `check`'s instructions; docs/records/performance.md,
-// "Issue 40, round 4"). A file that does not parse is left out: the loader parses it at run time
-// and reports it as before.
+// *.yaml below RULES_DIR with the loader's parser (util::YamlDocument, default input limits),
+// compiles it on its own as a load does (compile_part, TestCases::count) and writes a C++ file
+// holding each file's text, its tree in binary form and its compiled form (compiled_form.hpp), so
+// that loading the shipped database neither runs libyaml (docs/records/performance.md, "Issue 40,
+// round 4") nor compiles ("round 7"). A file that does not parse is left out, and one that does
+// not compile without a diagnostic has no compiled form: the loader reads it at run time and
+// reports it as before. This program links the rules code with preparsed_none.cpp, an empty
+// table, so it compiles every file from its text.
+#include "rules/compiled_form.hpp"
 #include "rules/preparsed.hpp"
 #include "util/file.hpp"
 #include "util/hash.hpp"
@@ -79,14 +83,21 @@ int main(int argc, char** argv) {
     util::YamlError problem;
     auto doc = util::YamlDocument::parse(*text, problem);
     if (!doc) continue;
+    // Its display name is the path as given; the stored form leaves it out.
+    rules::detail::SourceFile source((dir / relative).generic_string(), relative, *text);
+    rules::detail::FilePart part;
+    rules::detail::compile_part(source, part, rules::TestCases::count);
+    std::string compiled = rules::detail::encode_compiled(source, part);
     digest = util::fnv1a64(std::string_view("\0", 1), util::fnv1a64(relative, digest));
     digest = util::fnv1a64(std::string_view("\0", 1), util::fnv1a64(*text, digest));
     std::string tree = doc->to_binary();
     out += "// " + relative + "\n";
     out += "constexpr char k_text_" + std::to_string(n) + "[] =\n    " + literal(*text) + ";\n";
-    out += "constexpr char k_tree_" + std::to_string(n) + "[] =\n    " + literal(tree) + ";\n\n";
+    out += "constexpr char k_tree_" + std::to_string(n) + "[] =\n    " + literal(tree) + ";\n";
+    out += "constexpr char k_compiled_" + std::to_string(n) + "[] =\n    " + literal(compiled) + ";\n\n";
     table += "    {" + literal(relative) + ", {k_text_" + std::to_string(n) + ", " + std::to_string(text->size()) + "}, {k_tree_" +
-             std::to_string(n) + ", " + std::to_string(tree.size()) + "}},\n";
+             std::to_string(n) + ", " + std::to_string(tree.size()) + "}, {k_compiled_" + std::to_string(n) + ", " +
+             std::to_string(compiled.size()) + "}},\n";
     ++n;
   }
   if (n == 0) table = "    {},\n"; // an array needs an element; an empty text matches no file that parsed to rules

@@ -1,7 +1,9 @@
-// The shipped rules files parsed at build time (preparse_main.cpp writes preparsed_rules.cpp in
-// the build tree from rules/): each file's text and its YAML tree in util::YamlDocument's binary
-// form. The loader takes the tree of a file whose text is byte for byte one of these, and parses
-// any other text (user rules, an updated bundle, an edited file) as before. Internal.
+// The shipped rules files parsed and compiled at build time (preparse_main.cpp writes
+// preparsed_rules.cpp in the build tree from rules/): each file's text, its YAML tree in
+// util::YamlDocument's binary form and its compiled form (compiled_form.hpp). The loader takes
+// the compiled form of a file whose name and text are byte for byte one of these (when it does
+// not compile test cases), else the tree of a file whose text is, and parses any other text (user
+// rules, an updated bundle, an edited file) as before. Internal.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,9 @@ struct PreparsedFile {
   std::string_view relative; // its name relative to rules/
   std::string_view text;     // the file as it was at build time
   std::string_view tree; // YamlDocument::to_binary() of its parse
+  // What compiling it on its own gives (compiled_form.hpp), for loads with TestCases::count;
+  // empty when it does not compile without a diagnostic.
+  std::string_view compiled;
 };
 
 // The database digest's FNV-1a seed: the standard offset basis (util::k_fnv_offset is another

@@ -26,6 +26,15 @@ SlotTable::Renumbering SlotTable::absorb(const SlotTable& part) {
   return out;
 }
 
+SlotTable SlotTable::of(std::vector<SlotSpec> slots, std::vector<std::string> collections) {
+  SlotTable table;
+  table.m_slots = std::move(slots);
+  table.m_collections = std::move(collections);
+  for (std::size_t i = 0; i < table.m_slots.size(); ++i)
+    table.m_index.emplace(std::make_pair(table.m_slots[i].name, table.m_slots[i].collection), static_cast<int>(i));
+  return table;
+}
+
 namespace {
 
 int slot_of(const SlotTable::Renumbering& r, int slot) { return slot < 0 ? slot : r.slots[static_cast<std::size_t>(slot)]; }

@@ -5,6 +5,7 @@
 #include "selftest/selftest.hpp"
 
 #include <chrono>
+#include <functional>
 
 namespace selftest {
 
@@ -22,6 +23,14 @@ Json check_te_selector(const Json& args, Progress& progress);    // args: sdpa_a
 // driver, nvrtc and nccl in one process and one context (args {driver, nvrtc, nccl}): the driver's
 // and NVRTC's results as parts, NCCL's as the result.
 Json check_cuda(const Json& args, Progress& progress);
+
+// Runs a cuDNN check (run: the check itself, args in, result out) and, when it failed at
+// execution or numerics with a kernel loaded from the kernel cache (its "plan_cache" or
+// "reference_cache" says "loaded"), runs it again with args' "kernel_cache_refresh" set (every
+// kernel compiled, the cache's copies replaced): that run's result, with "kernel_cache_fallback"
+// saying why, is the check's. A cache's failure is never reported as cuDNN's.
+bool used_cached_kernels(const Json& result);
+Json run_with_cache_fallback(const Json& args, const std::function<Json(const Json&)>& run);
 
 // The same checks on a session opened by the caller (a failed open is reported as each check does).
 using SessionResult = util::Result<std::unique_ptr<CudaSession>>;

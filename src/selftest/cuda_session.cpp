@@ -50,6 +50,14 @@ util::Result<std::unique_ptr<CudaSession>> CudaSession::open(Progress* progress)
     char name[256] = {};
     if (api.cuDeviceGetName) api.cuDeviceGetName(name, sizeof name, gpu.device);
     gpu.name = name;
+    using GetUuid = gpuapi::CuResult (*)(unsigned char*, gpuapi::CuDevice);
+    if (void* get_uuid = session->m_driver.optional_symbol("cuDeviceGetUuid")) {
+      unsigned char uuid[16] = {};
+      if (util::function_cast<GetUuid>(get_uuid)(uuid, gpu.device) == gpuapi::k_cuda_success) {
+        static const char digits[] = "0123456789abcdef";
+        for (unsigned char b : uuid) gpu.uuid += std::string{digits[b >> 4], digits[b & 0xf]};
+      }
+    }
     if (auto rc = api.cuDevicePrimaryCtxRetain(&gpu.context, gpu.device); rc != gpuapi::k_cuda_success)
       return util::make_error(util::ErrorKind::driver_error,
                               "cuDevicePrimaryCtxRetain(GPU " + std::to_string(i) + "): " + session->m_driver.describe(rc));

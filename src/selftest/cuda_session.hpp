@@ -21,6 +21,7 @@ struct Gpu {
   gpuapi::CuDevice device = 0;
   int sm = 0; // 90 for compute capability 9.0
   std::string name;
+  std::string uuid; // 32 hex digits (cuDeviceGetUuid), "" where the driver cannot say
   gpuapi::CuContext context = nullptr;
 };
 
@@ -60,7 +61,8 @@ public:
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   gpuapi::CuDevicePtr get() const { return m_ptr; }
-  void* pointer() const { return reinterpret_cast<void*>(m_ptr); }
+  // The device address as the pointer cuDNN's variant pack takes.
+  void* pointer() const { return reinterpret_cast<void*>(m_ptr); } // NOLINT(performance-no-int-to-ptr)
 
 private:
   const CudaSession& m_session;

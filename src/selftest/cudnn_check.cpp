@@ -12,6 +12,11 @@
 // while cuDNN builds its plans; the backward's plan builds (own handle, own thread) while the
 // forward's plan builds, executes and is checked. The forward's result is streamed as a part
 // before the backward runs, so a backward that hangs or crashes still leaves the forward's answer.
+//
+// What was compiled is kept (kernel_cache.hpp, args "kernel_cache": the directory): each plan and
+// the reference kernels are loaded from there when an earlier run compiled them for exactly these
+// inputs, and compiled (and kept) otherwise; the result says which ("plan_cache",
+// "reference_cache"). The kernels still run and are still compared, whatever their origin.
 #include "selftest/checks.hpp"
 #include "selftest/cuda_session.hpp"
 #include "selftest/reference.hpp"
@@ -91,6 +96,17 @@ Json support_json(const util::Result<SupportAnswer>& answer) {
   return out;
 }
 
+// Where a plan or the reference's CUBIN came from, for the result.
+Json kept_json(const KeptArtifact& kept) {
+  Json out{{"source", kept.source == KeptArtifact::Source::loaded ? "loaded" : "compiled"}, {"seconds", kept.seconds}};
+  if (kept.source == KeptArtifact::Source::compiled) {
+    out["why_compiled"] = kept.why_compiled;
+    out["stored"] = kept.stored;
+    if (!kept.store_error.empty()) out["store_error"] = kept.store_error;
+  }
+  return out;
+}
+
 Json engine_json(const SdpaGraph& graph) {
   Json candidates = Json::array();
   for (const auto& e : graph.candidates()) candidates.push_back(Json{{"index", e.index}, {"runtime_compiled", e.runtime_compiled}});
@@ -102,6 +118,7 @@ Json engine_json(const SdpaGraph& graph) {
 struct BackwardPlan {
   std::unique_ptr<Handle> handle;
   Json support; // cuDNN's support answer for the backward graph, asked before the plan
+  Json kept;    // where the plan came from (kept_json), when it was made
   util::Result<std::int64_t> workspace = util::make_error(util::ErrorKind::invalid, "not built");
   double seconds = 0;
 };
@@ -123,6 +140,8 @@ private:
   std::string copy_up(const DeviceBuffer& buffer, const std::vector<std::uint16_t>& data);
   void prepare_reference();
   void compile_reference_for(int sm);
+  // What a plan depends on beyond its graph and engine configuration (PlanKeeping::key).
+  CacheKey plan_key() const;
   const char* reference_kernel_name() const { return m_reference_kernel == ReferenceKernel::tiled ? "tiled" : "simple"; }
   Json forward_and_backward();
   // The backward's plan, built on its own thread (own cuDNN handle) while the forward runs.
@@ -150,7 +169,10 @@ private:
   std::optional<gpuapi::Nvrtc> m_nvrtc;
   std::unique_ptr<CudaSession> m_session;
   std::int64_t m_free = 0;
-  std::future<util::Result<std::vector<char>>> m_compiled; // the reference kernels, compiling on their own thread
+  KernelCache m_cache = KernelCache::off("no cache directory was given");
+  PlanKeeping m_keeping; // the plans' cache (m_cache, or off when NVRTC's identity is unknown) and key
+  KernelCache m_plans_off = KernelCache::off("");
+  std::future<util::Result<ReferenceCubin>> m_compiled; // the reference kernels, compiling (or loading) on their own thread
   int m_compiled_sm = 0;
   ReferenceKernel m_reference_kernel = ReferenceKernel::tiled;
   std::unique_ptr<DeviceReference> m_reference;
@@ -180,8 +202,26 @@ void SdpaCheck::compile_reference_for(int sm) {
   m_compiled_sm = sm;
   m_compiled = std::async(std::launch::async, [this, sm] {
     auto compiling = m_progress.phase(phase::reference, "compile");
-    return compile_reference(*m_nvrtc, sm, m_reference_kernel);
+    return cached_reference(m_cache, *m_nvrtc, sm, m_reference_kernel);
   });
+}
+
+CacheKey SdpaCheck::plan_key() const {
+  const auto& api = m_cudnn->api();
+  const Gpu& gpu = m_session->gpus().front();
+  PlanKeyInputs in;
+  in.shape = m_shape.label();
+  // cuDNN 9's shim loads its sub-libraries by SONAME: every libcudnn* beside the one loaded.
+  in.cudnn_files = libraries_identity({m_cudnn->path()}, {"libcudnn"});
+  in.cudnn_version = api.cudnnGetVersion ? api.cudnnGetVersion() : 0;
+  in.cudart_version = api.cudnnGetCudartVersion ? api.cudnnGetCudartVersion() : 0;
+  in.nvrtc = nvrtc_identity(*m_nvrtc); // the compiler of cuDNN's runtime-compiled engines, loaded first
+  in.driver_version = m_session->driver_version();
+  in.driver_files = libraries_identity({m_session->driver().path()});
+  in.gpu_name = gpu.name;
+  in.sm = gpu.sm;
+  in.gpu_uuid = gpu.uuid;
+  return selftest::plan_key(in);
 }
 
 // The reference kernels, compiled on the background thread, loaded into the context; when they
@@ -194,7 +234,19 @@ void SdpaCheck::prepare_reference() {
     return;
   }
   auto loading = m_progress.phase(phase::reference, "load");
-  auto ref = DeviceReference::load(*m_session, *cubin, m_reference_kernel);
+  auto ref = DeviceReference::load(*m_session, cubin->cubin, m_reference_kernel);
+  if (!ref && cubin->kept.source == KeptArtifact::Source::loaded) {
+    // The cache's CUBIN that the driver refuses is the cache's failure: compiled again, kept.
+    KernelCache again = KernelCache::open(m_cache.directory());
+    again.skip_loads("the driver refused the cached CUBIN: " + ref.error().message);
+    cubin = cached_reference(again, *m_nvrtc, m_compiled_sm, m_reference_kernel);
+    if (!cubin) {
+      m_reference_error = "compiling the reference kernels: " + cubin.error().message;
+      return;
+    }
+    ref = DeviceReference::load(*m_session, cubin->cubin, m_reference_kernel);
+  }
+  m_info["reference_cache"] = kept_json(cubin->kept);
   if (!ref) {
     m_reference_error = ref.error().message;
     return;
@@ -209,6 +261,11 @@ Json SdpaCheck::run() {
   m_shape = *shape;
   if (auto layout = make_layout(m_shape); !layout) return skipped_result(layout.error().message);
   m_reference_kernel = reference_kernel_for(m_shape);
+  if (m_args.contains("kernel_cache") && m_args["kernel_cache"].is_string())
+    m_cache = KernelCache::open(m_args["kernel_cache"].get<std::string>());
+  else m_cache = KernelCache::off("not asked for (--no-cache, or no usable cache directory)");
+  if (m_args.contains("kernel_cache_refresh") && m_args["kernel_cache_refresh"].is_string())
+    m_cache.skip_loads(m_args["kernel_cache_refresh"].get<std::string>());
 
   // cuInit and the contexts on their own thread while the libraries load here.
   auto session = std::async(std::launch::async, [this] { return CudaSession::open(&m_progress); });
@@ -235,7 +292,13 @@ Json SdpaCheck::run() {
     cudnn = gpuapi::Cudnn::load(cudnn_candidates);
   }
   auto opened = session.get();
-  if (!cudnn) return failed(cudnn.error().message, "load");
+  if (!cudnn) {
+    // No GPU and no cuDNN: nothing on this machine would run the graph (a login node, a CPU-only
+    // venv); the job's node is where it matters. With a GPU, a missing cuDNN fails the check.
+    if (!opened && opened.error().kind == util::ErrorKind::not_installed && cudnn.error().kind == util::ErrorKind::not_installed)
+      return done(skipped_result(cudnn.error().message + " (and " + opened.error().message + ")"));
+    return failed(cudnn.error().message, "load");
+  }
   m_cudnn = std::move(*cudnn);
   m_info["path"] = m_cudnn->path();
   if (m_nvrtc) m_info["nvrtc_path"] = m_nvrtc->path();
@@ -280,6 +343,14 @@ Json SdpaCheck::run() {
     m_info["label"] = m_shape.label();
   }
   m_layout = *make_layout(m_shape);
+  // Without NVRTC loaded here the compiler of cuDNN's runtime-compiled engines is unknown: its
+  // plans are then compiled every time.
+  if (m_nvrtc) {
+    m_keeping = PlanKeeping{&m_cache, plan_key()};
+  } else {
+    m_plans_off = KernelCache::off("NVRTC was not loaded by the doctor, so cuDNN's compiler is unknown");
+    m_keeping = PlanKeeping{&m_plans_off, {}};
+  }
   return forward_and_backward();
 }
 
@@ -342,8 +413,9 @@ std::future<BackwardPlan> SdpaCheck::plan_backward(SdpaGraph& bwd) {
     auto planning = m_progress.phase(phase::plan, "backward");
     plan.support = support_json(bwd.check_support(plan.handle->get()));
     auto start = std::chrono::steady_clock::now();
-    plan.workspace = bwd.build_plan(plan.handle->get());
+    plan.workspace = bwd.build_plan(plan.handle->get(), &m_keeping);
     plan.seconds = seconds_since(start);
+    if (bwd.plan_kept()) plan.kept = kept_json(*bwd.plan_kept());
     return plan;
   });
 }
@@ -367,14 +439,17 @@ std::optional<Json> SdpaCheck::forward(SdpaGraph& fwd, Handle& handle) {
     auto planning = m_progress.phase(phase::plan, "forward");
     m_info["support"] = support_json(fwd.check_support(handle.get()));
     auto start = std::chrono::steady_clock::now();
-    auto built = fwd.build_plan(handle.get());
+    auto built = fwd.build_plan(handle.get(), &m_keeping);
     m_info["plan_seconds"] = seconds_since(start);
     m_info["engine_configs_tried"] = fwd.engine_configs_tried();
     if (!built) return failed(built.error().message, "plan");
     fwd_workspace = *built;
     m_info["engine"] = engine_json(fwd);
-    // Building the plan of a runtime-compiled engine is its compilation: what a job pays on its first step.
-    if (fwd.engine().runtime_compiled) m_info["runtime_compilation_seconds"] = m_info["plan_seconds"];
+    const bool loaded = fwd.plan_kept() && fwd.plan_kept()->source == KeptArtifact::Source::loaded;
+    if (fwd.plan_kept()) m_info["plan_cache"] = kept_json(*fwd.plan_kept());
+    // Building the plan of a runtime-compiled engine is its compilation: what a job pays on its
+    // first step. A plan loaded from the kernel cache was compiled by an earlier run: no time to say.
+    if (fwd.engine().runtime_compiled && !loaded) m_info["runtime_compilation_seconds"] = m_info["plan_seconds"];
   }
 
   // Buffers; the inputs are filled on the GPU by the reference's kernel, else from the host.
@@ -500,7 +575,8 @@ Json SdpaCheck::backward(SdpaGraph& bwd, const SdpaGradLayout& grads, BackwardPl
   m_info["engine_configs_tried"] = bwd.engine_configs_tried();
   if (!plan.workspace) return failed(plan.workspace.error().message, "plan");
   m_info["engine"] = engine_json(bwd);
-  if (bwd.engine().runtime_compiled) m_info["runtime_compilation_seconds"] = plan.seconds;
+  if (!plan.kept.is_null()) m_info["plan_cache"] = plan.kept;
+  if (bwd.engine().runtime_compiled && plan.kept.value("source", "") != "loaded") m_info["runtime_compilation_seconds"] = plan.seconds;
 
   std::vector<std::unique_ptr<DeviceBuffer>> grad(grads.buffer_elements.size());
   std::unique_ptr<DeviceBuffer> softmax_sum, dq_accum, bwd_workspace;
@@ -625,12 +701,36 @@ Json SdpaCheck::backward_numerics(const SdpaGradLayout& grads, const std::vector
 
 } // namespace
 
-Json check_cudnn_sdpa(const Json& args, Progress& progress) { return SdpaCheck(args, progress).run(); }
+// Whether a result (or its forward's) used a kernel loaded from the kernel cache.
+bool used_cached_kernels(const Json& result) {
+  for (const Json* r : {&result, result.contains("forward") ? &result["forward"] : nullptr}) {
+    if (!r || !r->is_object()) continue;
+    for (const char* key : {"plan_cache", "reference_cache"})
+      if (r->contains(key) && (*r)[key].is_object() && (*r)[key].value("source", "") == "loaded") return true;
+  }
+  return false;
+}
+
+Json run_with_cache_fallback(const Json& args, const std::function<Json(const Json&)>& run) {
+  Json result = run(args);
+  const std::string stage = result.value("stage", "");
+  if (result.value("status", "") != "failed" || (stage != "execute" && stage != "numerics") || !used_cached_kernels(result)) return result;
+  const std::string first = result.value("error", "");
+  Json again = args;
+  again["kernel_cache_refresh"] = "compiled again: the run with the cache's kernels failed (" + first + ")";
+  Json second = run(again);
+  second["kernel_cache_fallback"] = "the run with kernels from the kernel cache failed (" + first + "); this is the run with them compiled";
+  return second;
+}
+
+Json check_cudnn_sdpa(const Json& args, Progress& progress) {
+  return run_with_cache_fallback(args, [&](const Json& a) { return SdpaCheck(a, progress).run(); });
+}
 
 Json check_cudnn_sdpa_bwd(const Json& args, Progress& progress) {
   Json with = args;
   with["backward"] = true;
-  return SdpaCheck(with, progress).run();
+  return run_with_cache_fallback(with, [&](const Json& a) { return SdpaCheck(a, progress).run(); });
 }
 
 } // namespace selftest

@@ -533,6 +533,7 @@ Results run_all(const Plan& input) {
     // GPU 0's architecture, so that the child can compile its reference kernels before CUDA is up.
     if (auto sm = facts.get_int("gpu[0].sm"); sm && *sm > 0) cudnn_args["sm"] = *sm;
     if (!nvrtc_path.empty()) cudnn_args["nvrtc_path"] = nvrtc_path;
+    if (!plan.kernel_cache.empty()) cudnn_args["kernel_cache"] = plan.kernel_cache;
     // The backward is FusedAttention's only for training: an inference job never runs it.
     const model::Value* training = w.get("is_training");
     const bool trains = !training || !training->is(model::ValueType::boolean) || training->as_bool();

@@ -86,6 +86,50 @@ util::Result<std::vector<char>> compile_reference(const gpuapi::Nvrtc& nvrtc, in
   return std::move(out.image);
 }
 
+std::string nvrtc_identity(const gpuapi::Nvrtc& nvrtc) {
+  std::vector<std::string> files = {nvrtc.path()};
+  if (auto builtins = nvrtc.builtins_path(); !builtins.empty()) files.push_back(builtins);
+  auto version = nvrtc.version();
+  return libraries_identity(files) + " version " +
+         (version ? std::to_string(version->first) + "." + std::to_string(version->second) : "unknown");
+}
+
+CacheKey cubin_key(std::string_view nvrtc_identity, std::string_view source, const std::vector<std::string>& options,
+                   std::string_view arch) {
+  CacheKey key;
+  key.add("nvrtc", nvrtc_identity);
+  key.add("source", digest(source));
+  std::string joined;
+  for (const auto& o : options) joined += (joined.empty() ? "" : " ") + o;
+  key.add("options", joined);
+  key.add("arch", arch);
+  return key;
+}
+
+CacheKey reference_key(const gpuapi::Nvrtc& nvrtc, int sm, ReferenceKernel kernel) {
+  const std::string arch = "sm_" + std::to_string(sm);
+  return cubin_key(nvrtc_identity(nvrtc), reference_source(kernel), gpuapi::Nvrtc::options_for(arch), arch);
+}
+
+util::Result<ReferenceCubin> cached_reference(const KernelCache& cache, const gpuapi::Nvrtc& nvrtc, int sm, ReferenceKernel kernel) {
+  ReferenceCubin out;
+  CacheSteps steps;
+  steps.restore = [&](std::string_view image) -> util::Result<void> {
+    if (!image.starts_with("\x7f"
+                           "ELF"))
+      return util::make_error(util::ErrorKind::invalid, "not an ELF image");
+    out.cubin.assign(image.begin(), image.end());
+    return {};
+  };
+  steps.build = [&]() -> util::Result<void> {
+    out.cubin = NVTE_TRY(compile_reference(nvrtc, sm, kernel));
+    return {};
+  };
+  steps.serialize = [&]() -> util::Result<std::string> { return std::string(out.cubin.begin(), out.cubin.end()); };
+  out.kept = NVTE_TRY(keep_or_build(cache, "reference-cubin", reference_key(nvrtc, sm, kernel), steps));
+  return out;
+}
+
 util::Result<std::unique_ptr<DeviceReference>> DeviceReference::load(const CudaSession& session, const std::vector<char>& cubin,
                                                                      ReferenceKernel kernel) {
   const auto& api = session.api();

@@ -8,6 +8,7 @@
 #include "gpuapi/nvrtc.hpp"
 #include "selftest/budget.hpp"
 #include "selftest/cuda_session.hpp"
+#include "selftest/kernel_cache.hpp"
 #include "selftest/sdpa.hpp"
 
 #include <memory>
@@ -29,6 +30,22 @@ std::string reference_source(ReferenceKernel kernel);
 
 // The kernels as a CUBIN for sm (e.g. 90). Needs no GPU.
 util::Result<std::vector<char>> compile_reference(const gpuapi::Nvrtc& nvrtc, int sm, ReferenceKernel kernel);
+
+// NVRTC's identity for a cache key: its files (libraries_identity of the library and its
+// builtins) and nvrtcVersion.
+std::string nvrtc_identity(const gpuapi::Nvrtc& nvrtc);
+// The key of a CUBIN: NVRTC's identity, the source's digest, the options and the architecture.
+CacheKey cubin_key(std::string_view nvrtc_identity, std::string_view source, const std::vector<std::string>& options,
+                   std::string_view arch);
+// The reference kernels' key (cubin_key of what compile_reference compiles).
+CacheKey reference_key(const gpuapi::Nvrtc& nvrtc, int sm, ReferenceKernel kernel);
+// The reference kernels' CUBIN and where it came from: the kernel cache's copy when it has one
+// (an ELF image for exactly reference_key), else compiled and kept. Fails only when NVRTC does.
+struct ReferenceCubin {
+  std::vector<char> cubin;
+  KeptArtifact kept;
+};
+util::Result<ReferenceCubin> cached_reference(const KernelCache& cache, const gpuapi::Nvrtc& nvrtc, int sm, ReferenceKernel kernel);
 
 // One 16-bit tensor against its fp32 reference.
 struct TensorErrors {

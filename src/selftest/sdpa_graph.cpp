@@ -40,10 +40,12 @@ util::Result<CudnnDescriptor> SdpaGraph::create(int type) {
   if (auto rc = m_cudnn.api().cudnnBackendCreateDescriptor(type, &d); rc != 0)
     return util::make_error(util::ErrorKind::driver_error, "cudnnBackendCreateDescriptor(" + std::to_string(type) + "): " + m_cudnn.describe(rc));
   m_owned.push_back(d);
+  describe('c', d, type);
   return d;
 }
 
 util::Result<void> SdpaGraph::set(CudnnDescriptor d, int attribute, int type, std::int64_t count, const void* value) {
+  describe('s', d, attribute, type, count, value);
   if (auto rc = m_cudnn.api().cudnnBackendSetAttribute(d, attribute, type, count, value); rc != 0)
     return util::make_error(util::ErrorKind::driver_error,
                             "cudnnBackendSetAttribute(attribute " + std::to_string(attribute) + "): " + m_cudnn.describe(rc));
@@ -51,6 +53,7 @@ util::Result<void> SdpaGraph::set(CudnnDescriptor d, int attribute, int type, st
 }
 
 util::Result<void> SdpaGraph::finalize(CudnnDescriptor d, const char* what) {
+  describe('f', d);
   if (auto rc = m_cudnn.api().cudnnBackendFinalize(d); rc != 0)
     return util::make_error(util::ErrorKind::driver_error, std::string("cudnnBackendFinalize(") + what + "): " + m_cudnn.describe(rc));
   return {};
@@ -429,7 +432,7 @@ util::Result<SupportAnswer> SdpaGraph::check_support(gpuapi::CudnnHandle handle)
   return answer;
 }
 
-util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
+util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle, const PlanKeeping* keeping) {
   NVTE_TRY_VOID(build_graph(handle));
   std::string last_error;
   std::string trail; // what each heuristics mode answered, for the error text
@@ -444,12 +447,33 @@ util::Result<std::int64_t> SdpaGraph::build_plan(gpuapi::CudnnHandle handle) {
     for (auto config : answer.configs) engines.push_back(engine_of(config));
     for (std::size_t i = 0; i < answer.configs.size(); ++i) {
       ++m_configs_tried;
-      CudnnDescriptor plan = NVTE_TRY(create(c::k_execution_plan_descriptor));
-      NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_handle, c::k_type_handle, 1, &handle));
-      NVTE_TRY_VOID(set(plan, c::k_attr_execution_plan_engine_config, c::k_type_backend_descriptor, 1, &answer.configs[i]));
-      if (auto done = finalize(plan, "execution plan"); !done) {
-        last_error = done.error().message;
-        continue;
+      CudnnDescriptor plan = nullptr;
+      if (keeping && keeping->cache) {
+        // The configuration's plan from the cache, else compiled and kept (kernel_cache.hpp).
+        const CacheKey key = plan_config_key(keeping->key, m_description, config_identity(answer.configs[i]));
+        CacheSteps steps;
+        steps.restore = [&](std::string_view json) -> util::Result<void> {
+          plan = NVTE_TRY(restore_plan(handle, json, engines[i].index));
+          return {};
+        };
+        steps.build = [&]() -> util::Result<void> {
+          plan = NVTE_TRY(finalize_plan(handle, answer.configs[i]));
+          return {};
+        };
+        steps.serialize = [&] { return plan_json(plan); };
+        auto kept = keep_or_build(*keeping->cache, "cudnn-plan", key, steps);
+        if (!kept) {
+          last_error = kept.error().message;
+          continue;
+        }
+        m_kept = *kept;
+      } else {
+        auto made = finalize_plan(handle, answer.configs[i]);
+        if (!made) {
+          last_error = made.error().message;
+          continue;
+        }
+        plan = *made;
       }
       std::int64_t workspace = 0, got = 0;
       m_cudnn.api().cudnnBackendGetAttribute(plan, c::k_attr_execution_plan_workspace_size, c::k_type_int64, 1, &got, &workspace);

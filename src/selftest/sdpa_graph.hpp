@@ -11,11 +11,14 @@
 #pragma once
 
 #include "gpuapi/cudnn.hpp"
+#include "selftest/kernel_cache.hpp"
 #include "selftest/sdpa.hpp"
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace selftest {
@@ -64,6 +67,30 @@ SdpaGradLayout make_grad_layout(const SdpaShape& shape, const SdpaLayout& layout
 // "; " (the text itself, shortened, when it has none).
 std::string cudnn_reasons(const std::string& text);
 
+// What a cuDNN plan's compiled kernels depend on beyond the graph and the engine configuration.
+struct PlanKeyInputs {
+  std::string shape;       // SdpaShape::label()
+  std::string cudnn_files; // libraries_identity of the cuDNN loaded and its sub-libraries
+  std::size_t cudnn_version = 0, cudart_version = 0;
+  std::string nvrtc; // nvrtc_identity: the compiler of runtime-compiled engines
+  int driver_version = 0;
+  std::string driver_files; // libraries_identity of libcuda
+  std::string gpu_name;
+  int sm = 0;
+  std::string gpu_uuid; // "" when the driver cannot say
+};
+CacheKey plan_key(const PlanKeyInputs& inputs);
+// One configuration's key: base (plan_key), the graph's description and the configuration.
+CacheKey plan_config_key(CacheKey base, std::string_view graph_description, std::string_view engine_config);
+
+// Where build_plan keeps the plans it compiles and finds those of earlier runs
+// (kernel_cache.hpp). key holds what a plan depends on beyond the graph and its engine
+// configuration (which build_plan adds): the libraries, the driver, the GPU.
+struct PlanKeeping {
+  const KernelCache* cache = nullptr;
+  CacheKey key;
+};
+
 // Owns the descriptors of one graph.
 class SdpaGraph {
 public:
@@ -88,8 +115,19 @@ public:
   // The operation graph (needs a handle, so a GPU), the heuristics' engine configs, and the
   // first execution plan that finalizes, in cuDNN's order (what TE's cudnn-frontend takes, so
   // that the kernel checked is the one a job runs; on the H100 heuristics mode A lists only
-  // runtime-compiled engines for these graphs). Returns the workspace size.
-  util::Result<std::int64_t> build_plan(gpuapi::CudnnHandle handle);
+  // runtime-compiled engines for these graphs). Returns the workspace size. With keeping, each
+  // configuration's plan is first looked up in the cache (its key: keeping's, the graph's
+  // description and the configuration's engine and knobs) and rebuilt from its JSON
+  // representation; only when that fails is it compiled, and then kept (plan_kept() says which).
+  util::Result<std::int64_t> build_plan(gpuapi::CudnnHandle handle, const PlanKeeping* keeping = nullptr);
+  // Where the plan came from, when build_plan was given a cache and a plan was made.
+  const std::optional<KeptArtifact>& plan_kept() const { return m_kept; }
+  // Every descriptor of the graph's tensors and operations with each attribute set on it, in
+  // the order they were made (descriptors by their number, not their address): what decides
+  // the kernels cuDNN compiles for the graph. Complete once the operations are built.
+  const std::string& description() const { return m_description; }
+  // "engine 6 runtime-compiled knobs 3=1,13=0": an engine configuration's engine and knob choices.
+  std::string config_identity(gpuapi::CudnnDescriptor config);
   gpuapi::CudnnDescriptor plan() const { return m_plan; }
   std::size_t operation_count() const { return m_operations.size(); }
   int engine_configs_tried() const { return m_configs_tried; }
@@ -129,6 +167,14 @@ private:
   util::Result<gpuapi::CudnnDescriptor> mask(const SdpaShape& shape, gpuapi::CudnnDescriptor scores,
                                              const std::array<std::int64_t, 4>& dims, const std::array<std::int64_t, 4>& strides);
   EngineInfo engine_of(gpuapi::CudnnDescriptor config);
+  // A plan for config, finalized (cuDNN compiles a runtime-compiled engine's kernels here).
+  util::Result<gpuapi::CudnnDescriptor> finalize_plan(gpuapi::CudnnHandle handle, gpuapi::CudnnDescriptor config);
+  // A plan rebuilt from its JSON representation, refused unless its engine is expected_engine.
+  util::Result<gpuapi::CudnnDescriptor> restore_plan(gpuapi::CudnnHandle handle, std::string_view json, std::int64_t expected_engine);
+  // The JSON representation of a finalized plan (cuDNN serializes runtime-compiled engines' plans).
+  util::Result<std::string> plan_json(gpuapi::CudnnDescriptor plan);
+  // Appends one descriptor call to the description while the operations are being built.
+  void describe(char what, gpuapi::CudnnDescriptor d, int attribute = 0, int type = 0, std::int64_t count = 0, const void* value = nullptr);
 
   const gpuapi::Cudnn& m_cudnn;
   std::vector<gpuapi::CudnnDescriptor> m_owned;      // destroyed in reverse order
@@ -142,6 +188,9 @@ private:
   std::vector<EngineInfo> m_candidates;
   std::string m_mode;
   std::map<int, ModeConfigs> m_heuristics;
+  std::string m_description;
+  std::unordered_map<gpuapi::CudnnDescriptor, std::size_t> m_numbers; // descriptor -> its number in the description
+  std::optional<KeptArtifact> m_kept;
 };
 
 } // namespace selftest

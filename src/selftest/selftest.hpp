@@ -130,6 +130,7 @@ struct Plan {
   std::string python_script;                 // share/nvte-doctor/selftest.py
   std::string python_skipped;                // why the Python tier does not run, shown as its skipped check
   std::string python_bytecode_cache;         // PythonRun::bytecode_cache (empty: none)
+  std::string kernel_cache;                  // the cuDNN checks' compiled plans and reference kernels (kernel_cache.hpp; empty: none)
   // Whether a library path the facts name (cudnn.path, nvrtc.path, nccl.path, te.path, ...) may
   // be loaded by a child: the caller's rule for untrusted trees (probe/tree_policy.hpp). nullopt:
   // it may; otherwise why not. A check whose path is refused loads its library by SONAME through

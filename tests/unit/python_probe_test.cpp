@@ -312,3 +312,25 @@ TEST(SystemProbe, GlibcOfTheRootsLibcIsReadWithoutRunningIt) {
   run_system_probe(node.host(), named);
   EXPECT_EQ(str(named, "system.glibc_version"), "2.31");
 }
+
+// The native probe starts from the python probe's packages (Host::ready), not after its
+// bytecode and requirements walks: the call comes once, with what the native probe reads set
+// and what is recorded after it not yet.
+TEST(PythonProbe, SaysWhenWhatTheNativeProbeReadsIsKnown) {
+  NodeFixture node("h100-node", std::vector<std::string>{"h100-node-te"});
+  probe::Host host = node.host();
+  std::vector<std::string> calls;
+  model::Facts at_ready;
+  host.ready = [&](std::string_view probe, const model::Facts& facts) {
+    calls.emplace_back(probe);
+    at_ready = facts;
+  };
+  model::Facts facts;
+  run_python_probe(host, facts);
+  ASSERT_EQ(calls, std::vector<std::string>{"python"});
+  for (const char* read : {"python.executable", "torch.path", "te.version"}) EXPECT_TRUE(at_ready.has(read)) << read;
+  EXPECT_EQ(at_ready.count("python.bytecode"), 0u);
+  EXPECT_GT(facts.count("python.bytecode"), 0u);
+  EXPECT_FALSE(at_ready.has("probe.python.status"));
+  EXPECT_EQ(str(facts, "probe.python.status"), "ok");
+}

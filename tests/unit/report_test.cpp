@@ -382,3 +382,27 @@ TEST(ReportText, AFixOnOneLineNamesItsSettingsAndASourceBuildIsShort) {
   EXPECT_THAT(brief, Not(HasSubstr("compiles from source")));
   EXPECT_THAT(report::render_fixes({pair}, style, 2, true), HasSubstr("compiles from source"));
 }
+
+// -v's line about a cuDNN plan tells the truth about where it came from: a compile time only for
+// a plan compiled in this run, "loaded from the kernel cache" (no compile time) for one an
+// earlier run compiled.
+TEST(SelftestText, APlanFromTheKernelCacheClaimsNoCompileTime) {
+  model::SelftestCheck compiled = selftest_check("cudnn_sdpa", "ok", 1.2);
+  compiled.result =
+      nlohmann::ordered_json{{"status", "ok"},
+                             {"engine", {{"index", 2}, {"runtime_compiled", true}}},
+                             {"runtime_compilation_seconds", 0.912},
+                             {"plan_cache", {{"source", "compiled"}, {"seconds", 0.912}, {"why_compiled", "no entry"}, {"stored", true}}}};
+  model::SelftestCheck loaded = selftest_check("cudnn_sdpa_bwd", "ok", 0.3);
+  loaded.result = nlohmann::ordered_json{
+      {"status", "ok"}, {"engine", {{"index", 6}, {"runtime_compiled", true}}}, {"plan_cache", {{"source", "loaded"}, {"seconds", 0.021}}}};
+  report::TextOptions verbose;
+  verbose.verbose = true;
+  std::string text = report::render_selftest_text(model::SelftestSummary{{compiled, loaded}}, {}, {}, verbose);
+  EXPECT_THAT(text, HasSubstr("cuDNN engine 2 compiled at plan time in 0.912 s (a job pays it on its first step)"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "cuDNN engine 6 loaded from the kernel cache in 0.021 s (compiled by an earlier run; a job compiles it on its first step)"));
+  EXPECT_THAT(text, Not(HasSubstr("cuDNN engine 6 compiled")));
+}
