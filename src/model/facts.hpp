@@ -49,6 +49,7 @@ public:
     other.m_stamp = util::next_unique_id();
   }
   Facts& operator=(const Facts& other) {
+    if (&other == this) return *this;
     record_all(other);
     m_values = other.m_values;
     m_underived = other.m_underived;

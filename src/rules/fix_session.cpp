@@ -35,14 +35,14 @@ std::string first_difference(const model::Facts& a, const model::Facts& b) {
 
 } // namespace
 
-NodeBase::NodeBase(const RuleSet& rules_, const model::Facts& facts, const SearchOptions& options) : rules(rules_.impl()) {
+NodeBase::NodeBase(const RuleSet& database, const model::Facts& facts, const SearchOptions& options) : rules(database.impl()) {
   std::vector<std::size_t> all(rules.rules().size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   rules.fire(facts, all, firing);
   auto o = std::make_shared<Outcome>();
   o->ok = true;
   for (std::size_t i = 0; i < all.size(); ++i)
-    if (firing[i]) add_firing(*o, rules_.impl().rules[rules.rules()[i]]);
+    if (firing[i]) add_firing(*o, database.impl().rules[rules.rules()[i]]);
   baseline = std::move(o);
   relink_ok = options.relink && cudnn_relinks_alike(facts, options.relink);
 }
