@@ -31,6 +31,10 @@ if [[ $mode == all ]]; then
   # (CPack's .deb generator, PackageDeb and PackagingImage), curl (PackagingCollect's uploads), git
   # (the commit-subject checks).
   packages+=(file curl git)
+  # dpkg-shlibdeps (dpkg-dev), which CPack's .deb generator runs for the package's Depends:
+  # PackageDeb and PackagingImage failed without it in a fresh root (g++ does not pull it in
+  # with --no-install-recommends).
+  packages+=(dpkg-dev)
   # The style checks of the suite (tests/style): clang-format and clang-tidy 14 on the change.
   packages+=(clang-format clang-tidy)
   # kubectl renders the Kustomize tree in ctest (Kustomize.*): Debian's kubernetes-client (kubectl
