@@ -68,7 +68,10 @@ in_place() {
 cat > "$clone/enter.sh" <<'SH'
 root=$1 dir=$2
 shift 2
-mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" && mount --rbind /sys "$root/sys" || exit 125
+# The root bound onto itself first, so that its / is a mount point as a machine's or a
+# container's is: `unshare --mount-proc` (PackagingImage runs the image that way) fails in a
+# chroot whose / is not one ("cannot change root filesystem propagation").
+mount --bind "$root" "$root" && mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" && mount --rbind /sys "$root/sys" || exit 125
 exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root CCACHE_DISABLE=1 sh -c 'cd "$0" && exec "$@"' "$dir" "$@"
 SH
 
