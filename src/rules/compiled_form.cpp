@@ -7,6 +7,7 @@
 // to it (a rule's file, every Location, a package's file and its "name:line" in the registry)
 // the writer checks that it is that and the reader puts the name of the file it loads there.
 #include "rules/compiled_form.hpp"
+#include "util/varint.hpp"
 
 #include <bit>
 #include <concepts>
@@ -29,14 +30,7 @@ public:
   std::string take() { return std::move(m_out); }
   void fail() { m_ok = false; }
 
-  void number(std::uint64_t v) {
-    do {
-      auto byte = static_cast<unsigned char>(v & 0x7f);
-      v >>= 7;
-      if (v) byte |= 0x80;
-      m_out.push_back(static_cast<char>(byte));
-    } while (v);
-  }
+  void number(std::uint64_t v) { util::append_varint(m_out, v); }
   template <class T>
   void scalar(const T& v) {
     if constexpr (std::is_enum_v<T>) {
@@ -90,13 +84,7 @@ public:
   }
 
   std::uint64_t number() {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (m_at >= m_bytes.size()) break;
-      auto byte = static_cast<unsigned char>(m_bytes[m_at++]);
-      v |= std::uint64_t{byte & 0x7fu} << shift;
-      if (!(byte & 0x80)) return v;
-    }
+    if (auto v = util::read_varint(m_bytes, m_at)) return *v;
     fail();
     return 0;
   }

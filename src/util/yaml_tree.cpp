@@ -5,6 +5,7 @@
 // before anyone walks the tree: the stack size is the depth, and each node's weight (the nodes
 // it stands for with aliases expanded) is summed as it closes.
 #include "util/yaml_tree.hpp"
+#include "util/varint.hpp"
 
 #include <map>
 #include <unordered_map>
@@ -196,14 +197,7 @@ std::optional<YamlDocument> YamlDocument::parse(std::string_view text, YamlError
 // the document's node i.
 namespace {
 
-void put(std::string& out, std::size_t n) {
-  do {
-    auto byte = static_cast<unsigned char>(n & 0x7f);
-    n >>= 7;
-    if (n) byte |= 0x80;
-    out.push_back(static_cast<char>(byte));
-  } while (n);
-}
+void put(std::string& out, std::size_t n) { append_varint(out, n); }
 
 struct BinaryReader {
   std::string_view data;
@@ -211,13 +205,7 @@ struct BinaryReader {
   bool ok = true;
 
   std::size_t get() {
-    std::size_t n = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (at >= data.size()) break;
-      auto byte = static_cast<unsigned char>(data[at++]);
-      n |= static_cast<std::size_t>(byte & 0x7f) << shift;
-      if (!(byte & 0x80)) return n;
-    }
+    if (auto n = read_varint(data, at)) return static_cast<std::size_t>(*n);
     ok = false;
     return 0;
   }
