@@ -182,8 +182,11 @@ model::Facts load_facts(const Options& options, const std::function<void()>& ove
     if (options.python && !options.python->empty()) host.python = options.python; // --python '': none
     host.deep = options.deep;
     host.file_cache = open_file_cache(options);
+    util::log::Laps laps("probe");
     facts = probe::probe_node(host, {}, overlap);
+    laps.lap("returned (its files unmapped)");
     if (host.file_cache) host.file_cache->save();
+    laps.lap("file cache saved");
   }
   // A probe that ran into a cap of the input layer (a directory walk too deep or too large) saw
   // only part of the tree: exit 3 naming the cap, never a verdict on the part.

@@ -99,6 +99,7 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
   probing.ready = start_waiting;
 
   model::Facts facts;
+  util::log::Laps laps("probe"); // -vv: each probe's end on the main thread (a started one: its finish)
   for (const auto& spec : probes()) {
     if (!selected(spec)) continue;
     std::string base = "probe." + std::string(spec.name);
@@ -120,6 +121,7 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     facts.set(base + ".seconds", seconds);
     start_waiting(spec.name, facts);
+    laps.lap(spec.name);
     if (!facts.has(base + ".status")) record_status(facts, spec.name, "ok");
     auto status = facts.get_string(base + ".status").value_or("ok");
     if (status != "ok" && status != "skipped") {
@@ -130,6 +132,7 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
   // `check` reports them (audit 2026-11-25, item 21).
   if (auto denied = node_denied_directories(); !denied.empty()) facts.set("probe.unreadable_paths", util::join(denied, "; "));
   facts.derive();
+  laps.lap("derived");
   return facts;
 }
 

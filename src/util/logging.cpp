@@ -1,6 +1,7 @@
 #include "util/logging.hpp"
 #include "util/strings.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -10,6 +11,9 @@ namespace util::log {
 namespace {
 
 Level g_level = Level::warning;
+// When the program started, near enough (static initialisation): laps also say where on the
+// command's whole timeline they end, which is how the critical path across threads is read.
+const auto g_started = std::chrono::steady_clock::now();
 
 void emit(Level at, std::string_view prefix, std::string_view message) {
   if (!enabled(at)) return;
@@ -43,7 +47,8 @@ void debug(std::string_view message) { emit(Level::debug, "debug: ", message); }
 void Laps::lap(std::string_view what) {
   auto now = std::chrono::steady_clock::now();
   if (enabled(Level::debug))
-    debug(m_scope + ": " + std::string(what) + " " + std::to_string(std::chrono::duration<double, std::milli>(now - m_last).count()) + " ms");
+    debug(m_scope + ": " + std::string(what) + " " + std::to_string(std::chrono::duration<double, std::milli>(now - m_last).count()) +
+          " ms (at " + std::to_string(std::chrono::duration<double, std::milli>(now - g_started).count()) + " ms)");
   m_last = now;
 }
 
