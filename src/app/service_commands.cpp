@@ -19,6 +19,7 @@
 #include "util/input_guard.hpp"
 #include "util/logging.hpp"
 #include "util/path_trust.hpp"
+#include "util/process_exit.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -246,6 +247,7 @@ service::DaemonSettings daemon_settings(const Options& options, const service::C
 } // namespace
 
 int run_daemon(const Options& options) {
+  util::set_long_lived(); // each run's probe and report are freed after it, not kept to the end
   service::Config config = load_service_config(options, service::ConfigRequired::no);
   Options run_options = options;
   run_options.wait = true; // a timer run in progress delays this one rather than failing it

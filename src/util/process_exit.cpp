@@ -13,6 +13,7 @@ namespace {
 struct Kept {
   std::mutex mutex;
   std::vector<std::shared_ptr<const void>> objects;
+  bool long_lived = false;
 };
 
 Kept& kept() {
@@ -25,7 +26,14 @@ Kept& kept() {
 void keep_until_exit(std::shared_ptr<const void> object) {
   auto& k = kept();
   std::lock_guard lock(k.mutex);
-  k.objects.push_back(std::move(object));
+  if (!k.long_lived) k.objects.push_back(std::move(object));
+}
+
+void set_long_lived() {
+  auto& k = kept();
+  std::lock_guard lock(k.mutex);
+  k.long_lived = true;
+  k.objects.clear();
 }
 
 void exit_process(int code) {
