@@ -437,7 +437,7 @@ TEST(Registry, RunsProbesInDependencyOrder) {
     EXPECT_FALSE(spec.description.empty()) << spec.name;
     EXPECT_NE(spec.run, nullptr);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"env", "system", "driver", "pci", "nvml", "cuda_driver", "python", "libraries", "native"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"env", "system", "python", "driver", "pci", "nvml", "cuda_driver", "libraries", "native"}));
 }
 
 TEST(Registry, VendorProbesStartAheadAndStayBounded) {
