@@ -6,7 +6,6 @@
 
 #include "probe/node_path.hpp"
 #include "util/file.hpp"
-#include "util/parallel.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
@@ -109,22 +108,17 @@ SiteScan scan_site_packages(const std::filesystem::path& root, const std::string
   // Name and Version are among the first headers; the long description after them can be
   // hundreds of kilobytes (torch's README) and is never needed. One run reads a METADATA once
   // (the python probe, its requirements, the libraries probe's nvidia-* wheels and the native
-  // probe ask for some of the same), and the ones not read yet are read on several threads when
-  // there are many (a venv's dozen nvidia-* wheels; each read costs tens of microseconds there).
+  // probe ask for some of the same). Read on this thread: on the H200 node (TE's venv) reading
+  // them on eight threads took 2.5-2.9 ms, on one 2.2 ms (NVTE_DOCTOR_THREADS=1), and 6.9 ms
+  // beside check's rules thread: starting threads there costs more than the reads.
   using Parsed = util::Result<Distribution>;
-  auto read_one = [&](const std::string& metadata) {
-    auto text = read_node_file_head(root, metadata, 16u << 10);
-    if (!text) return std::make_shared<const Parsed>(util::Error{text.error().kind, metadata + ": " + text.error().message});
-    return std::make_shared<const Parsed>(parse_core_metadata(*text, metadata));
-  };
-  std::vector<std::size_t> unread;
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    entries[i].parsed = node_memo_find("core_metadata", host_path(root, entries[i].metadata).string());
-    if (!entries[i].parsed) unread.push_back(i);
+  for (auto& e : entries) {
+    e.parsed = node_memo_find("core_metadata", host_path(root, e.metadata).string());
+    if (e.parsed) continue;
+    auto text = read_node_file_head(root, e.metadata, 16u << 10);
+    if (!text) e.parsed = std::make_shared<const Parsed>(util::Error{text.error().kind, e.metadata + ": " + text.error().message});
+    else e.parsed = std::make_shared<const Parsed>(parse_core_metadata(*text, e.metadata));
   }
-  constexpr std::size_t k_parallel_from = 8;
-  util::parallel_for(unread.size(), unread.size() >= k_parallel_from ? std::min(util::available_cpus(), 8u) : 1u,
-                     [&](std::size_t k) { entries[unread[k]].parsed = read_one(entries[unread[k]].metadata); });
   for (auto& e : entries) {
     auto computed = e.parsed;
     e.parsed = node_memo_value("core_metadata", host_path(root, e.metadata).string(), [&] { return computed; });
