@@ -5,6 +5,7 @@
 #include "util/parallel.hpp"
 
 #include <algorithm>
+#include <future>
 
 namespace app {
 
@@ -22,11 +23,17 @@ std::vector<model::Explanation> diagnose(const rules::RuleSet& rules, const mode
 
   rules::SearchOptions search = fix_search_options();
   std::vector<model::Explanation> explanations(n);
+  std::future<void> beside;
+  if (inputs.beside) {
+    if (util::available_cpus() > 1) beside = std::async(std::launch::async, inputs.beside);
+    else inputs.beside();
+  }
   // Each workload's explanation and fix search stand alone: they run on several threads.
   util::parallel_for(n, std::min(util::available_cpus(), 8u), [&](std::size_t i) {
     explanations[i] = rules::explain(rules, *facts[i], workloads[i]);
     if (inputs.fixes == FixSearch::yes) rules::verify_explanation(rules, *facts[i], explanations[i], search);
   });
+  if (beside.valid()) beside.get();
   if (inputs.fixes == FixSearch::yes) {
     std::vector<std::shared_ptr<const model::ObservedSelection>> per_workload(n);
     for (std::size_t i = 0; i < n && i < observed.size(); ++i) per_workload[i] = observed[i];

@@ -11,6 +11,7 @@
 #include "model/selftest_summary.hpp"
 #include "rules/fix_search.hpp"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct DiagnosisInputs {
   // in the one-pin rule (their pins may change). nullptr: none.
   std::vector<model::Finding>* node_findings = nullptr;
   const model::SelftestSummary* selftest = nullptr; // its checks carry the workload index they ran for
+  // Work that must be done before the pins and verdicts but not before the workloads'
+  // explanations and fix searches, which read no node finding: check's node fix search. It runs
+  // beside them, on a thread of its own; an exception from it is rethrown here.
+  std::function<void()> beside;
 };
 
 // The explanations of workloads (observed: one per workload, null where no TE log), in order,

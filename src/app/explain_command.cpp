@@ -55,7 +55,7 @@ int run_explain(const Options& options) {
     for (const auto& cell_settings : sweep_cells(axes, 100000)) {
       std::vector<std::shared_ptr<const model::ObservedSelection>> observed;
       auto workloads = complete_workloads(source, options, cell_settings.settings, &observed);
-      DiagnosisInputs inputs{FixSearch::no, &node_findings, nullptr};
+      DiagnosisInputs inputs{FixSearch::no, &node_findings, nullptr, {}};
       auto explained = diagnose(rules, facts, workloads, observed, inputs);
       for (auto& e : explained) {
         all_unknown = all_unknown && e.verdict.verdict == model::Verdict::unknown;
@@ -78,7 +78,7 @@ int run_explain(const Options& options) {
 
   std::vector<std::shared_ptr<const model::ObservedSelection>> observed; // what a TE log says of each
   auto workloads = complete_workloads(source, options, {}, &observed);
-  DiagnosisInputs inputs{FixSearch::yes, &node_findings, nullptr};
+  DiagnosisInputs inputs{FixSearch::yes, &node_findings, nullptr, {}};
   std::vector<model::Explanation> explanations = diagnose(rules, facts, workloads, observed, inputs);
   // Where the rules' knowledge ends for this node: a warning on every workload it concerns.
   model::Knowledge knowledge = rules::knowledge_horizon(rules, facts);

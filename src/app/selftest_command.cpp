@@ -235,7 +235,7 @@ int run_selftest(const Options& options) {
   model::SelftestSummary summary = selftest::summarize(results);
   explain_selftest_failures(summary, node_findings);
   explain_selftest_failures(summary, findings);
-  DiagnosisInputs inputs{FixSearch::yes, &node_findings, &summary};
+  DiagnosisInputs inputs{FixSearch::yes, &node_findings, &summary, {}};
   std::vector<model::Explanation> explanations = diagnose(rules, facts, workloads, {}, inputs);
   explain_selftest_failures(summary, node_findings, explanations);
   // The findings that explain a failed check belong with the self-test's own.
