@@ -111,15 +111,26 @@ unsigned native_elf_machine() {
 }
 
 namespace {
-util::Result<ElfDynamic> read_elf_dynamic_uncached(const NodeFile& file);
+
+// One file's dynamic section and the identity of what was read, memoised together per run.
+struct DynamicRead {
+  util::Result<ElfDynamic> dynamic;
+  std::optional<util::FileIdentity> identity;
+};
+
+DynamicRead read_elf_dynamic_uncached(const NodeFile& file);
+
+std::shared_ptr<const DynamicRead> read_memoised(const NodeFile& file) {
+  auto value = node_memo_value("elf_dynamic", file.host().string(),
+                               [&] { return std::make_shared<const DynamicRead>(read_elf_dynamic_uncached(file)); });
+  return std::static_pointer_cast<const DynamicRead>(value);
+}
+
 } // namespace
 
-util::Result<ElfDynamic> read_elf_dynamic(const NodeFile& file) {
-  using Cached = util::Result<ElfDynamic>;
-  auto value =
-      node_memo_value("elf_dynamic", file.host().string(), [&] { return std::make_shared<const Cached>(read_elf_dynamic_uncached(file)); });
-  return *std::static_pointer_cast<const Cached>(value);
-}
+util::Result<ElfDynamic> read_elf_dynamic(const NodeFile& file) { return read_memoised(file)->dynamic; }
+
+std::optional<util::FileIdentity> elf_dynamic_identity(const NodeFile& file) { return read_memoised(file)->identity; }
 
 namespace {
 
@@ -127,20 +138,23 @@ util::Result<ElfDynamic> parse_elf_dynamic(util::Fd fd, const NodeFile& file);
 
 // Through the cache across runs when the run has one: the file's identity from the descriptor
 // that would be read, so what is reused is what this file holds now.
-util::Result<ElfDynamic> read_elf_dynamic_uncached(const NodeFile& file) {
-  util::Fd fd = NVTE_TRY(open_node_file(file));
+DynamicRead read_elf_dynamic_uncached(const NodeFile& file) {
+  auto opened = open_node_file(file);
+  if (!opened) return {opened.error(), std::nullopt};
+  util::Fd fd = std::move(opened).value();
   util::FileCache* cache = node_file_cache();
-  if (!cache) return parse_elf_dynamic(std::move(fd), file);
-  auto id = util::file_identity(fd.get());
+  if (!cache) return {parse_elf_dynamic(std::move(fd), file), std::nullopt};
+  std::optional<util::FileIdentity> id;
+  if (auto i = util::file_identity(fd.get())) id = *i;
   const std::string key = file.host().string();
   if (id) {
     if (auto text = cache->find("elf_dynamic", key, *id)) {
-      if (auto d = decode(*text)) return std::move(*d);
+      if (auto d = decode(*text)) return {std::move(*d), id};
     }
   }
   auto parsed = parse_elf_dynamic(std::move(fd), file);
   if (id && (parsed || parsed.error().kind == util::ErrorKind::parse)) cache->put("elf_dynamic", key, *id, encode(parsed));
-  return parsed;
+  return {std::move(parsed), id};
 }
 
 util::Result<ElfDynamic> parse_elf_dynamic(util::Fd fd, const NodeFile& file) {

@@ -4,10 +4,12 @@
 #pragma once
 
 #include "probe/node_path.hpp"
+#include "util/file_cache.hpp"
 #include "util/result.hpp"
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,10 @@ struct ElfDynamic {
 // only). Fails with parse for a file that is not ELF, is truncated or has no readable dynamic
 // section, with not_found / permission when it cannot be opened.
 util::Result<ElfDynamic> read_elf_dynamic(const NodeFile& file);
+// The identity (util/file_cache.hpp) of the file read_elf_dynamic read, from the descriptor it
+// read, so that other values of the file can be found in the cache across runs without opening
+// it again: nullopt without a file cache (no identity is taken then), or when it was unreadable.
+std::optional<util::FileIdentity> elf_dynamic_identity(const NodeFile& file);
 
 // Where a section's bytes lie in the file (for bounded searches in huge libraries).
 struct ElfSectionRange {

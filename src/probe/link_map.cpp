@@ -39,15 +39,22 @@ util::Result<std::size_t> LinkMap::load(const std::string& node_path, const std:
   const NodeFile file{m_view.root, real};
   auto dynamic = read_elf_dynamic(file);
   if (!dynamic) return dynamic.error();
-  auto symbols = read_elf_symbols(file);
-  if (!symbols) return symbols.error();
   LinkedObject o;
+  // A summary in the cache was stored after the symbols were read from this very file (its
+  // identity), so they would read again: mapping them waits for a check that needs them.
+  if (auto summary = cached_elf_link_summary(file)) {
+    o.summary = std::move(*summary);
+  } else {
+    auto symbols = read_elf_symbols(file);
+    if (!symbols) return symbols.error();
+    o.symbols = std::move(symbols).value();
+    o.summary = elf_link_summary(file, *o.symbols);
+  }
   o.path = node_path;
   o.real = real;
   o.soname = dynamic->soname.empty() ? util::path_file_name(node_path) : dynamic->soname;
   o.names = {name};
   o.dynamic = std::move(dynamic).value();
-  o.symbols = std::move(symbols).value();
   std::size_t index = m_objects.size();
   m_by_real.emplace(real, index);
   add_name(index, o.soname);
@@ -55,6 +62,24 @@ util::Result<std::size_t> LinkMap::load(const std::string& node_path, const std:
   add_name(index, name);
   m_objects.push_back(std::move(o));
   return index;
+}
+
+bool LinkMap::read_symbols(const std::vector<std::size_t>& objects, LinkResult& result, bool& changed) {
+  bool read = true;
+  for (std::size_t i : objects) {
+    LinkedObject& o = m_objects[i];
+    if (o.symbols) continue;
+    auto symbols = read_elf_symbols(NodeFile{m_view.root, o.real});
+    if (!symbols) {
+      result.missing.push_back({util::path_file_name(o.path), util::path_file_name(m_objects[result.scope.front()].path),
+                                "changed during the run: " + symbols.error().message});
+      read = false;
+      continue;
+    }
+    o.symbols = std::move(symbols).value();
+    if (!(o.symbols->identity() == o.summary.identity)) changed = true;
+  }
+  return read;
 }
 
 bool LinkMap::resolves(const ElfUndefinedSymbol& u, const Scope& scope,
@@ -156,7 +181,7 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
   std::string cache_key;
   if (cache) {
     cache_key = check_key(lookup.lookup, fresh);
-    if (auto text = cache->find("link_check", cache_key, m_objects[root].symbols->identity())) {
+    if (auto text = cache->find("link_check", cache_key, m_objects[root].summary.identity)) {
       if (decode_check(*text, result)) {
         laps.lap("check from the cache");
         return result;
@@ -165,6 +190,15 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
       result.missing_versions.clear();
     }
   }
+  // The symbols the check reads: the lookup scope's (the new objects among them) and those of
+  // the objects the new ones require versions of. Read here, on this thread, not by the lookups.
+  std::vector<std::size_t> readers = lookup.lookup;
+  for (std::size_t i : fresh) {
+    for (const auto& need : m_objects[i].summary.version_needs)
+      if (auto dep = loaded(need.file)) readers.push_back(*dep);
+  }
+  bool changed = false;
+  if (!read_symbols(readers, result, changed)) return result;
 
   // The references of the new objects, in chunks that threads share (util/parallel.hpp): a torch
   // tree has tens of thousands, mostly in two or three of its objects. Each chunk keeps its own
@@ -228,7 +262,7 @@ LinkResult LinkMap::open(const std::string& node_path, bool global, bool check) 
       result.missing_versions.push_back(std::string(need.version) + " of " + std::string(need.file) + " (required by " + who + ")");
     }
   }
-  if (cache) cache->put("link_check", cache_key, m_objects[root].symbols->identity(), encode_check(result));
+  if (cache && !changed) cache->put("link_check", cache_key, m_objects[root].summary.identity, encode_check(result));
   return result;
 }
 
@@ -236,7 +270,7 @@ std::string LinkMap::check_key(const std::vector<std::size_t>& lookup, const std
   std::string desc = "link_check 1\n";
   auto object = [&](std::size_t i) {
     const LinkedObject& o = m_objects[i];
-    const util::FileIdentity& id = o.symbols->identity();
+    const util::FileIdentity& id = o.summary.identity;
     desc += o.real;
     desc += '\0';
     desc += o.path;
@@ -256,8 +290,8 @@ std::string LinkMap::check_key(const std::vector<std::size_t>& lookup, const std
       if (auto dep = loaded(needed)) object(*dep);
       else desc += "-\n";
     }
-    for (const auto& need : o.symbols->version_needs()) {
-      desc += " version " + std::string(need.file) + ": ";
+    for (const auto& need : o.summary.version_needs) {
+      desc += " version " + need.file + ": ";
       if (auto dep = loaded(need.file)) object(*dep);
       else desc += "-\n";
     }

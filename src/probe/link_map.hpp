@@ -20,6 +20,7 @@
 // last first — and the whole scope only when they lack it.
 #pragma once
 
+#include "probe/elf_link_summary.hpp"
 #include "probe/elf_reader.hpp"
 #include "probe/elf_symbols.hpp"
 #include "probe/loader_model.hpp"
@@ -39,6 +40,9 @@ struct LinkedObject {
   std::string soname;             // DT_SONAME, else the file name
   std::vector<std::string> names; // every name it was loaded under
   ElfDynamic dynamic;
+  ElfLinkSummary summary; // identity and version needs: what the check's key needs
+  // Read when the object is loaded, unless its summary came from the cache across runs: then
+  // only when a check that is not in that cache needs it (nullptr until then).
   std::shared_ptr<const ElfSymbols> symbols;
 };
 
@@ -86,6 +90,11 @@ private:
   std::optional<std::size_t> loaded(std::string_view name) const;
   util::Result<std::size_t> load(const std::string& node_path, const std::string& name);
   void add_name(std::size_t index, const std::string& name);
+  // Reads the symbols of the objects loaded without them (load) before a check reads them from
+  // several threads. A file that cannot be read any more went since it was loaded: it is added
+  // to result.missing and false returned. changed: a file read is not the one its summary
+  // described (the check then reads another file than its key names).
+  bool read_symbols(const std::vector<std::size_t>& objects, LinkResult& result, bool& changed);
   // One open's lookup scope.
   struct Scope {
     std::vector<std::size_t> lookup; // in order
@@ -99,7 +108,8 @@ private:
                 std::vector<std::size_t>& likely) const;
 
   // The cache across runs (util/file_cache.hpp) of one open's check: its key, from the identity
-  // of every file the check reads, and the result's form in it.
+  // of every file the check reads, and the result's form in it. The key needs of each object only
+  // its summary (elf_link_summary.hpp), so a check found there maps no object for its symbols.
   std::string check_key(const std::vector<std::size_t>& lookup, const std::vector<std::size_t>& fresh) const;
   static std::string encode_check(const LinkResult& r);
   static bool decode_check(std::string_view text, LinkResult& r);

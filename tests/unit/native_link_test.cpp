@@ -6,15 +6,19 @@
 // trees with none.
 #include "probe/elf_symbols.hpp"
 #include "probe/link_map.hpp"
+#include "probe/node_path.hpp"
 #include "probe/node_probes.hpp"
 #include "rules/fix_search.hpp"
 #include "support/node_fixture.hpp"
 #include "support/shipped_rules.hpp"
 #include "support/probe_helpers.hpp"
+#include "util/file_cache.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 
 using test_support::NodeFixture;
@@ -198,6 +202,55 @@ TEST(LinkMap, MissingVersionNode) {
   EXPECT_TRUE(r.missing.empty());
   ASSERT_EQ(r.missing_versions.size(), 1u);
   EXPECT_EQ(r.missing_versions[0], "libcublasLt.so.13 of libcublasLt.so.13 (required by libtransformer_engine.so)");
+}
+
+// A check whose answer is in the cache across runs maps no object for its symbols (issue 40):
+// what its key needs of each object (identity, version needs) is in that cache too. The memo of
+// the run (probe/node_path.hpp) holds every file read_elf_symbols read. A changed object is
+// another identity: its summary and the check miss, and the check is made from the new file.
+TEST(LinkMap, CachedCheckMapsNoObject) {
+  NodeFixture node("h100-node");
+  const std::vector<std::string> files{"/lib/libc10.so", "/lib/libc10_cuda.so", "/ext/new.so"};
+  node.install(files[0], "c10_new");
+  node.install(files[1], "c10_cuda_new");
+  node.install(files[2], "ext_torch211");
+  // The cache takes no file changed in its last seconds (FileCache::Limits::racy_seconds).
+  auto age = [&](int hours) {
+    for (const auto& f : files)
+      std::filesystem::last_write_time(node.path(f), std::filesystem::file_time_type::clock::now() - std::chrono::hours(hours));
+  };
+  age(2);
+  auto cache = std::make_shared<util::FileCache>(); // in memory: shared by the runs below
+  std::vector<std::string> mapped;                  // the files the last run read the symbols of
+  auto run = [&] {
+    probe::NodeFsMemo memo;
+    probe::node_set_file_cache(cache);
+    probe::LinkMap map(probe::LoaderView{node.root(), {"/lib"}, nullptr, {}});
+    auto r = map.open("/ext/new.so", false, true);
+    mapped.clear();
+    for (const auto& f : files)
+      if (probe::node_memo_find("elf_symbols", node.path(f).string())) mapped.push_back(f);
+    return r;
+  };
+  auto cold = run();
+  ASSERT_TRUE(cold.opened) << cold.error;
+  EXPECT_TRUE(cold.unresolved.empty());
+  EXPECT_EQ(mapped, files);
+  auto warm = run();
+  ASSERT_TRUE(warm.opened) << warm.error;
+  EXPECT_TRUE(warm.unresolved.empty());
+  EXPECT_TRUE(warm.missing.empty());
+  EXPECT_EQ(mapped, std::vector<std::string>{});
+
+  node.install(files[1], "c10_cuda_old");
+  age(1);
+  auto changed = run();
+  ASSERT_EQ(changed.unresolved.size(), 1u);
+  EXPECT_EQ(changed.unresolved[0].mangled, "_ZN3c104cuda9SetDeviceEa");
+  EXPECT_EQ(mapped, files); // the check was made again: every object of its scope read
+  auto again = run();
+  ASSERT_EQ(again.unresolved.size(), 1u);
+  EXPECT_EQ(mapped, std::vector<std::string>{});
 }
 
 TEST(NativeProbe, HealthyTreesLinkAndGiveNoFinding) {
