@@ -9,6 +9,7 @@
 #include "app/workloads.hpp"
 #include "app/check_core.hpp"
 #include "app/diagnosis.hpp"
+#include "app/node_fix_cache.hpp"
 #include "rules/fix_search.hpp"
 #include "rules/knowledge.hpp"
 #include "report/render.hpp"
@@ -137,7 +138,7 @@ model::Report build_report(const Options& options, std::shared_ptr<const rules::
   DiagnosisInputs inputs{FixSearch::yes, &report.findings, report.selftest ? &*report.selftest : nullptr, {}};
   inputs.beside = [&] {
     util::log::Laps fix_laps("check");
-    rules::verify_node_findings(rules, facts, report.findings, search);
+    verify_node_findings_cached(options, rules, facts, report.findings, search);
     if (report.selftest) explain_selftest_failures(*report.selftest, report.findings);
     fix_laps.lap("node fixes (beside the workloads)");
   };

@@ -142,13 +142,9 @@ std::optional<std::filesystem::path> cache_directory(const Options& options) {
   return std::nullopt;
 }
 
-namespace {
-
-// The probe's cache across runs (util/file_cache.hpp), in cache_directory().
-std::shared_ptr<util::FileCache> open_file_cache(const Options& options) {
+std::shared_ptr<util::FileCache> open_cache_file(const Options& options, std::string_view name, util::FileCache::Limits limits) {
   auto found = cache_directory(options);
   if (!found) return nullptr;
-  const std::filesystem::path& dir = *found;
   // Another build (a new release, a rebuilt binary) may compute a value differently: its own
   // identity is in the tag, so its cache starts empty.
   std::string tag = NVTE_VERSION_STRING;
@@ -157,10 +153,8 @@ std::shared_ptr<util::FileCache> open_file_cache(const Options& options) {
     auto id = util::file_identity(self);
     tag += " " + std::to_string(id.dev) + ":" + std::to_string(id.ino) + ":" + std::to_string(id.size) + ":" + std::to_string(id.mtime_ns);
   }
-  return util::FileCache::open(dir, "probe-files.cache", tag);
+  return util::FileCache::open(*found, name, tag, limits);
 }
-
-} // namespace
 
 model::Facts load_facts(const Options& options, const std::function<void()>& overlap) {
   model::Facts facts;
@@ -181,7 +175,7 @@ model::Facts load_facts(const Options& options, const std::function<void()>& ove
     host.root = std::filesystem::absolute(options.root);
     if (options.python && !options.python->empty()) host.python = options.python; // --python '': none
     host.deep = options.deep;
-    host.file_cache = open_file_cache(options);
+    host.file_cache = open_cache_file(options, "probe-files.cache", {});
     util::log::Laps laps("probe");
     facts = probe::probe_node(host, {}, overlap);
     laps.lap("returned (its files unmapped)");

@@ -5,10 +5,12 @@
 #include "app/options.hpp"
 #include "model/facts.hpp"
 #include "probe/tree_policy.hpp"
+#include "util/file_cache.hpp"
 #include "util/result.hpp"
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -36,6 +38,10 @@ probe::FactsOrigin facts_origin(const Options& options);
 // user's ($XDG_CACHE_HOME/nvte-doctor or ~/.cache/nvte-doctor); none with --no-cache or without
 // a usable home. Not made here: each cache makes it private (util::private_cache_directory).
 std::optional<std::filesystem::path> cache_directory(const Options& options);
+
+// A cache file across runs (util/file_cache.hpp) in cache_directory(), tagged with this binary's
+// identity (another build starts it empty); nullptr without a cache directory.
+std::shared_ptr<util::FileCache> open_cache_file(const Options& options, std::string_view name, util::FileCache::Limits limits);
 
 // --python on this machine: the file (a bare name is looked up on PATH), when it is a regular
 // file this process may execute; otherwise not_found ("--python X: no such file") or an error

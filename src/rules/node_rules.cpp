@@ -77,3 +77,11 @@ void NodeRules::fire(const model::Facts& facts, const std::vector<std::size_t>& 
 }
 
 } // namespace rules::detail
+
+namespace rules {
+
+bool node_rules_may_read(const RuleSet& rules, const std::vector<std::string>& facts) {
+  return !detail::NodeRules(rules.impl()).reading(facts).empty();
+}
+
+} // namespace rules

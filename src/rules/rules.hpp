@@ -139,6 +139,11 @@ struct LoadResult {
 // holds and whose condition is true; per-GPU / per-copy rules give one finding per element.
 std::vector<model::Finding> evaluate_node(const RuleSet& rules, const model::Facts& facts);
 
+// Whether a node rule may read one of these facts (full names): one that names it, walks its
+// collection, or whose reads are not known in advance. What evaluate_node and the node fix search
+// make of facts does not depend on facts for which this is false.
+bool node_rules_may_read(const RuleSet& rules, const std::vector<std::string>& facts);
+
 // TE's attention-backend selection for one completed workload on a node, with the reasons each
 // backend is out, followed by the workload rules' findings (Finding::workload set).
 model::Explanation explain(const RuleSet& rules, const model::Facts& node_facts, const model::Workload& workload);
