@@ -240,7 +240,25 @@ void run_python_probe(const Host& host, model::Facts& facts) {
   InterpreterScan scan = find_interpreters(host);
   laps.lap("interpreters (" + std::to_string(scan.interpreters.size()) + ")");
   std::vector<std::string> problems = scan.problems;
+  std::vector<std::string> recorded_problems; // the chosen interpreter's packages': after every scan's
   std::vector<Packages> packages(scan.interpreters.size());
+  std::optional<std::size_t> chosen;
+  // The chosen interpreter's packages and TE's files, then what the native probe starts from is
+  // known (the interpreter, torch's and TE's places and versions): its link of torch overlaps the
+  // rest of this probe.
+  auto record_chosen = [&] {
+    const Interpreter& it = scan.interpreters[*chosen];
+    facts.set("python.executable", it.path);
+    if (it.version) facts.set("python.version", *it.version);
+    facts.set("python.prefix", it.prefix);
+    if (!it.purelib.empty()) facts.set("python.site_packages", it.site_packages.empty() ? it.purelib : it.site_packages.front());
+    facts.set("python.env_kind", it.env_kind);
+    record_packages(host, packages[*chosen], facts, recorded_problems);
+    laps.lap("packages");
+    record_te_files(host, it, packages[*chosen], facts);
+    laps.lap("TE's files");
+    if (host.ready) host.ready("python", facts);
+  };
   for (std::size_t i = 0; i < scan.interpreters.size(); ++i) {
     const Interpreter& it = scan.interpreters[i];
     std::string base = "python.interpreters[" + std::to_string(i) + "]";
@@ -255,6 +273,13 @@ void run_python_probe(const Host& host, model::Facts& facts) {
         if (seen.insert(dist.normalized).second) packages[i].all.push_back(std::move(dist));
       }
     }
+    // The choice below is made already when this is --python's interpreter or the first with TE
+    // (PATH's order): the interpreters after it are scanned for their own facts only.
+    if (!chosen && ((i == 0 && host.python && it.origin == "option") || packages[i].has_te())) {
+      chosen = i;
+      laps.lap("site-packages (up to the chosen interpreter)");
+      record_chosen();
+    }
   }
   laps.lap("site-packages");
   if (scan.interpreters.empty()) {
@@ -264,32 +289,19 @@ void run_python_probe(const Host& host, model::Facts& facts) {
     return;
   }
 
-  std::optional<std::size_t> chosen;
-  if (host.python && scan.interpreters.front().origin == "option") chosen = 0;
-  for (std::size_t i = 0; !chosen && i < packages.size(); ++i) {
-    if (packages[i].has_te()) chosen = i;
+  if (!chosen) {
+    for (std::size_t i = 0; !chosen && i < packages.size(); ++i) {
+      if (packages[i].find("torch")) chosen = i;
+    }
+    for (std::size_t i = 0; !chosen && i < scan.interpreters.size(); ++i) {
+      if (scan.interpreters[i].origin == "path" && std::filesystem::path(scan.interpreters[i].path).filename() == "python3") chosen = i;
+    }
+    if (!chosen) chosen = 0;
+    record_chosen();
   }
-  for (std::size_t i = 0; !chosen && i < packages.size(); ++i) {
-    if (packages[i].find("torch")) chosen = i;
-  }
-  for (std::size_t i = 0; !chosen && i < scan.interpreters.size(); ++i) {
-    if (scan.interpreters[i].origin == "path" && std::filesystem::path(scan.interpreters[i].path).filename() == "python3") chosen = i;
-  }
-  if (!chosen) chosen = 0;
+  for (auto& problem : recorded_problems) problems.push_back(std::move(problem));
 
   const Interpreter& it = scan.interpreters[*chosen];
-  facts.set("python.executable", it.path);
-  if (it.version) facts.set("python.version", *it.version);
-  facts.set("python.prefix", it.prefix);
-  if (!it.purelib.empty()) facts.set("python.site_packages", it.site_packages.empty() ? it.purelib : it.site_packages.front());
-  facts.set("python.env_kind", it.env_kind);
-  record_packages(host, packages[*chosen], facts, problems);
-  laps.lap("packages");
-  record_te_files(host, it, packages[*chosen], facts);
-  laps.lap("TE's files");
-  // What the native probe starts from is known (the interpreter, torch's and TE's places and
-  // versions): its link of torch overlaps the bytecode and requirements below.
-  if (host.ready) host.ready("python", facts);
   record_bytecode(host, it, facts);
   laps.lap("bytecode");
   record_requirements(host, it, packages[*chosen].all, facts, problems);

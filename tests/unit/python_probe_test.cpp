@@ -333,4 +333,9 @@ TEST(PythonProbe, SaysWhenWhatTheNativeProbeReadsIsKnown) {
   EXPECT_GT(facts.count("python.bytecode"), 0u);
   EXPECT_FALSE(at_ready.has("probe.python.status"));
   EXPECT_EQ(str(facts, "probe.python.status"), "ok");
+  // The venv's interpreter, first on PATH, has TE: the choice is made before the system
+  // interpreter's site directories are scanned, and the native probe starts then.
+  EXPECT_EQ(str(facts, "python.executable"), str(facts, "python.interpreters[0].path"));
+  ASSERT_TRUE(facts.has("python.interpreters[1].path"));
+  EXPECT_FALSE(at_ready.has("python.interpreters[1].path"));
 }
