@@ -98,4 +98,15 @@ util::Result<LdCache> read_ld_cache(const std::filesystem::path& root) {
   return parse_ld_cache(bytes, path.string());
 }
 
+std::shared_ptr<const LdCache> shared_ld_cache(const std::filesystem::path& root, util::Error* error) {
+  using Read = util::Result<LdCache>;
+  auto value = node_memo_value("ld_cache", root.string(), [&] { return std::make_shared<const Read>(read_ld_cache(root)); });
+  auto read = std::static_pointer_cast<const Read>(value);
+  if (!*read) {
+    if (error) *error = read->error();
+    return nullptr;
+  }
+  return std::shared_ptr<const LdCache>(read, &**read); // shares the memo's value
+}
+
 } // namespace probe

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,5 +48,9 @@ util::Result<LdCache> parse_ld_cache(std::string_view bytes, std::string_view or
 
 // Reads <root>/etc/ld.so.cache; not_found when the node has none.
 util::Result<LdCache> read_ld_cache(const std::filesystem::path& root);
+// The same, read once per probe run for every thread that shares its NodeFsMemo (the libraries
+// probe's copy scan and the native probe's link of torch both start from it); null without a
+// cache file (not_found) and on an error, which `error` then holds.
+std::shared_ptr<const LdCache> shared_ld_cache(const std::filesystem::path& root, util::Error* error = nullptr);
 
 } // namespace probe

@@ -189,7 +189,7 @@ struct Library {
 // environment, are walked on another. The consumers' choices come after, with python's facts.
 struct LibrariesRun {
   std::vector<std::string> problems;
-  std::optional<LdCache> cache;
+  std::shared_ptr<const LdCache> cache;
   InterpreterScan interpreters;
   std::vector<SearchDir> dirs;
   std::map<std::string, WheelFile> wheels;
@@ -201,9 +201,9 @@ struct LibrariesRun {
 void scan_copies(const Host& host, LibrariesRun& run) {
   // Where the probe's time goes, with -vv (bench/ and docs/records/performance.md use it).
   util::log::Laps laps("libraries probe");
-  auto cache_result = read_ld_cache(host.root);
-  if (cache_result) run.cache = std::move(cache_result).value();
-  else if (cache_result.error().kind != util::ErrorKind::not_found) run.problems.push_back(cache_result.error().message);
+  util::Error cache_error;
+  run.cache = shared_ld_cache(host.root, &cache_error);
+  if (!run.cache && cache_error.kind != util::ErrorKind::not_found) run.problems.push_back(cache_error.message);
   laps.lap("ld.so.cache");
   run.interpreters = find_interpreters(host);
   laps.lap("interpreters");
@@ -223,7 +223,7 @@ void scan_copies(const Host& host, LibrariesRun& run) {
   } else {
     run.wheels = wheel_files(host, run.interpreters.interpreters, wheel_problems);
   }
-  const LdCache* cache_ptr = run.cache ? &*run.cache : nullptr;
+  const LdCache* cache_ptr = run.cache.get();
   std::vector<std::string> copy_problems;
   run.libraries.reserve(library_specs().size());
   for (const auto& spec : library_specs()) {
@@ -244,7 +244,7 @@ void choose_and_record(const Host& host, LibrariesRun& run, model::Facts& facts)
   util::log::Laps laps("libraries probe");
   node_add_denied_directories(run.denied);
   std::vector<std::string>& problems = run.problems;
-  const LdCache* cache_ptr = run.cache ? &*run.cache : nullptr;
+  const LdCache* cache_ptr = run.cache.get();
   std::map<std::string, WheelFile>& wheels = run.wheels;
   LoaderView view = make_loader_view(host, cache_ptr);
 

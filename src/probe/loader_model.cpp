@@ -49,13 +49,15 @@ LoaderView make_loader_view(const Host& host, const LdCache* cache) {
 util::Result<Resolution> resolve_needed(const LoaderView& view, std::string_view name, const Requester& requester) {
   std::vector<std::string> tried;
   std::string who = requester.path.empty() ? "dlopen" : util::path_file_name(requester.path);
-  auto try_dir = [&](const std::string& dir, const std::string& step, const std::string& reason) -> std::optional<Resolution> {
+  // reason() says which search step found it; made only for the one that does (a torch tree asks
+  // hundreds of directories for names most of them do not hold).
+  auto try_dir = [&](const std::string& dir, const char* step, const auto& reason) -> std::optional<Resolution> {
     // Most candidates are not there (an RPATH of $ORIGIN, each LD_LIBRARY_PATH entry): the
     // directory's listing, read once per run, says so without resolving the path.
     if (NodeListing listing = node_list_directory(view.root, dir); listing.listed() && !listing.contains(name)) return std::nullopt;
     std::string candidate = normalize_node_path(std::filesystem::path(dir) / std::string(name)).string();
     std::string why = reject_reason(view.root, candidate);
-    if (why.empty()) return Resolution{candidate, step, reason};
+    if (why.empty()) return Resolution{candidate, step, reason()};
     struct stat st {};
     if (::lstat(host_path(view.root, candidate).c_str(), &st) == 0) tried.push_back("skipped " + why);
     return std::nullopt;
@@ -72,15 +74,15 @@ util::Result<Resolution> resolve_needed(const LoaderView& view, std::string_view
   const ElfDynamic* dyn = requester.dynamic;
   if (dyn && dyn->runpath.empty()) {
     for (const auto& entry : dyn->rpath) {
-      if (auto r = try_dir(expand_origin(entry, origin), "rpath", "RPATH " + entry + " of " + who)) return *r;
+      if (auto r = try_dir(expand_origin(entry, origin), "rpath", [&] { return "RPATH " + entry + " of " + who; })) return *r;
     }
   }
   for (const auto& dir : view.ld_library_path) {
-    if (auto r = try_dir(dir, "ld_library_path", "LD_LIBRARY_PATH entry " + dir)) return *r;
+    if (auto r = try_dir(dir, "ld_library_path", [&] { return "LD_LIBRARY_PATH entry " + dir; })) return *r;
   }
   if (dyn) {
     for (const auto& entry : dyn->runpath) {
-      if (auto r = try_dir(expand_origin(entry, origin), "runpath", "RUNPATH " + entry + " of " + who)) return *r;
+      if (auto r = try_dir(expand_origin(entry, origin), "runpath", [&] { return "RUNPATH " + entry + " of " + who; })) return *r;
     }
   }
   if (view.cache) {
@@ -91,7 +93,7 @@ util::Result<Resolution> resolve_needed(const LoaderView& view, std::string_view
     }
   }
   for (const auto& dir : view.default_dirs) {
-    if (auto r = try_dir(dir, "default_dirs", "default directory " + dir)) return *r;
+    if (auto r = try_dir(dir, "default_dirs", [&] { return "default directory " + dir; })) return *r;
   }
   std::string message = std::string(name) + " not found for " + who + " (RPATH/LD_LIBRARY_PATH/RUNPATH/ld.so.cache/default directories)";
   if (!tried.empty()) message += "; " + util::join(tried, "; ");

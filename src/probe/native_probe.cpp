@@ -269,7 +269,7 @@ struct NativeRun {
   std::optional<std::string> executable, torch_path;
   std::vector<std::string> sites;
   std::vector<Distribution> dists;
-  std::optional<LdCache> cache;
+  std::shared_ptr<const LdCache> cache;
   std::unique_ptr<LinkMap> map;
   bool interpreter_read = false;
   std::vector<std::string> problems;
@@ -298,8 +298,8 @@ void link_torch(const Host& host, NativeRun& run) {
   util::log::Laps laps("native probe");
   run.dists = find_distributions(host, run.sites);
   laps.lap("distributions");
-  if (auto c = read_ld_cache(host.root)) run.cache = std::move(c).value();
-  run.map = std::make_unique<LinkMap>(make_loader_view(host, run.cache ? &*run.cache : nullptr));
+  run.cache = shared_ld_cache(host.root);
+  run.map = std::make_unique<LinkMap>(make_loader_view(host, run.cache.get()));
   // Without a readable interpreter the C API's definitions are unknown: Py* references are then
   // not reported (a fixture tree, or an interpreter the probe cannot read).
   if (run.executable) {
