@@ -93,6 +93,7 @@ model::Facts probe_node(const Host& host, std::span<const std::string> only, con
   std::set<std::string_view> ready_called;
   auto start_waiting = [&](std::string_view name, const model::Facts& so_far) {
     if (!ready_called.insert(name).second) return;
+    for (auto& [started_name, s] : started) s.probe->known(name, so_far);
     for (const auto& later : probes()) {
       if (!later.start_after || later.after != name || !selected(later)) continue;
       auto at = Clock::now();

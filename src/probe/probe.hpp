@@ -59,6 +59,11 @@ class StartedProbe {
 public:
   virtual ~StartedProbe() = default;
   virtual void finish(model::Facts& facts) = 0;
+  // The facts of the probe named are known (it said so through Host::ready, or it returned),
+  // with everything before it: a started probe whose later part reads them may go on with that
+  // part on its own thread (the libraries probe's choices read the python probe's). Called on
+  // the probing thread, once per probe name; finish() may come without it (--only).
+  virtual void known(std::string_view /*probe*/, const model::Facts& /*facts*/) {}
 };
 
 struct ProbeSpec {

@@ -2,6 +2,7 @@
 #include "probe/node_probes.hpp"
 #include "support/node_fixture.hpp"
 #include "support/probe_helpers.hpp"
+#include "util/parallel.hpp"
 
 #include <fstream>
 #include <gtest/gtest.h>
@@ -285,4 +286,48 @@ TEST(LibrariesProbe, RealCudaToolkitOnThisMachine) {
   auto loaded = version_from_loading(*find_library_spec("cudnn"), real, std::chrono::milliseconds(20000));
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   EXPECT_EQ(loaded->version.to_string(), "9.19.0");
+}
+
+// Started ahead, the libraries probe makes its choices (torch's, TE's, the loader's) on its own
+// thread once it is told the python probe's facts (known), and finish() writes what those
+// choices set and erased: the same facts as the probe run in turn, told or not (--only without
+// python), and a started probe dropped while its thread waits for them ends without a finish.
+TEST(LibrariesProbe, StartedAheadChoosesOnItsThreadOnceThePythonFactsAreKnown) {
+  NodeFixture node("h100-node", std::vector<std::string>{"h100-node-te"});
+  Host host = node.host();
+  if (util::available_cpus() <= 1) GTEST_SKIP() << "one CPU: the probe is not started ahead";
+  model::Facts python;
+  run_python_probe(host, python);
+  ASSERT_TRUE(python.has("te.version"));
+  python.set("cudnn.copies[7].path", std::string("/stale")); // erased by the probe's choices
+
+  model::Facts in_turn = python;
+  run_libraries_probe(host, in_turn);
+  ASSERT_GT(in_turn.count("cudnn.copies"), 0u);
+  ASSERT_TRUE(in_turn.has("te.cudnn.path"));
+  EXPECT_FALSE(in_turn.has("cudnn.copies[7].path"));
+
+  {
+    NodeFsMemo memo;
+    auto started = start_libraries_probe(host);
+    ASSERT_NE(started, nullptr);
+    model::Facts told = python;
+    started->known("python", told);
+    told.set("driver.version", model::Version{580, 159, 4}); // a probe in between
+    started->finish(told);
+    model::Facts expected = in_turn;
+    expected.set("driver.version", model::Version{580, 159, 4});
+    EXPECT_EQ(told.to_json(-1), expected.to_json(-1));
+  }
+  {
+    NodeFsMemo memo;
+    auto started = start_libraries_probe(host);
+    model::Facts untold = python;
+    started->finish(untold);
+    EXPECT_EQ(untold.to_json(-1), in_turn.to_json(-1));
+  }
+  {
+    NodeFsMemo memo;
+    auto started = start_libraries_probe(host); // dropped: its thread must not wait forever
+  }
 }
