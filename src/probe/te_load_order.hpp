@@ -20,6 +20,7 @@
 #include "probe/torch_load_order.hpp"
 
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -82,8 +83,11 @@ std::vector<std::string> te_glob_dirs(const TeContext& ctx, const std::optional<
 // The walks of dirs as TeContext::walks keeps them. Reads the node through this thread's memo
 // only: a caller runs it on a thread of its own (with a NodeFsMemo there) while it does other
 // work, then moves the result into its TeContext. On a GPU node the CUDA toolkit's walk (350
-// directories, 5,300 entries) was a third of the probe's time.
-TeWalks te_walk_dirs(const std::filesystem::path& root, const std::vector<std::string>& dirs);
+// directories, 5,300 entries) was a third of the probe's time; with a NodeFsMemo whose values are
+// shared, helper threads (prefetch_threads; default: two where the machine has more than two
+// cores) list the directories ahead, breadth first, for the walk to find.
+TeWalks te_walk_dirs(const std::filesystem::path& root, const std::vector<std::string>& dirs,
+                     std::optional<unsigned> prefetch_threads = std::nullopt);
 
 // What TE's own search picks for spec at te_version. `source` of the result tells which step
 // won (glob, pip, ldconfig, dlopen). Fails with not_found (TE's import would fail) or

@@ -188,6 +188,30 @@ TEST(TeLoadOrder, WalksMadeAheadAnswerAsWalksMadeOnTheWay) {
   }
 }
 
+// With helper threads listing the directories ahead (breadth first, into the run's shared
+// listings) a walk is the same walk: here on the fixture's toolkit with its symlinked directory, and
+// on this machine's CUDA toolkit (thousands of entries) where there is one, several times over.
+TEST(TeLoadOrder, WalksWithListingsMadeAheadAreTheSameWalks) {
+  NodeFixture node("a100-node");
+  node.install("/usr/local/cuda-12.4/targets/x86_64-linux/lib/libcudnn.so.8.9.7", "cudnn8");
+  node.symlink("/usr/local/cuda-12.4/lib64x", "/usr/local/cuda-12.4/targets/x86_64-linux/lib");
+  node.symlink("/usr/local/cuda-12.4/loop", "/usr/local/cuda-12.4");
+  std::vector<std::pair<std::filesystem::path, std::string>> trees{{node.root(), "/usr/local/cuda"}};
+  if (std::filesystem::is_directory("/usr/local/cuda")) trees.emplace_back("/", "/usr/local/cuda");
+  for (const auto& [root, dir] : trees) {
+    TeWalks alone;
+    {
+      NodeFsMemo memo;
+      alone = te_walk_dirs(root, {dir}, 0u);
+    }
+    ASSERT_FALSE(alone[dir].files.empty()) << dir;
+    for (int round = 0; round < 8; ++round) {
+      NodeFsMemo memo;
+      EXPECT_EQ(te_walk_dirs(root, {dir}, 2u), alone) << root << " round " << round;
+    }
+  }
+}
+
 // Audit 2026-12-01 item 16: the walk of TE's recursive glob resolved every directory's whole path
 // again before listing it, so a chain of nested directories under /usr/local/cuda cost the cube
 // of its depth (1,000 levels: 14 s, 2,000: more than 100 s). Now each directory is listed by its
