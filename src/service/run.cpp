@@ -9,6 +9,7 @@
 #include "util/input_guard.hpp"
 #include "util/json_text.hpp"
 #include "util/logging.hpp"
+#include "util/parallel.hpp"
 #include "util/strings.hpp"
 #include "util/subprocess.hpp"
 
@@ -166,6 +167,10 @@ Fingerprint compute_fingerprint(const FingerprintInputs& in) {
   std::vector<std::string> lines;
   auto add = [&](std::string name, std::string value) { lines.push_back(std::move(name) + "\t" + std::move(value)); };
   auto node = [&](const fs::path& p) { return util::under_root(in.root, p); };
+  // The files and directories whose stat(2) is an input: collected first, then asked on several
+  // threads (an unchanged run's fingerprint was 320 stats one after the other, 1.8-2.0 ms of its
+  // 4.4-5.1 ms on the H200 node).
+  std::vector<std::pair<std::string, fs::path>> stats; // line name, host path
 
   add("tool.version", in.tool_version);
   for (const char* file : {"/proc/driver/nvidia/version", "/sys/module/nvidia/version"}) {
@@ -178,16 +183,16 @@ Fingerprint compute_fingerprint(const FingerprintInputs& in) {
   auto add_paths = [&](const std::set<std::string>& paths, const std::set<std::string>& site_packages) {
     std::set<std::string> dirs;
     for (const auto& p : paths) {
-      add("stat:" + p, stat_text(node(p)));
+      stats.emplace_back("stat:" + p, node(p));
       fs::path parent = fs::path(p).parent_path();
       if (!parent.empty() && parent != "/") dirs.insert(parent.string());
     }
-    for (const auto& d : dirs) add("dir:" + d, stat_text(node(d)));
+    for (const auto& d : dirs) stats.emplace_back("dir:" + d, node(d));
     for (const auto& sp : site_packages) {
       auto entries = util::list_directory(node(sp));
       if (!entries) continue;
       for (const auto& name : *entries) {
-        if (util::ends_with(name, ".dist-info")) add("dist-info:" + sp + "/" + name, stat_text(node(fs::path(sp) / name)));
+        if (util::ends_with(name, ".dist-info")) stats.emplace_back("dist-info:" + sp + "/" + name, node(fs::path(sp) / name));
       }
     }
   };
@@ -221,12 +226,18 @@ Fingerprint compute_fingerprint(const FingerprintInputs& in) {
   for (const auto& dir : in.rules_dirs) {
     std::error_code ec;
     for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      if (it->path().extension() == ".yaml") add("rules:" + it->path().string(), stat_text(it->path()));
+      if (it->path().extension() == ".yaml") stats.emplace_back("rules:" + it->path().string(), it->path());
     }
     if (ec) add("rules:" + dir.string(), "unreadable (" + ec.message() + ")");
   }
   for (const auto& file : in.workload_files) add("workload:" + file.string(), content_hash(file, 16u << 20));
   if (in.config_file) add("config:" + in.config_file->string(), content_hash(*in.config_file, 1u << 20));
+
+  std::vector<std::string> stated(stats.size());
+  constexpr std::size_t k_parallel_from = 64;
+  util::parallel_for(stats.size(), stats.size() >= k_parallel_from ? std::min(util::available_cpus(), 4u) : 1u,
+                     [&](std::size_t i) { stated[i] = stat_text(stats[i].second); });
+  for (std::size_t i = 0; i < stats.size(); ++i) add(std::move(stats[i].first), std::move(stated[i]));
 
   std::sort(lines.begin(), lines.end());
   lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
