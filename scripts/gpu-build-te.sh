@@ -59,6 +59,7 @@ start() {
 
 wait_build() {
   local limit=${1:-540} waited=0
+  [[ -d $WORK ]] || { echo "gpu-build-te: no build in $WORK to wait for (start it first)" >&2; return 3; }
   while [[ ! -f $WORK/rc ]] && ((waited < limit)); do sleep 5; waited=$((waited + 5)); done
   if [[ ! -f $WORK/rc ]]; then
     echo "gpu-build-te: still building after ${waited}s: $(grep -c 'Building\|nvcc' "$LOG" 2>/dev/null) steps logged"

@@ -509,8 +509,11 @@ install_te() {
     if [[ -f .gpu-te/wheel/te-wheel.name ]]; then
       step te-install-wheel 300 scripts/gpu-build-te.sh install
     else
-      [[ -f /tmp/te-build/rc || -d /tmp/te-build/te ]] || scripts/gpu-build-te.sh start
-      step te-build 590 scripts/gpu-build-te.sh wait "${TE_BUILD_WAIT:-580}"
+      # No wheel travelled: build from the carried source, if any. Without a source the start
+      # fails and there is nothing to wait for (a wait then spent the whole device time).
+      if [[ -f /tmp/te-build/rc || -d /tmp/te-build/te ]] || scripts/gpu-build-te.sh start; then
+        step te-build 590 scripts/gpu-build-te.sh wait "${TE_BUILD_WAIT:-580}"
+      fi
     fi
   fi
   [[ -d $prefix/transformer_engine ]] || { echo "te: no TE installed in $prefix" | tee -a "$SUMMARY"; return 1; }
