@@ -130,9 +130,13 @@ void describe(const Host& host, Interpreter& it) {
       }
     }
   }
+  // The lib/pythonX.Y directories say the version only when nothing before did: a system
+  // interpreter's prefix/lib is /usr/lib, hundreds of names, listed on the python probe's path.
   std::vector<std::string> lib_versions;
-  for (const auto& name : node_list_directory(root, it.prefix + "/lib")) {
-    if (auto v = version_in_name(name); !v.empty()) lib_versions.push_back(v);
+  if (!it.version) {
+    for (const auto& name : node_list_directory(root, it.prefix + "/lib")) {
+      if (auto v = version_in_name(name); !v.empty()) lib_versions.push_back(v);
+    }
   }
   if (!it.version && lib_versions.size() == 1) {
     it.version = major_minor(lib_versions[0]);
