@@ -1,9 +1,17 @@
 #include "probe/dist_info.hpp"
 #include "support/node_fixture.hpp"
+#include "probe/node_path.hpp"
+#include "util/file_cache.hpp"
+#include "util/strings.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
 
 using namespace probe;
 
@@ -114,4 +122,44 @@ TEST(DistInfo, EggInfoDirectoriesAndFiles) {
   EXPECT_EQ(scan.distributions[1].version, "1.16.0");
   EXPECT_TRUE(scan.distributions[1].egg_info);
   EXPECT_FALSE(read_record(node.root(), scan.distributions[1]).ok());
+}
+
+// On the live system a METADATA's Name, Version and Requires-Dist come from the cache across runs
+// while the file keeps its identity (one stat instead of reading its head); a changed file is read
+// again. Under another root nothing is cached (the file is opened inside that root).
+TEST(DistInfo, ALiveMetadataIsReadOnceWhileItsFileIsTheSame) {
+  auto site = std::filesystem::temp_directory_path() / ("nvte-dist-cache-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(site);
+  auto write = [&](const std::string& dir, const std::string& text) {
+    std::filesystem::create_directories(site / dir);
+    std::ofstream(site / dir / "METADATA") << text;
+    // The cache takes no file changed in its last seconds (FileCache::Limits::racy_seconds).
+    std::filesystem::last_write_time(site / dir / "METADATA", std::filesystem::file_time_type::clock::now() - std::chrono::hours(2));
+  };
+  write("torch-2.11.0.dist-info", "Name: torch\nVersion: 2.11.0\nRequires-Dist: filelock\nRequires-Dist: sympy>=1.13.3\n\nbody\n");
+  write("nvidia_cudnn_cu13-9.19.0.56.dist-info", "Name: nvidia-cudnn-cu13\nVersion: 9.19.0.56\n");
+  auto cache = std::make_shared<util::FileCache>(); // in memory: shared by the runs below
+  auto scan = [&](const std::filesystem::path& root) {
+    NodeFsMemo memo;
+    node_set_file_cache(cache);
+    std::vector<std::string> out;
+    std::string in_root = root == "/" ? site.string() : "/" + site.filename().string();
+    for (const auto& d : scan_site_packages(root, in_root).distributions)
+      out.push_back(d.normalized + " " + d.version + " " + d.name + " [" + util::join(d.requires_dist, ", ") + "]");
+    return out;
+  };
+  const std::vector<std::string> expected{"nvidia_cudnn_cu13 9.19.0.56 nvidia-cudnn-cu13 []",
+                                          "torch 2.11.0 torch [filelock, sympy>=1.13.3]"};
+  EXPECT_EQ(scan("/"), expected);
+  EXPECT_EQ(cache->hits(), 0u);
+  EXPECT_EQ(scan("/"), expected);
+  EXPECT_EQ(cache->hits(), 2u);
+  write("torch-2.11.0.dist-info", "Name: torch\nVersion: 2.12.0\n\n");
+  EXPECT_EQ(scan("/")[1], "torch 2.12.0 torch []");
+  EXPECT_EQ(cache->hits(), 3u); // the other one only
+  std::size_t before = cache->hits() + cache->misses();
+  // Another root (the same files seen as /nvte-dist-cache-N of a tree): read, never cached.
+  EXPECT_EQ(scan(site.parent_path())[1], "torch 2.12.0 torch []");
+  EXPECT_EQ(cache->hits() + cache->misses(), before);
+  std::filesystem::remove_all(site);
 }
