@@ -102,7 +102,8 @@ std::size_t Spool::enforce_bounds() {
   // The newest report always stays, even when it alone exceeds the byte bound.
   while (i + 1 < sized.size() && (sized.size() - i > m_max_reports || total > m_max_bytes)) {
     util::log::warning("push spool " + m_dir.string() + " is full (" + std::to_string(sized.size() - i) + " reports, " +
-                       std::to_string(total) + " bytes): dropping the oldest undelivered report " +
+                       std::to_string(total) + " bytes; limit " + std::to_string(m_max_reports) + " reports, " +
+                       std::to_string(m_max_bytes) + " bytes): dropping the oldest undelivered report " +
                        sized[i].first.filename().string());
     std::error_code ec;
     fs::remove(sized[i].first, ec);

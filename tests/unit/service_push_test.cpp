@@ -241,7 +241,12 @@ TEST(Push, FailingServerLosesNothingAndDuplicatesNothing) {
 TEST(Push, SpoolDropsTheOldestBeyondItsBounds) {
   fs::path dir = fresh_dir("bounds");
   service::Spool spool(dir, 2, 1 << 20);
+  testing::internal::CaptureStderr();
   for (char c : {'A', 'B', 'C'}) ASSERT_TRUE(spool.add(report(c)).ok());
+  std::string warned = testing::internal::GetCapturedStderr();
+  // The warning names the bounds the spool was over, not only its size.
+  EXPECT_NE(warned.find("is full (3 reports, "), std::string::npos) << warned;
+  EXPECT_NE(warned.find("; limit 2 reports, 1048576 bytes): dropping the oldest undelivered report"), std::string::npos) << warned;
   auto files = spool.pending();
   ASSERT_TRUE(files.ok());
   ASSERT_EQ(files->size(), 2u);
