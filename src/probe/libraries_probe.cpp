@@ -464,17 +464,6 @@ void choose_and_record(const Host& host, LibrariesRun& run, model::Facts& facts)
   else if (total_copies == 0) facts.set("probe.libraries.reason", "no copy of cuDNN, NCCL, NVRTC, cudart or libcuda found");
 }
 
-// What a run of choose_and_record changed in facts (before -> after), applied to target: the
-// facts it set, and those it erased.
-void apply_changes(const model::Facts& before, const model::Facts& after, model::Facts& target) {
-  for (const auto& [name, value] : after.entries()) {
-    auto was = before.entries().find(name);
-    if (was == before.entries().end() || !(was->second == value)) target.set(name, value);
-  }
-  for (const auto& [name, value] : before.entries())
-    if (!after.entries().contains(name)) target.erase(name);
-}
-
 class StartedLibraries final : public StartedProbe {
 public:
   explicit StartedLibraries(const Host& host) : m_host(host) {
@@ -495,7 +484,7 @@ public:
     // The copies, then, once the python probe's facts are known (known()), the choices of torch,
     // TE and the loader among them: on this thread, beside the probes in between (on the H200 node
     // with TE the choices took 1.2 ms of the main thread after the driver and PCI probes), into a
-    // copy of those facts whose changes finish() applies.
+    // copy of those facts whose changes (model::FactsJournal) finish() applies.
     m_copies = std::async(std::launch::async, [this, values, walker = m_walker, python = m_python.get_future()]() mutable {
       NodeFsMemo memo(values); // this thread's own, sharing the ELF files and METADATA read
       scan_copies(m_host, m_run);
@@ -507,9 +496,14 @@ public:
         m_run.walks = std::move(m_walks);
         m_run.denied.insert(m_run.denied.end(), m_walk_denied.begin(), m_walk_denied.end());
       }
-      m_before = *known;
-      m_after = std::move(*known);
-      choose_and_record(m_host, m_run, m_after);
+      model::FactsJournal journal; // what the choices set and erased, for finish() to apply
+      model::Facts facts = std::move(*known);
+      facts.attach(journal);
+      choose_and_record(m_host, m_run, facts);
+      for (auto& name : journal.changed(facts)) {
+        const model::Value* value = facts.get(name);
+        m_changes.emplace_back(std::move(name), value ? std::optional<model::Value>(*value) : std::nullopt);
+      }
       m_denied = node_denied_directories();
     });
   }
@@ -530,7 +524,10 @@ public:
     m_walker.wait(); // both done before either exception leaves
     m_copies.get();
     m_walker.get();
-    apply_changes(m_before, m_after, facts);
+    for (const auto& [name, value] : m_changes) {
+      if (value) facts.set(name, *value);
+      else facts.erase(name);
+    }
     node_add_denied_directories(m_denied);
   }
 
@@ -546,7 +543,7 @@ private:
   LibrariesRun m_run;
   std::vector<std::string> m_denied, m_walk_denied;
   TeWalks m_walks;
-  model::Facts m_before, m_after; // the facts choose_and_record started from and left
+  std::vector<std::pair<std::string, std::optional<model::Value>>> m_changes; // set (a value) or erased by the choices
   std::mutex m_mutex;
   bool m_handed = false;
   std::promise<std::optional<model::Facts>> m_python;
