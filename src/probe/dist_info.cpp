@@ -93,10 +93,8 @@ std::optional<util::FileIdentity> live_identity(const std::filesystem::path& roo
   return util::file_identity(st);
 }
 
-std::optional<Distribution> cached_core_metadata(const std::filesystem::path& root, const std::string& metadata) {
-  auto id = live_identity(root, metadata);
-  if (!id) return std::nullopt;
-  auto text = node_file_cache()->find("core_metadata", metadata, *id);
+std::optional<Distribution> cached_core_metadata(const util::FileIdentity& id, const std::string& metadata) {
+  auto text = node_file_cache()->find("core_metadata", metadata, id);
   if (!text) return std::nullopt;
   auto parts = util::unpack_strings(*text);
   if (!parts || parts->size() < 2 || (*parts)[0].empty() || (*parts)[1].empty()) return std::nullopt;
@@ -108,12 +106,10 @@ std::optional<Distribution> cached_core_metadata(const std::filesystem::path& ro
   return dist;
 }
 
-void store_core_metadata(const std::filesystem::path& root, const std::string& metadata, const Distribution& dist) {
-  auto id = live_identity(root, metadata);
-  if (!id) return;
+void store_core_metadata(const util::FileIdentity& id, const std::string& metadata, const Distribution& dist) {
   std::vector<std::string> parts{dist.name, dist.version};
   parts.insert(parts.end(), dist.requires_dist.begin(), dist.requires_dist.end());
-  node_file_cache()->put("core_metadata", metadata, *id, util::pack_strings(parts));
+  node_file_cache()->put("core_metadata", metadata, id, util::pack_strings(parts));
 }
 
 } // namespace
@@ -157,15 +153,19 @@ SiteScan scan_site_packages(const std::filesystem::path& root, const std::string
   for (auto& e : entries) {
     e.parsed = node_memo_find("core_metadata", host_path(root, e.metadata).string());
     if (e.parsed) continue;
-    if (auto cached = cached_core_metadata(root, e.metadata)) {
-      e.parsed = std::make_shared<const Parsed>(std::move(*cached));
-      continue;
+    // The identity before the read: a file changed in between is stored under an identity it no
+    // longer has, never its old text under its new one.
+    auto id = live_identity(root, e.metadata);
+    if (id) {
+      if (auto cached = cached_core_metadata(*id, e.metadata)) {
+        e.parsed = std::make_shared<const Parsed>(std::move(*cached));
+        continue;
+      }
     }
     auto text = read_node_file_head(root, e.metadata, 16u << 10);
     if (!text) e.parsed = std::make_shared<const Parsed>(util::Error{text.error().kind, e.metadata + ": " + text.error().message});
     else e.parsed = std::make_shared<const Parsed>(parse_core_metadata(*text, e.metadata));
-    if (*std::static_pointer_cast<const Parsed>(e.parsed))
-      store_core_metadata(root, e.metadata, **std::static_pointer_cast<const Parsed>(e.parsed));
+    if (const auto& parsed = *std::static_pointer_cast<const Parsed>(e.parsed); id && parsed) store_core_metadata(*id, e.metadata, *parsed);
   }
   for (auto& e : entries) {
     auto computed = e.parsed;
