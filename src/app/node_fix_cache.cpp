@@ -94,7 +94,7 @@ void verify_node_findings_cached(const Options& options, const rules::RuleSet& r
   if (!cache || !cache->enabled()) return rules::verify_node_findings(rules, facts, findings, search);
   const std::string asked = question(rules, facts);
   // The slot is a digest of the question; the value holds the question itself, compared whole.
-  const std::string slot = util::hex64(util::fnv1a64(asked)) + util::hex64(util::fnv1a64(asked, util::fnv1a64("second")));
+  const std::string slot = util::hex_digest128(asked);
   const util::FileIdentity none{}; // the question says everything; no file stands behind it
   if (auto stored = cache->find(k_kind, slot, none)) {
     auto parts = util::unpack_strings(*stored);

@@ -313,7 +313,7 @@ std::string LinkMap::check_key(const std::vector<std::size_t>& lookup, const std
     }
   }
   const std::string& root = m_objects[fresh.front()].real;
-  return root + " " + util::hex64(util::fnv1a64(desc)) + util::hex64(util::fnv1a64(desc, util::fnv1a64("second")));
+  return root + " " + util::hex_digest128(desc);
 }
 
 std::string LinkMap::encode_check(const LinkResult& r) {

@@ -26,4 +26,8 @@ inline std::string hex64(std::uint64_t value) {
   return out;
 }
 
+// Two FNV-1a passes of data (the second seeded differently), 32 hex digits: the name of a cache
+// slot that stands for a long key (a link check's objects, check's node fix question).
+inline std::string hex_digest128(std::string_view data) { return hex64(fnv1a64(data)) + hex64(fnv1a64(data, fnv1a64("second"))); }
+
 } // namespace util
