@@ -12,6 +12,7 @@
 #include "rules/compiled_form.hpp"
 #include "rules/preparsed.hpp"
 #include "util/hash.hpp"
+#include "util/logging.hpp"
 #include "util/parallel.hpp"
 
 #include <algorithm>
@@ -107,15 +108,9 @@ std::string database_digest(const std::vector<SourceFile>& files) {
   return util::hex64(hash);
 }
 
-// At most four threads compile the rules. `check` compiles them beside the probe, and on the
-// 16-core H200 node more threads made both slower: with 8 or 16 the probe inside check took
-// 15.7-16.8 ms instead of 8.7-9.0 ms (its file reads stall: site-packages 14.5 ms instead of
-// 3.0), the compile itself 11.5-14.1 ms instead of 8.9-10.0, check + 3 workloads 23.4-24.9 ms
-// instead of 18.4-20.1 (scripts/gpu-validate.sh threads, docs/records/performance.md, round 6).
-constexpr unsigned k_compile_threads = 4;
-
 std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, std::vector<Diagnostic>& diagnostics, TestCases tests,
                                          StoredForm stored) {
+  util::log::Laps laps("rules");
   std::vector<FilePart> parts(files.size());
   // The largest files first, so that no thread is left with a large one at the end.
   std::vector<std::size_t> order(files.size());
@@ -125,6 +120,7 @@ std::shared_ptr<RuleSet::Impl> load_impl(const std::vector<SourceFile>& files, s
     std::size_t i = order[k];
     compile_part(files[i], parts[i], tests, stored);
   });
+  laps.lap("files compiled (" + std::to_string(files.size()) + ")");
 
   auto impl = std::make_shared<RuleSet::Impl>();
   impl->selection = default_selection();

@@ -11,9 +11,13 @@
 #include "model/selftest_summary.hpp"
 #include "util/edit_distance.hpp"
 #include "util/file.hpp"
+#include "util/logging.hpp"
+#include "util/parallel.hpp"
+#include "util/input_guard.hpp"
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <map>
@@ -822,43 +826,85 @@ std::string entry_kind(const std::filesystem::path& path) {
   return via + "not a regular file";
 }
 
-// Every *.yaml below dir (relative to root), in no particular order. Nothing is skipped in
-// silence: an unreadable directory and a *.yaml that is not a regular file are diagnostics, so a
-// rules set with a hole in it cannot pass for a smaller one (audit 2026-11-25, items 13 and 14).
-void collect_rule_files(const std::filesystem::path& root, const std::filesystem::path& dir, int depth, std::vector<std::string>& relative,
-                        std::vector<Diagnostic>& diagnostics) {
+// What the walk of one rules directory may still spend: the tree caps of util/input_guard.hpp
+// (the walk-depth and walk-entries caps every recursive walk of a tree keeps, then the
+// rule-files and rules-size caps); past one the load is an error naming it and the directory.
+struct RulesWalk {
+  std::size_t entries = 0;
+  std::size_t files = 0;
+  bool stopped = false;
+};
+
+void over_cap(RulesWalk& walk, const std::filesystem::path& where, const std::string& what, std::vector<Diagnostic>& diagnostics) {
+  walk.stopped = true;
+  diagnostics.push_back({where.string(), 0, 0, 1, what, {}, {}});
+}
+
+// Every *.yaml below dir (relative to root, '/'-separated), in no particular order. Nothing is
+// skipped in silence: an unreadable directory and a *.yaml that is not a regular file are
+// diagnostics, so a rules set with a hole in it cannot pass for a smaller one (audit 2026-11-25,
+// items 13 and 14). readdir's d_type says what most entries are: only links and entries of an
+// unknown type are asked with a stat (a stat, a readlink per component and a canonical path per
+// file were a third of loading the shipped rules).
+void collect_rule_files(const std::filesystem::path& dir, const std::string& prefix, std::size_t depth, RulesWalk& walk,
+                        std::vector<std::string>& relative, std::vector<Diagnostic>& diagnostics) {
   namespace fs = std::filesystem;
-  auto names = util::list_directory(dir);
-  if (!names) {
-    diagnostics.push_back({dir.string(), 0, 0, 1, "cannot read rules directory: " + names.error().message, {}, {}});
+  auto entries = util::list_directory_entries(dir);
+  if (!entries) {
+    diagnostics.push_back({dir.string(), 0, 0, 1, "cannot read rules directory: " + entries.error().message, {}, {}});
     return;
   }
-  for (const auto& name : *names) {
-    fs::path path = dir / name;
+  walk.entries += entries->size();
+  if (walk.entries > util::k_max_walk_entries)
+    return over_cap(walk, dir,
+                    "rules directories of more than " + std::to_string(util::k_max_walk_entries) + " entries (limit " +
+                        std::to_string(util::k_max_walk_entries) +
+                        ", the walk-entries cap); point the rules option at a directory that holds only rules",
+                    diagnostics);
+  for (const auto& entry : *entries) {
+    if (walk.stopped) return;
+    fs::path path = dir / entry.name;
     std::error_code ec;
-    auto link = fs::symlink_status(path, ec);
+    bool directory = entry.type == util::EntryType::directory;
+    if (entry.type == util::EntryType::unknown) directory = fs::is_directory(fs::symlink_status(path, ec));
     // Directories are entered; symlinks to directories are not (as before: a rules tree is one tree).
-    if (fs::is_directory(link)) {
-      if (depth >= 16) {
-        diagnostics.push_back({path.string(), 0, 0, 1, "rules directories nested deeper than 16 levels", {}, {}});
-        continue;
+    if (directory) {
+      if (depth >= util::k_max_walk_depth) {
+        over_cap(walk, path,
+                 "rules directories nested more than " + std::to_string(util::k_max_walk_depth) + " levels deep (limit " +
+                     std::to_string(util::k_max_walk_depth) + ", the walk-depth cap); keep rules files fewer levels down",
+                 diagnostics);
+        return;
       }
-      collect_rule_files(root, path, depth + 1, relative, diagnostics);
+      collect_rule_files(path, prefix + entry.name + "/", depth + 1, walk, relative, diagnostics);
       continue;
     }
-    if (path.extension() != ".yaml") continue;
-    if (!fs::is_regular_file(fs::status(path, ec))) {
+    if (fs::path(entry.name).extension() != ".yaml") continue;
+    if (entry.type != util::EntryType::regular && !fs::is_regular_file(fs::status(path, ec))) {
       diagnostics.push_back({path.string(), 0, 0, 1, "not a regular file (" + entry_kind(path) + "): not read as rules", {}, {}});
       continue;
     }
-    relative.push_back(fs::relative(path, root, ec).generic_string());
+    if (++walk.files > util::k_max_rule_files)
+      return over_cap(walk, dir,
+                      "more than " + std::to_string(util::k_max_rule_files) + " rules files (limit " +
+                          std::to_string(util::k_max_rule_files) + ", the rule-files cap); put more rules in each file",
+                      diagnostics);
+    relative.push_back(prefix + entry.name);
   }
 }
 
 } // namespace
 
+// The files are read on up to four threads (what compiling them uses): the reads, and the line
+// index each file gets, were a quarter of loading the shipped rules on one.
 std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>& dirs, std::vector<Diagnostic>& diagnostics) {
-  std::vector<SourceFile> files;
+  struct Wanted {
+    std::filesystem::path path;
+    std::string relative;
+    std::optional<SourceFile> file;
+    std::string problem;
+  };
+  std::vector<Wanted> wanted;
   for (const auto& dir : dirs) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
@@ -866,21 +912,51 @@ std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>
           {dir.string(), 0, 0, 1, "cannot read rules directory: " + (ec ? ec.message() : std::string("not a directory")), {}, {}});
       continue;
     }
+    RulesWalk walk;
     std::vector<std::string> relative;
-    collect_rule_files(dir, dir, 0, relative, diagnostics);
+    collect_rule_files(dir, "", 0, walk, relative, diagnostics);
+    if (walk.stopped) return {};
     std::sort(relative.begin(), relative.end());
-    for (const auto& rel : relative) {
-      auto path = dir / rel;
-      auto text = util::read_file(path, 8u << 20);
-      if (!text) {
-        // The diagnostic names the file; the reader's message does too.
-        std::string message = text.error().message;
-        if (message.starts_with(path.string() + ": ")) message.erase(0, path.string().size() + 2);
-        diagnostics.push_back({path.string(), 0, 0, 1, message, {}, {}});
-        continue;
-      }
-      files.emplace_back(path.string(), rel, std::move(*text));
+    for (auto& rel : relative) wanted.push_back({dir / rel, std::move(rel), std::nullopt, {}});
+  }
+  // The rules-size cap is kept while reading: past it no thread reads another file, so what is
+  // held stays within the cap and a file per thread.
+  std::atomic<std::size_t> bytes{0};
+  std::atomic<bool> over{false};
+  util::parallel_for(wanted.size(), std::min(util::available_cpus(), k_compile_threads), [&](std::size_t i) {
+    auto& w = wanted[i];
+    if (over.load()) return;
+    auto text = util::read_file(w.path, util::k_max_rule_file_bytes);
+    if (!text) {
+      // The diagnostic names the file; the reader's message does too.
+      w.problem = text.error().message;
+      if (w.problem.starts_with(w.path.string() + ": ")) w.problem.erase(0, w.path.string().size() + 2);
+      return;
     }
+    if (bytes.fetch_add(text->size()) + text->size() > util::k_max_rules_bytes) {
+      over.store(true);
+      return;
+    }
+    w.file.emplace(w.path.string(), w.relative, std::move(*text));
+  });
+  if (over.load()) {
+    std::vector<std::string> names;
+    for (const auto& dir : dirs) names.push_back(dir.string());
+    diagnostics.push_back({util::join(names, ", "),
+                           0,
+                           0,
+                           1,
+                           "rules files of more than " + std::to_string(util::k_max_rules_bytes) + " bytes together (limit " +
+                               std::to_string(util::k_max_rules_bytes) + ", the rules-size cap); load fewer rules",
+                           {},
+                           {}});
+    return {};
+  }
+  std::vector<SourceFile> files;
+  files.reserve(wanted.size());
+  for (auto& w : wanted) {
+    if (w.file) files.push_back(std::move(*w.file));
+    else diagnostics.push_back({w.path.string(), 0, 0, 1, w.problem, {}, {}});
   }
   return files;
 }
@@ -898,8 +974,11 @@ void require_some_rules(const RuleSet::Impl& impl, const std::vector<std::filesy
 
 LoadResult RuleSet::load(const std::vector<std::filesystem::path>& dirs, TestCases tests) {
   std::vector<Diagnostic> diagnostics;
+  util::log::Laps laps("rules"); // -vv: where loading the rules goes
   auto files = detail::read_rule_files(dirs, diagnostics);
+  laps.lap("files listed and read (" + std::to_string(files.size()) + ")");
   auto impl = detail::load_impl(files, diagnostics, tests);
+  laps.lap("compiled and merged");
   detail::require_some_rules(*impl, dirs, diagnostics);
   LoadResult result;
   result.diagnostics = std::move(diagnostics);

@@ -10,6 +10,13 @@
 
 namespace rules::detail {
 
+// At most four threads read and compile the rules. `check` compiles them beside the probe, and on the
+// 16-core H200 node more threads made both slower: with 8 or 16 the probe inside check took
+// 15.7-16.8 ms instead of 8.7-9.0 ms (its file reads stall: site-packages 14.5 ms instead of
+// 3.0), the compile itself 11.5-14.1 ms instead of 8.9-10.0, check + 3 workloads 23.4-24.9 ms
+// instead of 18.4-20.1 (scripts/gpu-validate.sh threads, docs/records/performance.md, round 6).
+constexpr unsigned k_compile_threads = 4;
+
 struct SourceFile {
   SourceFile(std::string display_name, std::string relative_name, std::string content);
 

@@ -53,6 +53,15 @@ inline constexpr std::size_t k_max_explained_records = 50;
 inline constexpr std::size_t k_max_walk_depth = 16;
 inline constexpr std::size_t k_max_walk_entries = 200'000;
 
+// A rules tree (--rules, NVTE_DOCTOR_RULES, the shipped and bundle directories) is walked under
+// the walk-depth and walk-entries caps above, and what it holds is bounded too: the shipped
+// database is 47 files of 0.6 MB. More files than the rule-files cap, one file larger than the
+// rule-file cap or more bytes together than the rules-size cap is an error naming the cap and the
+// directory (exit 3); the files are not read past it.
+inline constexpr std::size_t k_max_rule_files = 4096;
+inline constexpr std::size_t k_max_rule_file_bytes = 8u << 20;
+inline constexpr std::size_t k_max_rules_bytes = 64u << 20;
+
 // Environment variables recorded as facts (env.NVTE_*, NCCL_*, CUDA_*, CUDNN_* and a few named
 // ones), from the node, an image's config or a snapshot: a job's environment holds dozens, and
 // every fix search copies the facts once per candidate change, so their number multiplies its

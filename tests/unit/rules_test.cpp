@@ -3,9 +3,11 @@
 // test rules (tests/rules-testdata), never on the shipped database.
 #include "rules/condition.hpp"
 #include "rules/explain_cases.hpp"
+#include "rules/loader_internal.hpp"
 #include "rules/rules.hpp"
 #include "rules/templates.hpp"
 #include "util/file.hpp"
+#include "util/input_guard.hpp"
 #include "util/subprocess.hpp"
 
 #include <gtest/gtest.h>
@@ -13,6 +15,8 @@
 #include <ctime>
 #include <cstdio>
 #include <random>
+#include <map>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -860,4 +864,97 @@ TEST(RulesLoad, NoRulesIsAnError) {
   EXPECT_FALSE(rules::RuleSet::load({dir}).rules);
   EXPECT_FALSE(rules::lint({dir}).empty());
   fs::remove_all(dir);
+}
+
+// The tree caps of util/input_guard.hpp hold for a rules tree (one shared layer): past the
+// walk-depth, rule-files or rules-size cap the load is one diagnostic naming the cap, its value
+// and the directory, and no rules; at a cap the tree loads.
+TEST(RulesLoad, TreeCapsAreErrorsNamingThem) {
+  namespace fs = std::filesystem;
+  fs::path base = fs::temp_directory_path() / ("nvte-rules-caps-" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  const std::string rule = "rules:\n  - id: r\n    title: t\n    severity: info\n    when: \"true\"\n    message: m\n";
+  auto only_message = [](const rules::LoadResult& loaded) {
+    EXPECT_FALSE(loaded.rules);
+    return loaded.diagnostics.size() == 1 ? loaded.diagnostics[0].file + ": " + loaded.diagnostics[0].message : std::string("?");
+  };
+
+  // 16 directories down loads; 17 is the walk-depth cap.
+  fs::path deep = base / "deep";
+  fs::path at = deep;
+  for (std::size_t i = 0; i < util::k_max_walk_depth; ++i) at /= "d" + std::to_string(i);
+  fs::create_directories(at);
+  ASSERT_TRUE(util::write_file_atomic(at / "r.yaml", rule).ok());
+  auto at_cap = rules::RuleSet::load({deep});
+  EXPECT_TRUE(at_cap.rules) << (at_cap.diagnostics.empty() ? "" : at_cap.diagnostics[0].message);
+  fs::create_directories(at / "d16");
+  fs::rename(at / "r.yaml", at / "d16" / "r.yaml");
+  EXPECT_EQ(only_message(rules::RuleSet::load({deep})),
+            (at / "d16").string() + ": rules directories nested more than 16 levels deep (limit 16, the walk-depth cap); keep rules files "
+                                    "fewer levels down");
+
+  // One file more than the rule-files cap.
+  fs::path many = base / "many";
+  fs::create_directories(many);
+  ASSERT_TRUE(util::write_file_atomic(many / "a.yaml", rule).ok());
+  for (std::size_t i = 1; i <= util::k_max_rule_files; ++i) {
+    std::FILE* f = std::fopen((many / ("f" + std::to_string(i) + ".yaml")).c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("rules: []\n", f);
+    std::fclose(f);
+  }
+  EXPECT_EQ(only_message(rules::RuleSet::load({many})),
+            many.string() + ": more than 4096 rules files (limit 4096, the rule-files cap); put more rules in each file");
+  fs::remove(many / "a.yaml");
+  EXPECT_TRUE(rules::RuleSet::load({many}).diagnostics.size() == 1) << "4096 files without a rule: only 'no rules loaded'";
+
+  // More bytes together than the rules-size cap: nine files of 7.5 MiB (comments) beside a rule.
+  fs::path large = base / "large";
+  fs::create_directories(large);
+  ASSERT_TRUE(util::write_file_atomic(large / "a.yaml", rule).ok());
+  const std::string comment = "#" + std::string((15u << 19) - 2, 'x') + "\n";
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(util::write_file_atomic(large / ("big" + std::to_string(i) + ".yaml"), comment).ok());
+  EXPECT_EQ(only_message(rules::RuleSet::load({large})),
+            large.string() + ": rules files of more than 67108864 bytes together (limit 67108864, the rules-size cap); load fewer rules");
+  for (int i = 0; i < 1; ++i) fs::remove(large / ("big" + std::to_string(i) + ".yaml"));
+  auto under = rules::RuleSet::load({large});
+  EXPECT_TRUE(under.rules) << (under.diagnostics.empty() ? "" : under.diagnostics[0].message);
+  fs::remove_all(base);
+}
+
+// Reading a tree by its entries' types (d_type) keeps what a stat of each entry said: files in
+// nested directories named by their path under the rules directory (a rule's default area is
+// its file's name), a symlink to a file read, a symlink to a directory not entered, a *.yaml
+// that is not a regular file a diagnostic.
+TEST(RulesLoad, ATreeIsReadAsTheStatsOfItsEntriesSay) {
+  namespace fs = std::filesystem;
+  fs::path base = fs::temp_directory_path() / ("nvte-rules-tree-" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  fs::path dir = base / "rules";
+  fs::create_directories(dir / "attention" / "flash");
+  fs::create_directories(base / "elsewhere");
+  auto rule = [](const std::string& id) {
+    return "rules:\n  - id: " + id + "\n    title: t\n    severity: info\n    when: \"true\"\n    message: m\n";
+  };
+  ASSERT_TRUE(util::write_file_atomic(dir / "attention" / "flash" / "heads.yaml", rule("nested")).ok());
+  ASSERT_TRUE(util::write_file_atomic(base / "elsewhere" / "linked.yaml", rule("linked")).ok());
+  ASSERT_TRUE(util::write_file_atomic(base / "elsewhere" / "hidden.yaml", rule("hidden")).ok());
+  fs::create_symlink(base / "elsewhere" / "linked.yaml", dir / "link.yaml");
+  fs::create_directory_symlink(base / "elsewhere", dir / "linkdir");
+  ASSERT_TRUE(util::write_file_atomic(dir / "notes.txt", "not rules").ok());
+  auto loaded = rules::RuleSet::load({dir});
+  ASSERT_TRUE(loaded.rules) << (loaded.diagnostics.empty() ? "" : loaded.diagnostics[0].message);
+  std::map<std::string, std::string> areas;
+  for (const auto& s : loaded.rules->rule_summaries()) areas[s.id] = s.area;
+  EXPECT_EQ(areas, (std::map<std::string, std::string>{{"linked", "link"}, {"nested", "heads"}}));
+  std::vector<rules::detail::SourceFile> files = {{"x", "attention/flash/heads.yaml", rule("nested")}, {"y", "link.yaml", rule("linked")}};
+  EXPECT_EQ(loaded.rules->digest(), rules::detail::database_digest(files)) << "the files' names under the directory";
+
+  ASSERT_EQ(::mkfifo((dir / "pipe.yaml").c_str(), 0600), 0);
+  auto with_fifo = rules::RuleSet::load({dir});
+  EXPECT_FALSE(with_fifo.rules);
+  ASSERT_EQ(with_fifo.diagnostics.size(), 1u);
+  EXPECT_EQ(with_fifo.diagnostics[0].file, (dir / "pipe.yaml").string());
+  EXPECT_EQ(with_fifo.diagnostics[0].message, "not a regular file (a FIFO): not read as rules");
+  fs::remove_all(base);
 }
