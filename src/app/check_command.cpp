@@ -9,7 +9,7 @@
 #include "app/workloads.hpp"
 #include "app/check_core.hpp"
 #include "app/diagnosis.hpp"
-#include "app/node_fix_cache.hpp"
+#include "app/fix_cache.hpp"
 #include "rules/fix_search.hpp"
 #include "rules/knowledge.hpp"
 #include "report/render.hpp"
@@ -135,15 +135,17 @@ model::Report build_report(const Options& options, std::shared_ptr<const rules::
   // context), the node findings and self-test checks that concern each workload. The node
   // findings' fix search runs beside the workloads' explanations (on the H200 node with TE: 5 ms
   // and 2.5 ms, one after the other before).
-  DiagnosisInputs inputs{FixSearch::yes, &report.findings, report.selftest ? &*report.selftest : nullptr, {}};
+  const FixCache fix_cache(options);
+  DiagnosisInputs inputs{FixSearch::yes, &report.findings, report.selftest ? &*report.selftest : nullptr, {}, &fix_cache};
   inputs.beside = [&] {
     util::log::Laps fix_laps("check");
-    verify_node_findings_cached(options, rules, facts, report.findings, search);
+    fix_cache.verify_node_findings(rules, facts, report.findings, search);
     if (report.selftest) explain_selftest_failures(*report.selftest, report.findings);
     fix_laps.lap("node fixes (beside the workloads)");
   };
   std::vector<model::Explanation> explanations = diagnose(rules, facts, workloads, observed, inputs);
   laps.lap("node fixes and workloads (" + std::to_string(workloads.size()) + ")");
+  fix_cache.save();
   if (report.selftest) explain_selftest_failures(*report.selftest, report.findings, explanations);
   for (std::size_t i = 0; i < explanations.size(); ++i) {
     auto& e = explanations[i];

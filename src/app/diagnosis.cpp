@@ -31,7 +31,9 @@ std::vector<model::Explanation> diagnose(const rules::RuleSet& rules, const mode
   // Each workload's explanation and fix search stand alone: they run on several threads.
   util::parallel_for(n, std::min(util::available_cpus(), 8u), [&](std::size_t i) {
     explanations[i] = rules::explain(rules, *facts[i], workloads[i]);
-    if (inputs.fixes == FixSearch::yes) rules::verify_explanation(rules, *facts[i], explanations[i], search);
+    if (inputs.fixes == FixSearch::no) return;
+    if (inputs.cache) inputs.cache->verify_explanation(rules, *facts[i], explanations[i], search);
+    else rules::verify_explanation(rules, *facts[i], explanations[i], search);
   });
   if (beside.valid()) beside.get();
   if (inputs.fixes == FixSearch::yes) {

@@ -6,6 +6,7 @@
 // at its shape. Renderers and carriers only read what this produced.
 #pragma once
 
+#include "app/fix_cache.hpp"
 #include "app/workloads.hpp"
 #include "model/explanation.hpp"
 #include "model/selftest_summary.hpp"
@@ -30,6 +31,9 @@ struct DiagnosisInputs {
   // explanations and fix searches, which read no node finding: check's node fix search. It runs
   // beside them, on a thread of its own; an exception from it is rethrown here.
   std::function<void()> beside;
+  // Where the workloads' fix searches may be answered from (check's; app/fix_cache.hpp).
+  // nullptr: searched.
+  const FixCache* cache = nullptr;
 };
 
 // The explanations of workloads (observed: one per workload, null where no TE log), in order,

@@ -22,6 +22,21 @@ double Value::as_double() const {
   return std::get<double>(m_data);
 }
 
+std::string Value::exact_text() const {
+  switch (type()) {
+  case ValueType::boolean: return as_bool() ? "b1" : "b0";
+  case ValueType::integer: return "i" + std::to_string(as_int());
+  case ValueType::number: {
+    char text[64];
+    std::snprintf(text, sizeof text, "d%a", std::get<double>(m_data));
+    return text;
+  }
+  case ValueType::string: return "s" + as_string();
+  case ValueType::version: return "v" + as_version().text();
+  }
+  return {};
+}
+
 std::string Value::to_string() const {
   switch (type()) {
   case ValueType::boolean: return as_bool() ? "true" : "false";

@@ -37,6 +37,9 @@ public:
 
   // For messages and text reports: "true", "80", "8.0", "NVIDIA H100", "9.19.0".
   std::string to_string() const;
+  // The type and the value exactly (a number's every bit, a version's text): equal texts are
+  // equal values, for digests ("i80", "d0x1p+3", "sNVIDIA H100", "v9.19.0").
+  std::string exact_text() const;
 
   // Converts text to a value of the wanted type ("true", "80", "9.3.0"); the error says why not.
   static util::Result<Value> parse_as(ValueType type, std::string_view text);

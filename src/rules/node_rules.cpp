@@ -84,4 +84,32 @@ bool node_rules_may_read(const RuleSet& rules, const std::vector<std::string>& f
   return !detail::NodeRules(rules.impl()).reading(facts).empty();
 }
 
+namespace {
+
+// Whether a template names one of facts (a message's or fix's {{fact}}, pip_install's arguments).
+bool template_reads(const std::vector<detail::Segment>& segments, const std::vector<std::string>& facts) {
+  for (const auto& segment : segments) {
+    if (segment.kind == detail::Segment::Kind::fact && segment.collection < 0 &&
+        std::find(facts.begin(), facts.end(), segment.text) != facts.end())
+      return true;
+    if (template_reads(segment.args, facts)) return true;
+  }
+  return false;
+}
+
+} // namespace
+
+bool rules_may_read(const RuleSet& rules, const std::vector<std::string>& facts) {
+  // A condition's operands read through the slots of the one table; templates name facts.
+  const auto& impl = rules.impl();
+  for (const auto& spec : impl.slots.slots())
+    if (spec.collection < 0 && std::find(facts.begin(), facts.end(), spec.name) != facts.end()) return true;
+  for (const auto& rule : impl.rules) {
+    if (template_reads(rule.message.segments, facts)) return true;
+    for (const auto& fix : rule.fixes)
+      if (template_reads(fix.command.segments, facts)) return true;
+  }
+  return node_rules_may_read(rules, facts);
+}
+
 } // namespace rules

@@ -143,6 +143,10 @@ std::vector<model::Finding> evaluate_node(const RuleSet& rules, const model::Fac
 // collection, or whose reads are not known in advance. What evaluate_node and the node fix search
 // make of facts does not depend on facts for which this is false.
 bool node_rules_may_read(const RuleSet& rules, const std::vector<std::string>& facts);
+// Whether any rule (node, workload, a message's or fix's template) may read one of these facts:
+// a compiled operand names it, or a node rule's reads are not known in advance. An explanation
+// and its fix search do not depend on facts for which this is false.
+bool rules_may_read(const RuleSet& rules, const std::vector<std::string>& facts);
 
 // TE's attention-backend selection for one completed workload on a node, with the reasons each
 // backend is out, followed by the workload rules' findings (Finding::workload set).
