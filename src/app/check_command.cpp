@@ -92,6 +92,18 @@ std::optional<model::Finding> stale_bundle_finding(const Options& options) {
   return f;
 }
 
+// Whether anything the report says may differ from another report's: every fact exactly and the
+// rules (the facts' JSON was built for it once, a third of a millisecond with TE's facts).
+std::string fingerprint(const model::Facts& facts, const rules::RuleSet& rules) {
+  const std::string_view nul("\0", 1);
+  std::uint64_t hash = util::fnv1a64(rules.digest());
+  for (const auto& [name, value] : facts.entries()) {
+    hash = util::fnv1a64(nul, util::fnv1a64(name, hash));
+    hash = util::fnv1a64(nul, util::fnv1a64(value.exact_text(), hash));
+  }
+  return util::hex64(hash);
+}
+
 } // namespace
 
 model::Report build_report(const Options& options, std::shared_ptr<const rules::RuleSet>* rules_used) {
@@ -157,7 +169,7 @@ model::Report build_report(const Options& options, std::shared_ptr<const rules::
   if (auto beyond = rules::knowledge_finding(report.knowledge)) report.findings.push_back(std::move(*beyond));
   if (auto stale = stale_bundle_finding(options)) report.findings.push_back(std::move(*stale));
   if (auto denied = unreadable_paths_finding(facts)) report.findings.push_back(std::move(*denied));
-  report.fingerprint = util::hex64(util::fnv1a64(facts.to_json(-1) + rules.digest()));
+  report.fingerprint = fingerprint(facts, rules);
   report.facts = std::move(facts);
   report.summarize();
   if (rules_used) *rules_used = std::make_shared<const rules::RuleSet>(std::move(rules));
