@@ -363,10 +363,17 @@ const FactSpec* find_fact_spec(std::string_view name) {
 FactShape fact_shape(std::string_view name) {
   FactShape shape;
   if (name.starts_with("workload.") || name == "workload") return shape; // the workload key table is flat
+  // The patterns' segments, split once: reading a snapshot asks this for every member of its
+  // JSON, and splitting every pattern each time was nine tenths of loading a node's facts (21 KB
+  // of facts with TE: 100 M instructions, 10 ms).
+  static const std::vector<std::vector<std::string_view>> k_patterns = [] {
+    std::vector<std::vector<std::string_view>> out;
+    for (const auto& spec : all_specs()) out.push_back(util::split(spec.pattern, '.'));
+    return out;
+  }();
   std::string normalized = normalize_fact_name(name);
   auto want = util::split(normalized, '.');
-  for (const auto& spec : all_specs()) {
-    auto have = util::split(spec.pattern, '.');
+  for (const auto& have : k_patterns) {
     if (have.size() < want.size()) continue;
     bool prefix = true;
     for (std::size_t i = 0; i + 1 < want.size() && prefix; ++i) prefix = have[i] == "*" || have[i] == want[i];
