@@ -4,6 +4,10 @@
 #include "util/digest.hpp"
 #include "util/file_cache.hpp"
 #include "util/logging.hpp"
+#include "util/strings.hpp"
+
+#include <map>
+#include <mutex>
 
 namespace app {
 
@@ -16,16 +20,42 @@ constexpr std::string_view k_workload = "workload_fixes 1";
 // The facts of a question, each with its exact value. The probe's own timings
 // (probe.<name>.seconds) differ on every run; they are left out unless a rule may read them (no
 // shipped rule does; a rules directory whose rule did would ask anew each time).
+// Whether a rule may read one of the timings: the same answer for every question of a check,
+// worked out once per rules (by their digest) and timings (a walk of every rule and template:
+// half of asking).
+bool timings_read(const rules::RuleSet& rules, const std::vector<std::string>& timings) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, std::string>, bool> known;
+  std::string names = util::join(timings, "\n");
+  std::lock_guard lock(mutex);
+  auto key = std::make_pair(rules.digest(), std::move(names));
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  bool read = rules::rules_may_read(rules, timings);
+  if (known.size() > 64) known.clear(); // a long-lived process may load many rules sets
+  known.emplace(std::move(key), read);
+  return read;
+}
+
 void add_facts(util::Digest256& digest, const rules::RuleSet& rules, const model::Facts& facts) {
   std::vector<std::string> timings;
   for (const auto& [name, value] : facts.entries())
     if (name.starts_with("probe.") && name.ends_with(".seconds")) timings.push_back(name);
-  const bool with_timings = timings.empty() || rules::rules_may_read(rules, timings);
-  digest.field(std::to_string(facts.entries().size() - (with_timings ? 0 : timings.size())));
+  const bool with_timings = timings.empty() || timings_read(rules, timings);
+  // One field of every fact's length-prefixed name and value: a digest update per fact was most
+  // of the cost of asking (a thousand facts with TE, four questions per check).
+  std::string all;
+  all.reserve(facts.entries().size() * 64);
+  auto put = [&](std::string_view text) {
+    all += std::to_string(text.size());
+    all += ':';
+    all += text;
+  };
   for (const auto& [name, value] : facts.entries()) {
     if (!with_timings && name.starts_with("probe.") && name.ends_with(".seconds")) continue;
-    digest.field(name).field(value.exact_text());
+    put(name);
+    put(value.exact_text());
   }
+  digest.field(all);
 }
 
 void add_strings(util::Digest256& digest, const std::vector<std::string>& strings) {
