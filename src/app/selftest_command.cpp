@@ -10,6 +10,7 @@
 #include "probe/tree_policy.hpp"
 #include "report/render.hpp"
 #include "rules/verdict.hpp"
+#include "selftest/bytecode_cache.hpp"
 #include "selftest/selftest.hpp"
 #include "util/json_text.hpp"
 #include "util/logging.hpp"
@@ -188,7 +189,12 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
     plan.predicted_selected.push_back(e ? e->selected.value_or("none") : std::string());
   }
   choose_python_tier(options, facts, plan);
-  if (!plan.python_executable.empty()) plan.python_bytecode_cache = private_cache_subdirectory(options, "python-bytecode");
+  if (!plan.python_executable.empty()) {
+    // Bounded first: an oversized tree goes whole, and the tier fills it again.
+    if (auto base = cache_directory(options))
+      if (auto removed = selftest::bound_bytecode_cache(*base / "python-bytecode")) util::log::info(*removed);
+    plan.python_bytecode_cache = private_cache_subdirectory(options, "python-bytecode");
+  }
   plan.kernel_cache = private_cache_subdirectory(options, "selftest-kernels");
   plan.load_refusal = library_refusal(options);
   return selftest::run_all(plan);
