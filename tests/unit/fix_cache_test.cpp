@@ -87,6 +87,13 @@ std::size_t verified_fixes(const model::Explanation& e) {
   return n;
 }
 
+// A rules set of one rule with a config fix.
+rules::LoadResult one_rule(const std::string& id, const std::string& when, const std::string& message) {
+  return rules::RuleSet::load_text("rules:\n  - id: " + id + "\n    title: t\n    severity: warning\n    when: " + when +
+                                       "\n    message: \"" + message + "\"\n    fixes:\n      - kind: config\n        description: d\n",
+                                   "timing.yaml");
+}
+
 bool any_verified(const std::vector<model::Finding>& findings) {
   for (const auto& f : findings)
     for (const auto& fix : f.fixes)
@@ -134,17 +141,7 @@ TEST(FixCache, AnUnchangedNodeIsAnsweredFromTheCache) {
 TEST(FixCache, TimingsAreAskedWhenARuleMayReadThem) {
   const std::vector<std::string> timings{"probe.python.seconds"};
   EXPECT_FALSE(rules::node_rules_may_read(test_support::shipped_rules(), timings));
-  auto loaded = rules::RuleSet::load_text(R"(rules:
-  - id: slow-python-probe
-    title: t
-    severity: warning
-    when: probe.python.seconds > 1
-    message: "slow"
-    fixes:
-      - kind: config
-        description: d
-)",
-                                          "timing.yaml");
+  auto loaded = one_rule("slow-python-probe", "probe.python.seconds > 1", "slow");
   ASSERT_TRUE(loaded.rules) << rules::render(loaded.diagnostics);
   EXPECT_TRUE(rules::node_rules_may_read(*loaded.rules, timings));
   EXPECT_FALSE(rules::node_rules_may_read(*loaded.rules, {"probe.native.seconds"}));
@@ -152,17 +149,8 @@ TEST(FixCache, TimingsAreAskedWhenARuleMayReadThem) {
   EXPECT_TRUE(rules::rules_may_read(*loaded.rules, timings));
 
   // A workload rule's message reading a timing makes the timings part of a workload's question.
-  auto workload_rule = rules::RuleSet::load_text(R"(rules:
-  - id: slow-python-probe-workload
-    title: t
-    severity: warning
-    when: workload.head_dim_qk > 1
-    message: "the python probe took {{probe.python.seconds}} s"
-    fixes:
-      - kind: config
-        description: d
-)",
-                                                 "timing.yaml");
+  auto workload_rule =
+      one_rule("slow-python-probe-workload", "workload.head_dim_qk > 1", "the python probe took {{probe.python.seconds}} s");
   ASSERT_TRUE(workload_rule.rules) << rules::render(workload_rule.diagnostics);
   EXPECT_FALSE(rules::node_rules_may_read(*workload_rule.rules, timings));
   EXPECT_TRUE(rules::rules_may_read(*workload_rule.rules, timings));
