@@ -18,7 +18,9 @@
 # none) builds it in build-bench-TYPE/ and measures probe, check_3_workloads and the explain rate
 # with it too, as rows named NAME@TYPE; with a prebuilt doctor, NVTE_BENCH_COMPARE_BIN names that
 # build's nvte-doctor (its nvte-bench-explain-rate next to it), default $tools/compare/nvte-doctor
-# when it exists (scripts/gpu-carry.sh with NVTE_GPU_COMPARE_BUILD_TYPE packs one there).
+# when it exists (scripts/gpu-carry.sh with NVTE_GPU_COMPARE_BUILD_TYPE packs one there); a
+# binary without that tool beside it (another commit's, carried alone) names its rows by its
+# directory instead (NAME@compare).
 # Knobs: NVTE_BENCH_TE_VERSION (assume that TE release for check_3_workloads: --set te.version),
 # NVTE_BENCH_RUNS (30), NVTE_BENCH_SLOW_RUNS (3: collect_env, selftest),
 # NVTE_BENCH_EXPLAIN_SECONDS (5, in five windows), NVTE_BENCH_RULES (rules/ of this tree), NVTE_BENCH_SELFTEST_ARGS,
@@ -132,7 +134,10 @@ meta build_type "$(build_type_of "$tools")"
 compare_label=
 if [[ -n $compare_bin && -x $compare_bin ]]; then
   compare_label=$(build_type_of "$(dirname "$compare_bin")")
-  meta compare "rows NAME@$compare_label: $compare_bin"
+  # Another commit's binary carried without its tools (NVTE_BENCH_COMPARE_BIN, compare/): its rows
+  # are named by its directory, and the meta line says what it is.
+  if [[ $compare_label == unknown* ]]; then compare_label=$(basename "$(dirname "$compare_bin")"); fi
+  meta compare "rows NAME@$compare_label: $compare_bin ($("$compare_bin" --version 2>/dev/null | head -1))"
 fi
 meta load "$(cut -d' ' -f1-3 /proc/loadavg) (1/5/15-min load average at the start)"
 smi=$(command -v nvidia-smi || true)
