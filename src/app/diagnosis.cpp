@@ -39,7 +39,8 @@ std::vector<model::Explanation> diagnose(const rules::RuleSet& rules, const mode
   if (inputs.fixes == FixSearch::yes) {
     std::vector<std::shared_ptr<const model::ObservedSelection>> per_workload(n);
     for (std::size_t i = 0; i < n && i < observed.size(); ++i) per_workload[i] = observed[i];
-    unify_pins_per_context(rules, node, explanations, per_workload, inputs.node_findings, search);
+    if (inputs.cache) inputs.cache->unify_pins(rules, node, explanations, per_workload, inputs.node_findings, search);
+    else unify_pins_per_context(rules, node, explanations, per_workload, inputs.node_findings, search);
   }
   for (std::size_t i = 0; i < n; ++i) {
     rules::VerdictInputs in;

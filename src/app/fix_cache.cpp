@@ -1,6 +1,7 @@
 #include "app/fix_cache.hpp"
 
 #include "app/command_io.hpp"
+#include "app/workloads.hpp"
 #include "util/digest.hpp"
 #include "util/file_cache.hpp"
 #include "util/logging.hpp"
@@ -16,6 +17,7 @@ namespace {
 // The kinds of answer, with their encodings' versions: another encoding is another question.
 constexpr std::string_view k_node = "node_fixes 2";
 constexpr std::string_view k_workload = "workload_fixes 1";
+constexpr std::string_view k_pins = "unified_pins 1";
 
 // The facts of a question, each with its exact value. The probe's own timings
 // (probe.<name>.seconds) differ on every run; they are left out unless a rule may read them (no
@@ -70,15 +72,19 @@ std::string node_question(const rules::RuleSet& rules, const model::Facts& facts
   return digest.hex();
 }
 
+void add_workload(util::Digest256& digest, const model::Workload& workload) {
+  digest.field(workload.name).field(std::to_string(workload.values.size()));
+  for (const auto& [key, value] : workload.values) digest.field(key).field(value.exact_text());
+  add_strings(digest, workload.assumed);
+  add_strings(digest, workload.notes);
+}
+
 // A workload's question: the node's (its facts as the workload sees them) and the workload whole.
 std::string workload_question(const rules::RuleSet& rules, const model::Facts& facts, const model::Workload& workload) {
   util::Digest256 digest;
   digest.field(k_workload).field(rules.digest());
   add_facts(digest, rules, facts);
-  digest.field(workload.name).field(std::to_string(workload.values.size()));
-  for (const auto& [key, value] : workload.values) digest.field(key).field(value.exact_text());
-  add_strings(digest, workload.assumed);
-  add_strings(digest, workload.notes);
+  add_workload(digest, workload);
   return digest.hex();
 }
 
@@ -226,6 +232,49 @@ void FixCache::verify_explanation(const rules::RuleSet& rules, const model::Fact
   }
   rules::verify_explanation(rules, facts, explanation, search);
   m_cache->put("answer", question, util::FileIdentity{}, encode_explanation_fixes(explanation));
+}
+
+void FixCache::unify_pins(const rules::RuleSet& rules, const model::Facts& node, std::vector<model::Explanation>& explanations,
+                          const std::vector<std::shared_ptr<const model::ObservedSelection>>& observed,
+                          std::vector<model::Finding>* node_findings, const rules::SearchOptions& search) const {
+  if (!m_cache) return unify_pins_per_context(rules, node, explanations, observed, node_findings, search);
+  // The question: what unifying reads, the node's facts and the rules, each workload with the
+  // node facts its TE log names and its searched fixes, and the node findings' fixes.
+  util::Digest256 digest;
+  digest.field(k_pins).field(rules.digest());
+  add_facts(digest, rules, node);
+  digest.field(std::to_string(explanations.size()));
+  for (std::size_t i = 0; i < explanations.size(); ++i) {
+    add_workload(digest, explanations[i].workload);
+    const model::ObservedSelection* seen = i < observed.size() ? observed[i].get() : nullptr;
+    digest.field(seen ? std::to_string(seen->node_facts.size()) : "-");
+    if (seen)
+      for (const auto& [name, value] : seen->node_facts) digest.field(name).field(value);
+    digest.field(encode_explanation_fixes(explanations[i]));
+  }
+  digest.field(node_findings ? encode_node_fixes(*node_findings) : "-");
+  const std::string question = digest.hex();
+  if (auto stored = find_answer(m_cache.get(), question)) {
+    // Decoded into copies: the answer is taken whole or not at all.
+    auto parts = util::unpack_strings(*stored);
+    if (parts && parts->size() == explanations.size() + 1) {
+      std::vector<model::Finding> findings = node_findings ? *node_findings : std::vector<model::Finding>{};
+      std::vector<model::Explanation> unified = explanations;
+      bool whole = decode_node_fixes((*parts)[0], findings);
+      for (std::size_t i = 0; whole && i < unified.size(); ++i) whole = decode_explanation_fixes((*parts)[i + 1], unified[i]);
+      if (whole) {
+        if (node_findings) *node_findings = std::move(findings);
+        explanations = std::move(unified);
+        util::log::debug("check: one pin per package from the cache (the same fixes as a run before)");
+        ++m_answered;
+        return;
+      }
+    }
+  }
+  unify_pins_per_context(rules, node, explanations, observed, node_findings, search);
+  std::vector<std::string> parts{encode_node_fixes(node_findings ? *node_findings : std::vector<model::Finding>{})};
+  for (const auto& e : explanations) parts.push_back(encode_explanation_fixes(e));
+  m_cache->put("answer", question, util::FileIdentity{}, util::pack_strings(parts));
 }
 
 void FixCache::save() const {

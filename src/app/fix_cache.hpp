@@ -13,6 +13,7 @@
 #include "model/explanation.hpp"
 #include "model/facts.hpp"
 #include "model/finding.hpp"
+#include "model/observed_selection.hpp"
 #include "rules/fix_search.hpp"
 #include "rules/rules.hpp"
 
@@ -44,6 +45,11 @@ public:
   // facts and rules. explanation is rules::explain's for them.
   void verify_explanation(const rules::RuleSet& rules, const model::Facts& facts, model::Explanation& explanation,
                           const rules::SearchOptions& search) const;
+  // app::unify_pins_per_context, from the cache when these workloads' fixes, with these node
+  // findings' (nullptr: none), facts and rules, were unified before. After the searches.
+  void unify_pins(const rules::RuleSet& rules, const model::Facts& node, std::vector<model::Explanation>& explanations,
+                  const std::vector<std::shared_ptr<const model::ObservedSelection>>& observed, std::vector<model::Finding>* node_findings,
+                  const rules::SearchOptions& search) const;
   // Writes the answers this run added (once, after the searches); a failure is a debug line.
   void save() const;
   // How many questions this object answered from the cache.

@@ -292,3 +292,63 @@ TEST(FixCache, ExplanationEncodingKeepsReasonsFixesAndRefusesOtherReasons) {
   EXPECT_FALSE(app::decode_explanation_fixes(text, fewer));
   EXPECT_TRUE(fewer.findings[0].fixes.empty()); // left as it was
 }
+
+// One pin per package (app::unify_pins_per_context) re-checks fixes for every package two of
+// them pin differently: with every search answered from the cache it was most of check's work
+// after the facts. Its answer is kept too, for the same fixes, workloads, facts and rules.
+TEST(FixCache, UnifiedPinsAreAnsweredFromTheCache) {
+  CacheDir dir;
+  app::Options options;
+  options.cache_dir = dir.path / "cache";
+  model::Facts facts = snapshot("h100-node-te.json");
+  facts.set("te.version", *model::Version::parse("2.18.0"));
+  app::Options sources;
+  sources.megatron_args = {std::filesystem::path(NVTE_FIXTURES_DIR) / "megatron" / "llama3_8b_fp8.sh"};
+  for (const char* model : {"llama-3-8b", "mixtral-8x7b", "deepseek-v3"})
+    sources.hf_configs.push_back(std::filesystem::path(NVTE_FIXTURES_DIR) / "hf" / model / "config.json");
+  auto workloads = app::load_workloads(sources);
+  ASSERT_EQ(workloads.size(), 4u);
+  const auto& rules = test_support::shipped_rules();
+  const rules::SearchOptions search = app::fix_search_options();
+  auto searched = [&] {
+    std::vector<model::Explanation> out;
+    for (const auto& w : workloads) {
+      out.push_back(rules::explain(rules, facts, w));
+      rules::verify_explanation(rules, facts, out.back(), search);
+    }
+    return out;
+  };
+  auto encoded = [](const std::vector<model::Explanation>& es, const std::vector<model::Finding>& nodes) {
+    std::string out = app::encode_node_fixes(nodes);
+    for (const auto& e : es) out += "\n" + app::encode_explanation_fixes(e);
+    return out;
+  };
+  std::vector<model::Finding> nodes = rules::evaluate_node(rules, facts);
+  rules::verify_node_findings(rules, facts, nodes, search);
+  const auto before = searched();
+  auto unified = before;
+  auto unified_nodes = nodes;
+  app::unify_pins_per_context(rules, facts, unified, {}, &unified_nodes, search);
+  const std::string answer = encoded(unified, unified_nodes);
+  ASSERT_NE(encoded(before, nodes), answer); // pins this unifying changes
+
+  std::vector<std::size_t> answered;
+  for (int pass = 0; pass < 2; ++pass) {
+    auto es = before;
+    auto ns = nodes;
+    app::FixCache cache(options);
+    cache.unify_pins(rules, facts, es, {}, &ns, search);
+    cache.save();
+    answered.push_back(cache.answered());
+    EXPECT_EQ(encoded(es, ns), answer) << "pass " << pass;
+  }
+  EXPECT_EQ(answered, (std::vector<std::size_t>{0, 1}));
+
+  // Another value of one workload: asked anew, and unified as without the cache.
+  auto longer = before;
+  ASSERT_TRUE(longer[0].workload.set_text("max_seqlen_q", "1234").ok());
+  auto ns = nodes;
+  app::FixCache cache(options);
+  cache.unify_pins(rules, facts, longer, {}, &ns, search);
+  EXPECT_EQ(cache.answered(), 0u);
+}
