@@ -249,10 +249,8 @@ void walk(const std::filesystem::path& root, const std::string& named, const std
 // cap and its value, and the way past it.
 std::string walk_cap_error(const std::filesystem::path& root, const std::string& dir, const WalkBudget& budget) {
   std::string where = dir + (root.empty() || root == "/" ? "" : " (under " + root.string() + ")");
-  std::string what = budget.too_deep ? "directories nested more than " + std::to_string(util::k_max_walk_depth) + " levels deep (limit " +
-                                           std::to_string(util::k_max_walk_depth) + ", the walk-depth cap)"
-                                     : "more than " + std::to_string(util::k_max_walk_entries) + " entries (limit " +
-                                           std::to_string(util::k_max_walk_entries) + ", the walk-entries cap)";
+  std::string what = budget.too_deep ? "directories nested " + util::past_cap("levels deep", util::k_max_walk_depth, "walk-depth cap")
+                                     : util::past_cap("entries", util::k_max_walk_entries, "walk-entries cap");
   return where + ": TE's recursive library search of it meets " + what +
          "; remove or move that tree, or point the variable TE globs (CUDNN_HOME, CUDA_HOME, CUDA_PATH, ...) at the toolkit itself";
 }

@@ -826,6 +826,14 @@ std::string entry_kind(const std::filesystem::path& path) {
   return via + "not a regular file";
 }
 
+// The rules directories as a diagnostic names them all.
+std::string joined(const std::vector<std::filesystem::path>& dirs) {
+  std::vector<std::string> names;
+  names.reserve(dirs.size());
+  for (const auto& dir : dirs) names.push_back(dir.string());
+  return util::join(names, ", ");
+}
+
 // What the walk of one rules directory may still spend: the tree caps of util/input_guard.hpp
 // (the walk-depth and walk-entries caps every recursive walk of a tree keeps, then the
 // rule-files and rules-size caps); past one the load is an error naming it and the directory.
@@ -857,9 +865,8 @@ void collect_rule_files(const std::filesystem::path& dir, const std::string& pre
   walk.entries += entries->size();
   if (walk.entries > util::k_max_walk_entries)
     return over_cap(walk, dir,
-                    "rules directories of more than " + std::to_string(util::k_max_walk_entries) + " entries (limit " +
-                        std::to_string(util::k_max_walk_entries) +
-                        ", the walk-entries cap); point the rules option at a directory that holds only rules",
+                    "rules directories of " + util::past_cap("entries", util::k_max_walk_entries, "walk-entries cap") +
+                        "; point the rules option at a directory that holds only rules",
                     diagnostics);
   for (const auto& entry : *entries) {
     if (walk.stopped) return;
@@ -871,8 +878,8 @@ void collect_rule_files(const std::filesystem::path& dir, const std::string& pre
     if (directory) {
       if (depth >= util::k_max_walk_depth) {
         over_cap(walk, path,
-                 "rules directories nested more than " + std::to_string(util::k_max_walk_depth) + " levels deep (limit " +
-                     std::to_string(util::k_max_walk_depth) + ", the walk-depth cap); keep rules files fewer levels down",
+                 "rules directories nested " + util::past_cap("levels deep", util::k_max_walk_depth, "walk-depth cap") +
+                     "; keep rules files fewer levels down",
                  diagnostics);
         return;
       }
@@ -885,9 +892,7 @@ void collect_rule_files(const std::filesystem::path& dir, const std::string& pre
       continue;
     }
     if (++walk.files > util::k_max_rule_files)
-      return over_cap(walk, dir,
-                      "more than " + std::to_string(util::k_max_rule_files) + " rules files (limit " +
-                          std::to_string(util::k_max_rule_files) + ", the rule-files cap); put more rules in each file",
+      return over_cap(walk, dir, util::past_cap("rules files", util::k_max_rule_files, "rule-files cap") + "; put more rules in each file",
                       diagnostics);
     relative.push_back(prefix + entry.name);
   }
@@ -940,16 +945,14 @@ std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>
     w.file.emplace(w.path.string(), w.relative, std::move(*text));
   });
   if (over.load()) {
-    std::vector<std::string> names;
-    for (const auto& dir : dirs) names.push_back(dir.string());
-    diagnostics.push_back({util::join(names, ", "),
-                           0,
-                           0,
-                           1,
-                           "rules files of more than " + std::to_string(util::k_max_rules_bytes) + " bytes together (limit " +
-                               std::to_string(util::k_max_rules_bytes) + ", the rules-size cap); load fewer rules",
-                           {},
-                           {}});
+    diagnostics.push_back(
+        {joined(dirs),
+         0,
+         0,
+         1,
+         "rules files of " + util::past_cap("bytes together", util::k_max_rules_bytes, "rules-size cap") + "; load fewer rules",
+         {},
+         {}});
     return {};
   }
   std::vector<SourceFile> files;
@@ -964,10 +967,7 @@ std::vector<SourceFile> read_rule_files(const std::vector<std::filesystem::path>
 // "Nothing evaluated" is never OK: a rules set that loaded no rule at all is an error.
 void require_some_rules(const RuleSet::Impl& impl, const std::vector<std::filesystem::path>& dirs, std::vector<Diagnostic>& diagnostics) {
   if (!impl.rules.empty() || !diagnostics.empty()) return;
-  std::vector<std::string> names;
-  names.reserve(dirs.size());
-  for (const auto& dir : dirs) names.push_back(dir.string());
-  diagnostics.push_back({util::join(names, ", "), 0, 0, 1, "no rules loaded: no *.yaml file here defines a rule", {}, {}});
+  diagnostics.push_back({joined(dirs), 0, 0, 1, "no rules loaded: no *.yaml file here defines a rule", {}, {}});
 }
 
 } // namespace detail

@@ -6,6 +6,8 @@
 // again for the environment in use, at the cost of one run that compiles.
 #pragma once
 
+#include "util/input_guard.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -16,7 +18,7 @@ namespace selftest {
 
 struct BytecodeCacheLimits {
   std::uintmax_t max_bytes = std::uintmax_t{1} << 30; // a few environments' torch, TE and JAX
-  std::size_t max_entries = 200'000;                  // the walk-entries cap of util/input_guard.hpp
+  std::size_t max_entries = util::k_max_walk_entries; // the walk-entries cap
   std::size_t max_depth = 64;                         // a source path's directories, and more
 };
 

@@ -92,6 +92,11 @@ Result<void> read_lines(const std::filesystem::path& path, const std::function<R
   return {};
 }
 
+std::string past_cap(std::string_view what, std::size_t limit, std::string_view cap) {
+  const std::string n = std::to_string(limit);
+  return "more than " + n + " " + std::string(what) + " (limit " + n + ", the " + std::string(cap) + ")";
+}
+
 std::size_t line_at_offset(std::string_view text, std::size_t offset) {
   offset = std::min(offset, text.size());
   return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));

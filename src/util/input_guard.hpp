@@ -53,6 +53,10 @@ inline constexpr std::size_t k_max_explained_records = 50;
 inline constexpr std::size_t k_max_walk_depth = 16;
 inline constexpr std::size_t k_max_walk_entries = 200'000;
 
+// How every error names a cap it met: "more than LIMIT WHAT (limit LIMIT, the CAP)", e.g.
+// past_cap("entries", k_max_walk_entries, "walk-entries cap").
+std::string past_cap(std::string_view what, std::size_t limit, std::string_view cap);
+
 // A rules tree (--rules, NVTE_DOCTOR_RULES, the shipped and bundle directories) is walked under
 // the walk-depth and walk-entries caps above, and what it holds is bounded too: the shipped
 // database is 47 files of 0.6 MB. More files than the rule-files cap, one file larger than the
