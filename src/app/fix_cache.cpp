@@ -19,9 +19,9 @@ constexpr std::string_view k_node = "node_fixes 2";
 constexpr std::string_view k_workload = "workload_fixes 1";
 constexpr std::string_view k_pins = "unified_pins 1";
 
-// The facts of a question, each with its exact value. The probe's own timings
-// (probe.<name>.seconds) differ on every run; they are left out unless a rule may read them (no
-// shipped rule does; a rules directory whose rule did would ask anew each time).
+// The probe's own timings (probe.<name>.seconds) differ on every run.
+bool is_timing(std::string_view name) { return name.starts_with("probe.") && name.ends_with(".seconds"); }
+
 // Whether a rule may read one of the timings: the same answer for every question of a check,
 // worked out once per rules (by their digest) and timings (a walk of every rule and template:
 // half of asking).
@@ -38,26 +38,15 @@ bool timings_read(const rules::RuleSet& rules, const std::vector<std::string>& t
   return read;
 }
 
+// The facts of a question, each with its exact value, in one field; the timings are left out
+// unless a rule may read them (no shipped rule does; a rules directory whose rule did would ask
+// anew each time).
 void add_facts(util::Digest256& digest, const rules::RuleSet& rules, const model::Facts& facts) {
   std::vector<std::string> timings;
   for (const auto& [name, value] : facts.entries())
-    if (name.starts_with("probe.") && name.ends_with(".seconds")) timings.push_back(name);
+    if (is_timing(name)) timings.push_back(name);
   const bool with_timings = timings.empty() || timings_read(rules, timings);
-  // One field of every fact's length-prefixed name and value: a digest update per fact was most
-  // of the cost of asking (a thousand facts with TE, four questions per check).
-  std::string all;
-  all.reserve(facts.entries().size() * 64);
-  auto put = [&](std::string_view text) {
-    all += std::to_string(text.size());
-    all += ':';
-    all += text;
-  };
-  for (const auto& [name, value] : facts.entries()) {
-    if (!with_timings && name.starts_with("probe.") && name.ends_with(".seconds")) continue;
-    put(name);
-    put(value.exact_text());
-  }
-  digest.field(all);
+  digest.field(with_timings ? facts.exact_text() : facts.exact_text(is_timing));
 }
 
 void add_strings(util::Digest256& digest, const std::vector<std::string>& strings) {

@@ -313,6 +313,22 @@ json& member(json& object, const std::string& path, const std::string& key, std:
 
 } // namespace
 
+std::string Facts::exact_text(const std::function<bool(std::string_view)>& leave_out) const {
+  std::string out;
+  out.reserve(m_values.size() * 64);
+  auto put = [&](std::string_view text) {
+    out += std::to_string(text.size());
+    out += ':';
+    out += text;
+  };
+  for (const auto& [name, value] : m_values) {
+    if (leave_out && leave_out(name)) continue;
+    put(name);
+    put(value.exact_text());
+  }
+  return out;
+}
+
 std::string Facts::to_json(int indent) const {
   json tree = json::object();
   std::unordered_map<std::string, std::size_t> index; // "gpu[0].sm"-like path of a member -> its place

@@ -12,6 +12,7 @@
 #include "util/unique_id.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -93,6 +94,10 @@ public:
   void merge(const Facts& other);
 
   std::string to_json(int indent = 2) const;
+  // Every fact's name and exact value (Value::exact_text), length-prefixed, in name order, those
+  // leave_out names left out: equal texts are equal facts, for digests and fingerprints (no JSON
+  // tree is built).
+  std::string exact_text(const std::function<bool(std::string_view)>& leave_out = {}) const;
   // Fails with a one-line reason (file name included) on bad JSON, a newer schema, or a leaf
   // whose type does not fit the catalog.
   static util::Result<Facts> from_json(std::string_view text, std::string_view origin);
