@@ -240,6 +240,11 @@ constexpr Absolute k_absolutes[] = {
     // Issue 40's floor (issue 14's was 40,000; 10,000 when the database was a tenth of today's).
     {"explain rate (1 core, full rules)", "explain_rate", "value", 1, "explains/s", 100000, false},
     {"selftest cold median wall", "selftest_cold", "median_ms", 1.0 / 1000, "s", 1, true},
+    // Issue 40's whole self-test with TE's Python tier (NVTE_BENCH_SELFTEST_PYTHON): as a prolog
+    // meets it on an unchanged node (the tier's answer reused, the CUDA checks run), and with the
+    // tier run (--fresh: the interpreter imports torch and TE, bytecode cached).
+    {"selftest with TE, tier reused", "selftest_python", "median_ms", 1.0 / 1000, "s", 3, true},
+    {"selftest with TE, tier run", "selftest_python_fresh", "median_ms", 1.0 / 1000, "s", 3, true},
 };
 
 std::string fixed(double v, int digits) {

@@ -24,6 +24,7 @@
 # Knobs: NVTE_BENCH_TE_VERSION (assume that TE release for check_3_workloads: --set te.version),
 # NVTE_BENCH_RUNS (30), NVTE_BENCH_SLOW_RUNS (3: collect_env, selftest),
 # NVTE_BENCH_EXPLAIN_SECONDS (5, in five windows), NVTE_BENCH_RULES (rules/ of this tree), NVTE_BENCH_SELFTEST_ARGS,
+# NVTE_BENCH_SELFTEST_PYTHON and NVTE_BENCH_SELFTEST_PYTHON_ENV (the whole self-test with the Python tier, see below),
 # NVTE_BENCH_ROOT (a node root made by bench/fixture-root.sh: adds probe_root, the probe of that
 # tree with its TE on PYTHONPATH, and probe_root_no_te, the same tree without it, so the native
 # probe's cost shows as their difference), NVTE_BENCH_QUICK=1 (only probe, check and nvidia-smi:
@@ -269,6 +270,23 @@ if [[ $quick != 1 ]] && has_command selftest; then
     m selftest_cold_nocache "$slow_runs" 0 --warmup 0 --timeout 120 --env CUDA_CACHE_DISABLE=1 -- "$bin" selftest --rules "$rules" --python '' --no-cache "${st_args[@]}"
   fi
   m selftest_warm "$slow_runs" 0 --warmup 1 --timeout 120 --env "CUDA_CACHE_PATH=$work/cuda-cache" -- "$bin" selftest --rules "$rules" --python '' "${st_args[@]}"
+fi
+
+# The whole self-test with the Python tier (NVTE_BENCH_SELFTEST_PYTHON: an interpreter with TE;
+# NVTE_BENCH_SELFTEST_PYTHON_ENV: KEY=VALUE words for its runs, e.g. CUDNN_PATH), in quick mode
+# too: selftest_python as an unchanged node meets it in a prolog (the warm-up run keeps the tier's
+# answer, the measured runs reuse it while the CUDA checks run), selftest_python_fresh with the
+# tier run every time (--fresh; its bytecode cached by the warm-up).
+if [[ -n ${NVTE_BENCH_SELFTEST_PYTHON:-} ]] && has_command selftest; then
+  read -r -a st_args <<<"${NVTE_BENCH_SELFTEST_ARGS:-}"
+  st_env=()
+  for kv in ${NVTE_BENCH_SELFTEST_PYTHON_ENV:-}; do st_env+=(--env "$kv"); done
+  m selftest_python "$slow_runs" 0 --warmup 1 --timeout 300 "${st_env[@]}" -- "$bin" selftest --rules "$rules" \
+    --python "$NVTE_BENCH_SELFTEST_PYTHON" "${st_args[@]}"
+  if "$bin" selftest --help 2>&1 | grep -q -- '--fresh'; then
+    m selftest_python_fresh "$slow_runs" 0 --warmup 0 --timeout 300 "${st_env[@]}" -- "$bin" selftest --rules "$rules" \
+      --python "$NVTE_BENCH_SELFTEST_PYTHON" --fresh "${st_args[@]}"
+  fi
 fi
 
 # ---- what users run instead ----

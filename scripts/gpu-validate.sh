@@ -406,16 +406,39 @@ try:
 except Exception as e:
     print(e)' 2>&1 | sort -t'|' -k2 -n -r | head -30"
   step "pytier-$tag-cprofile" 300 env "$@" PYTHONPYCACHEPREFIX="$pyc" bash -c "'$PY' -m cProfile -s cumulative src/selftest/selftest.py | head -70"
-  # The whole self-test: its own bytecode cache in a fresh XDG_CACHE_HOME (run 1 fills it),
-  # then with --no-cache.
-  for i in 1 2 3; do step "pytier-$tag-selftest-$i" 600 env "$@" XDG_CACHE_HOME="$OUTDIR/xdg-$tag" "$BIN" selftest "${COMMON[@]}" -v --python "$PY"; done
+  # The whole self-test: its own caches in a fresh XDG_CACHE_HOME (run 1 fills the bytecode
+  # cache and keeps the tier's answer; runs 2-3 reuse it), then --fresh twice (the tier runs,
+  # bytecode cached), run 4 (reuses what --fresh kept), then --no-cache.
+  local xdg=$OUTDIR/xdg-$tag
+  for i in 1 2 3; do step "pytier-$tag-selftest-$i" 600 env "$@" XDG_CACHE_HOME="$xdg" "$BIN" selftest "${COMMON[@]}" -v --python "$PY"; done
+  for i in 1 2; do step "pytier-$tag-selftest-fresh-$i" 600 env "$@" XDG_CACHE_HOME="$xdg" "$BIN" selftest "${COMMON[@]}" -v --python "$PY" --fresh; done
+  step "pytier-$tag-selftest-4" 600 env "$@" XDG_CACHE_HOME="$xdg" "$BIN" selftest "${COMMON[@]}" -v --python "$PY"
+  step "pytier-$tag-selftest-json" 600 env "$@" XDG_CACHE_HOME="$xdg" "$BIN" selftest "${COMMON[@]}" --format json --python "$PY"
   step "pytier-$tag-selftest-no-cache" 600 env "$@" "$BIN" selftest "${COMMON[@]}" -v --python "$PY" --no-cache
+  # What the kept answer depends on: how many paths, under which directories (a path that
+  # changes on its own, such as one under /tmp, would keep the answer from ever being reused).
+  step "pytier-$tag-kept" 60 "$PY" -c 'import collections, glob, json, sys
+for name in glob.glob(sys.argv[1] + "/nvte-doctor/selftest-python/*.bin"):
+    data, parts = open(name, "rb").read(), []
+    while data:
+        n, _, data = data.partition(b":")
+        parts.append(data[:int(n)]); data = data[int(n):]
+    kept = json.loads(parts[3])
+    print(name, len(kept["paths"]), "paths; ran_at", kept["ran_at"])
+    top = collections.Counter("/".join(p.split("/")[:4]) for p in kept["paths"])
+    for d, n in top.most_common(12): print("  %5d %s" % (n, d))
+    odd = [p for p in kept["paths"] if p.startswith(("/tmp", "/var/tmp", "/run")) or "/cache" in p]
+    print("  under /tmp, /run or a cache:", odd[:20])' "$xdg"
   { echo "pytier $tag: selftest.py timings (1-3 with the bytecode cache, 4 without), then the whole self-test's wall:"
     for i in 1 2 3 4; do grep -h '"timings"' "$LOGS/pytier-$tag-$i.log" | "$PY" -c 'import json,sys
 for l in sys.stdin:
     d = json.loads(l); print("  ", d.get("status"), d.get("te_present"), json.dumps(d.get("bytecode")), json.dumps(d.get("timings")))'; done
-    grep -h "^pytier-$tag-selftest" "$SUMMARY" | tail -4
-    grep -hE "python .*[0-9.]+ s|^  *(ok|failed|error|skipped) +[0-9.]+ s" "$LOGS/pytier-$tag-selftest-3.log" | head -12
+    grep -h "^pytier-$tag-selftest" "$SUMMARY" | tail -8
+    for i in 2 fresh-2 4; do
+      echo "  selftest-$i:"; grep -hE "python .*[0-9.]+ s|^  *(ok|failed|error|skipped) +[0-9.]+ s|reused:" "$LOGS/pytier-$tag-selftest-$i.log" | head -14
+    done
+    grep -h -A3 '"reused"' "$LOGS/pytier-$tag-selftest-json.log" | head -5
+    cat "$LOGS/pytier-$tag-kept.log"
   } 2>&1 | tee -a "$SUMMARY"
 }
 
@@ -831,13 +854,16 @@ run_bench_native() {
   ls "$root/good"/flash_attn_2_cuda*.so >/dev/null 2>&1 || step ext-build-good 600 "$PY" scripts/gpu-build-ext.py "$root/good"
   pp=$root/good
   [[ -d $TE_PREFIX/transformer_engine ]] && pp=$TE_PREFIX:$PWD/.gpu-te/py:$pp
+  # With TE there, the whole self-test with its Python tier too (issue 40), as pytier-te runs it.
+  local st_py=()
+  [[ -d $TE_PREFIX/transformer_engine ]] && st_py=(NVTE_BENCH_SELFTEST_PYTHON="$PY" NVTE_BENCH_SELFTEST_PYTHON_ENV="CUDNN_PATH=$VENV_CUDNN_DIR")
   step bench-native 580 env PYTHONPATH="$pp" NVTE_DOCTOR_BIN="$BIN" NVTE_BENCH_QUICK=1 NVTE_BENCH_RUNS="${NVTE_BENCH_RUNS:-30}" \
-    bench/run.sh "$LOGS/bench-native"
+    "${st_py[@]}" bench/run.sh "$LOGS/bench-native"
   for i in 1 2 3; do step "bench-native-laps-$i" 60 env PYTHONPATH="$pp" "$BIN" probe -vv; done
   step bench-native-laps-cold 60 env PYTHONPATH="$pp" "$BIN" probe -vv --no-cache
   { echo "bench-native (PYTHONPATH=$pp):"
     grep -E '^  (native|python_path|gpu):' "$LOGS/bench-native/bench.txt"
-    grep -E '^(probe |probe_cold |check |check_3_workloads |nvidia_smi_query )|/ nvidia-smi --query-gpu|check \+ 3 workloads / probe' "$LOGS/bench-native/bench.txt"
+    grep -E '^(probe |probe_cold |check |check_3_workloads |nvidia_smi_query |selftest_python)|/ nvidia-smi --query-gpu|check \+ 3 workloads / probe|selftest with TE' "$LOGS/bench-native/bench.txt"
     grep -hE 'probe\.[a-z_]+\.seconds|native probe: ' "$LOGS"/bench-native-laps-*.log | head -40
   } 2>&1 | tee -a "$SUMMARY"
 }

@@ -54,6 +54,7 @@ struct Options {
   bool fleet_all = false;                          // fleet --all: no section is cut to fit 60 lines
   std::optional<std::string> fleet_by;             // fleet --by KEYS: the workload x configuration matrix over gpu,te,...
   bool selftest = false;                           // check --selftest: run the self-test and fold it in
+  bool fresh = false; // selftest / check --selftest --fresh: run the Python tier even when its answer may be reused
   std::optional<double> selftest_timeout;          // selftest --timeout S: per check, in seconds (else 120, and each cuDNN check its shape's budget)
   std::filesystem::path state_dir = "/var/lib/nvte-doctor"; // --state-dir: updated rules live in <state_dir>/rules
   std::string update_url;                          // rules update URL

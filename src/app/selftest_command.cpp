@@ -11,6 +11,7 @@
 #include "report/render.hpp"
 #include "rules/verdict.hpp"
 #include "selftest/bytecode_cache.hpp"
+#include "selftest/python_reuse.hpp"
 #include "selftest/selftest.hpp"
 #include "util/json_text.hpp"
 #include "util/logging.hpp"
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <filesystem>
 #include <unistd.h>
@@ -194,6 +196,15 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
     if (auto base = cache_directory(options))
       if (auto removed = selftest::bound_bytecode_cache(*base / "python-bytecode")) util::log::info(*removed);
     plan.python_bytecode_cache = private_cache_subdirectory(options, "python-bytecode");
+  }
+  // The tier's ok answer is reused while nothing it loaded changed (python_reuse.hpp); only for
+  // this machine's own facts: those of a file or an examined tree are not what the tier ran on.
+  if (!plan.python_executable.empty() && !options.fresh && probe::may_run_named_paths(facts_origin(options))) {
+    if (auto dir = private_cache_subdirectory(options, "selftest-python"); !dir.empty()) {
+      auto reuse = std::make_shared<selftest::PythonReuse>();
+      reuse->cache = selftest::KernelCache::open(dir, {.max_file_bytes = 32u << 20, .max_files = 16});
+      plan.python_reuse = std::move(reuse);
+    }
   }
   plan.kernel_cache = private_cache_subdirectory(options, "selftest-kernels");
   plan.load_refusal = library_refusal(options);

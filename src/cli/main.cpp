@@ -102,6 +102,10 @@ void add_common(CLI::App& cmd, app::Options& o, std::string& format, const std::
       ->envname("NVTE_DOCTOR_NO_CACHE");
 }
 
+constexpr const char* k_fresh_help =
+    "Run the Python tier even when its ok answer of the last day may be reused (by default it is, while every file "
+    "it loaded, its environment, the GPUs and the driver are unchanged; the CUDA checks always run)";
+
 // A preflight: the job's image (the tree under --root) against a node's GPUs and driver.
 void add_preflight_options(CLI::App& cmd, app::Options& o) {
   cmd.add_option("--node-facts", o.node_facts_file,
@@ -265,11 +269,12 @@ int run_command_line(int argc, char** argv) {
     check->add_option("--termination-log", options.termination_log,
                       "Also write the short verdict (status, one line per error and warning, at most 4096 bytes) to FILE, "
                       "in place: Kubernetes' /dev/termination-log");
-    check->add_flag("--selftest", options.selftest, "Also run the self-test and fold its results into the report");
+    auto* with_selftest = check->add_flag("--selftest", options.selftest, "Also run the self-test and fold its results into the report");
     check
         ->add_option("--timeout", options.selftest_timeout,
                      "With --selftest: seconds per check (default 120; a cuDNN check: its workload's budget)")
         ->check(timeout_seconds());
+    check->add_flag("--fresh", options.fresh, k_fresh_help)->needs(with_selftest);
     add_config_option(*check, options);
   }
   if (named(probe)) {
@@ -294,6 +299,7 @@ int run_command_line(int argc, char** argv) {
                      "work at conservative rates)")
         ->check(timeout_seconds());
     selftest->add_option("--sweep", options.sweeps, "Run over workload values, e.g. --sweep head_dim_qk=64,128,192,256 (repeatable)");
+    selftest->add_flag("--fresh", options.fresh, k_fresh_help);
   }
   if (named(rules_list)) {
     add_rules_option(*rules_list, options);

@@ -31,6 +31,17 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
 std::string render_python_tier(const Json& r, bool verbose) {
   std::string out;
   auto str = [](const Json& j, const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string(); };
+  if (r.contains("reused") && r["reused"].is_object()) {
+    // An earlier run's answer (selftest/python_reuse.hpp): said on the check, with how to refresh it.
+    const Json& reused = r["reused"];
+    const auto age = reused.value("age_seconds", std::int64_t{0});
+    const std::string ago = age < 120    ? std::to_string(age) + " s"
+                            : age < 7200 ? std::to_string(age / 60) + " min"
+                                         : std::to_string(age / 3600) + " h";
+    out += "           reused: the tier's answer of " + str(reused, "ran_at") + " (" + ago + " ago); the " +
+           std::to_string(reused.value("files", std::int64_t{0})) +
+           " files and directories it loaded, its environment, the GPUs and the driver are unchanged (--fresh runs it again)\n";
+  }
   if (r.contains("te_version") && r["te_version"].is_string())
     out += "           TransformerEngine " + str(r, "te_version") + " at " + str(r, "te_path") + "\n";
   if (r.contains("selections") && r["selections"].is_array()) {

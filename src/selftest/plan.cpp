@@ -2,6 +2,7 @@
 // facts, shapes from the workloads), the Python tier, and the results folded into facts.
 #include "selftest/budget.hpp"
 #include "selftest/checks.hpp"
+#include "selftest/python_reuse.hpp"
 #include "selftest/sdpa.hpp"
 
 #include "util/json_text.hpp"
@@ -210,8 +211,9 @@ Json honours(std::string_view kind) {
   return Json::array();
 }
 
-CheckOutcome run_python_shapes(const std::string& interpreter, const std::string& script, const Json& shapes,
-                               const std::vector<std::string>& shape_predictions, const PythonRun& run) {
+// The python check as it starts: its label and how to run it again alone.
+CheckOutcome python_outcome(const std::string& interpreter, const std::string& script, const Json& shapes,
+                            const std::vector<std::string>& shape_predictions, const PythonRun& run) {
   CheckOutcome outcome;
   outcome.check = "python";
   outcome.label = interpreter;
@@ -223,6 +225,23 @@ CheckOutcome run_python_shapes(const std::string& interpreter, const std::string
                        {"timeout_ms", run.timeout.count()},
                        {"bytecode_cache", run.bytecode_cache},
                        {"honours", honours("python")}};
+  return outcome;
+}
+
+// The tier's result object (its own or a kept one) as the outcome's: its status and error, and
+// TE's choices held against explain's.
+void take_python_result(CheckOutcome& outcome, Json result, const std::vector<std::string>& shape_predictions) {
+  outcome.status = result["status"].get<std::string>();
+  if (result.contains("error") && result["error"].is_string()) outcome.error = result["error"].get<std::string>();
+  compare_te_choices(result, shape_predictions, outcome);
+  outcome.result = std::move(result);
+}
+
+// loaded, when given, receives the result's "loaded" (the files the tier depended on, for
+// python_reuse.hpp); it never stays in the outcome's result.
+CheckOutcome run_python_shapes(const std::string& interpreter, const std::string& script, const Json& shapes,
+                               const std::vector<std::string>& shape_predictions, const PythonRun& run, Json* loaded = nullptr) {
+  CheckOutcome outcome = python_outcome(interpreter, script, shapes, shape_predictions, run);
   util::CommandOptions options;
   options.timeout = run.timeout;
   options.stdin_fd = run.gate;
@@ -248,11 +267,25 @@ CheckOutcome run_python_shapes(const std::string& interpreter, const std::string
     outcome.error = interpreter + " " + script + " " + ran->describe() + (err.empty() ? "" : ": " + std::string(err.back()));
     return outcome;
   }
-  outcome.status = result["status"].get<std::string>();
-  if (result.contains("error") && result["error"].is_string()) outcome.error = result["error"].get<std::string>();
-  compare_te_choices(result, shape_predictions, outcome);
-  outcome.result = std::move(result);
+  if (result.contains("loaded")) {
+    if (loaded) *loaded = std::move(result["loaded"]);
+    result.erase("loaded");
+  }
+  take_python_result(outcome, std::move(result), shape_predictions);
   return outcome;
+}
+
+// The workloads' shapes the tier runs (those sdpa_args takes), with explain's prediction for each.
+Json python_shapes(const std::vector<model::Workload>& workloads, const std::vector<std::string>& predicted,
+                   std::vector<std::string>& shape_predictions) {
+  Json shapes = Json::array();
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    auto args = sdpa_args(workloads[i]);
+    if (!args) continue;
+    shapes.push_back(*args);
+    shape_predictions.push_back(i < predicted.size() ? predicted[i] : "");
+  }
+  return shapes;
 }
 
 bool executable_file(const std::filesystem::path& path) {
@@ -263,16 +296,10 @@ bool executable_file(const std::filesystem::path& path) {
 } // namespace
 
 CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script, const std::vector<model::Workload>& workloads,
-                             const std::vector<std::string>& predicted, const PythonRun& run) {
-  Json shapes = Json::array();
+                             const std::vector<std::string>& predicted, const PythonRun& run, Json* loaded) {
   std::vector<std::string> shape_predictions;
-  for (std::size_t i = 0; i < workloads.size(); ++i) {
-    auto args = sdpa_args(workloads[i]);
-    if (!args) continue;
-    shapes.push_back(*args);
-    shape_predictions.push_back(i < predicted.size() ? predicted[i] : "");
-  }
-  return run_python_shapes(interpreter, script, shapes, shape_predictions, run);
+  Json shapes = python_shapes(workloads, predicted, shape_predictions);
+  return run_python_shapes(interpreter, script, shapes, shape_predictions, run, loaded);
 }
 
 std::string python_tier_unavailable(const std::string& interpreter, const std::string& script) {
@@ -478,24 +505,47 @@ Results run_all(const Plan& input) {
   };
   // Declared in this order so that, should a CUDA check throw, the gate opens before the future
   // waits for the tier's (bounded) child.
+  Json loaded; // the tier's files, written by its thread: declared before the future that waits for it
   std::future<CheckOutcome> python_tier;
   std::optional<util::Gate> gate;
   double python_started = 0;
-  if (python_why.empty()) {
+  // An ok answer of an earlier tier is reused while nothing it loaded has changed
+  // (python_reuse.hpp): the CUDA checks below still run, the interpreter does not start.
+  std::optional<CacheKey> reuse_key;
+  std::optional<CheckOutcome> reused;
+  if (python_why.empty() && plan.python_reuse) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::string> shape_predictions;
+    Json shapes = python_shapes(plan.workloads, plan.predicted_selected, shape_predictions);
+    reuse_key = python_tier_key(plan.python_executable, plan.python_script, shapes, environment_with({}), plan.facts);
+    if (auto kept = recall_python_tier(*plan.python_reuse, *reuse_key)) {
+      reused = python_outcome(plan.python_executable, plan.python_script, shapes, shape_predictions, PythonRun{});
+      reused->started = std::chrono::duration<double>(start - plan.runner.epoch).count();
+      reused->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      take_python_result(*reused, std::move(*kept), shape_predictions);
+    } else {
+      util::log::debug("self-test: the Python tier runs: " + kept.error().message);
+    }
+  }
+  // Starts the tier's child; gated: it waits for the CUDA checks before its first GPU work.
+  auto start_tier = [&](bool gated) {
     PythonRun run;
     run.timeout = plan.runner.timeout * 4;
     run.bytecode_cache = plan.python_bytecode_cache;
-    if (auto made = util::Gate::make()) {
-      gate = std::move(*made);
-      run.gate = gate->child_end();
-      run.timeout += plan.runner.timeout;                                                         // the cuda child
-      for (const auto& w : plan.workloads) run.timeout += cudnn_timeout(w) + plan.runner.timeout; // cuDNN's, TE's selector
+    if (gated) {
+      if (auto made = util::Gate::make()) {
+        gate = std::move(*made);
+        run.gate = gate->child_end();
+        run.timeout += plan.runner.timeout;                                                         // the cuda child
+        for (const auto& w : plan.workloads) run.timeout += cudnn_timeout(w) + plan.runner.timeout; // cuDNN's, TE's selector
+      }
     }
     python_started = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan.runner.epoch).count();
-    python_tier = std::async(std::launch::async, [&plan, run] {
-      return run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.predicted_selected, run);
+    python_tier = std::async(std::launch::async, [&plan, &loaded, run] {
+      return run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.predicted_selected, run, &loaded);
     });
-  }
+  };
+  if (python_why.empty() && !reused) start_tier(true);
   std::string refused, te_refused;
   const std::string nvrtc_path = loadable(fact_text(facts, {"te.nvrtc.path", "nvrtc.path"}), refused);
   const std::string nccl_path = loadable(fact_text(facts, {"te.nccl.path", "nccl.path"}), refused);
@@ -591,9 +641,25 @@ Results run_all(const Plan& input) {
     out.push_back(skipped_outcome("python", plan.python_executable.empty() ? "Python tier" : plan.python_executable, python_why));
     return results;
   }
-  if (gate) gate->open();
-  CheckOutcome tier = python_tier.get();
-  tier.started = python_started;
+  // A kept answer holds for the GPUs it ran on: when this run's driver check did not pass (a GPU
+  // gone, a driver that fails), the tier runs now and says what it finds.
+  if (reused && (out.front().status == "failed" || out.front().status == "error")) {
+    util::log::info("self-test: the driver check did not pass; the Python tier runs instead of reusing its answer");
+    reused.reset();
+    start_tier(false);
+  }
+  CheckOutcome tier;
+  if (reused) {
+    tier = std::move(*reused);
+  } else {
+    if (gate) gate->open();
+    tier = python_tier.get();
+    tier.started = python_started;
+    if (reuse_key && tier.status == "ok") {
+      if (auto kept = remember_python_tier(*plan.python_reuse, *reuse_key, tier.result, loaded); !kept)
+        util::log::debug("self-test: the Python tier's answer is not kept: " + kept.error().message);
+    }
+  }
   std::vector<int> indices; // the workloads the tier ran, in its order (those sdpa_args takes)
   for (std::size_t i = 0; i < plan.workloads.size(); ++i)
     if (sdpa_args(plan.workloads[i])) indices.push_back(static_cast<int>(i));

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,6 +36,8 @@
 namespace selftest {
 
 using Json = nlohmann::ordered_json;
+
+struct PythonReuse;
 
 // A check as the child runs it: args in, phases reported to progress as it goes, result object
 // out (with "status").
@@ -131,6 +134,9 @@ struct Plan {
   std::string python_skipped;                // why the Python tier does not run, shown as its skipped check
   std::string python_bytecode_cache;         // PythonRun::bytecode_cache (empty: none)
   std::string kernel_cache;                  // the cuDNN checks' compiled plans and reference kernels (kernel_cache.hpp; empty: none)
+  // Where the Python tier's ok answer is kept and reused while nothing it loaded changed
+  // (python_reuse.hpp); null: it always runs (--fresh, --no-cache, facts not of a live probe).
+  std::shared_ptr<const PythonReuse> python_reuse;
   // Whether a library path the facts name (cudnn.path, nvrtc.path, nccl.path, te.path, ...) may
   // be loaded by a child: the caller's rule for untrusted trees (probe/tree_policy.hpp). nullopt:
   // it may; otherwise why not. A check whose path is refused loads its library by SONAME through
@@ -163,8 +169,9 @@ struct PythonRun {
 
 // The Python tier: runs script with interpreter for the workloads, as run says.
 // predicted: explain's selected backend per workload; TE's own choice is held against it.
+// loaded, when given, receives the files the tier depended on (python_reuse.hpp).
 CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script, const std::vector<model::Workload>& workloads,
-                             const std::vector<std::string>& predicted, const PythonRun& run);
+                             const std::vector<std::string>& predicted, const PythonRun& run, Json* loaded = nullptr);
 
 // Why the Python tier cannot start (no script, no interpreter, an interpreter that is not an
 // executable file), or empty when it can. Such a tier is a skipped "python" check with this reason.

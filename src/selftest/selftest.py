@@ -25,6 +25,9 @@ is missing or stale) and the sys.pycache_prefix this process then used ("prefix"
 cache, given as "bytecode_cache" in the argument, or the caller's PYTHONPYCACHEPREFIX).
 "mapped": the cuDNN / NVRTC / cuBLAS files this process has mapped once torch and TE are imported
 (/proc/self/maps), the truth the doctor's load-order model predicts.
+"loaded" (an ok answer only): every file and directory the answer depended on (loaded_files);
+the doctor takes it out of the result and reuses the answer while none of them changes
+(src/selftest/python_reuse.hpp).
 "timings": where this process's time went, in seconds (issue 40's budget for the tier is 2 s):
 "start" (interpreter start to this script's first line, from the process's start time),
 "import_torch", "import_te" (after torch's and before any CUDA work, as a job imports them),
@@ -142,6 +145,44 @@ def mapped_libraries():
         return []
     keys = ("libcudnn", "libnvrtc", "libcublas", "libtransformer_engine")
     return sorted(p for p in paths if any(os.path.basename(p).startswith(k) for k in keys))
+
+
+def loaded_files():
+    """Every file and directory this process depended on, for the doctor to reuse its answer
+    while none of them changes: the interpreter, each imported module's file, each file mapped
+    into it (libraries, cuDNN's sub-libraries its runs loaded), the sys.path entries and the user
+    site directory, existing or not (one created later adds to sys.path). The doctor adds the
+    directory of each. None (the answer is then not kept) when a mapped file was deleted while
+    mapped, or a path is not UTF-8 text the doctor could read back."""
+    import site
+    paths = {sys.executable, os.path.realpath(sys.executable)}
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None)
+        if isinstance(name, str) and name:
+            paths.add(os.path.abspath(name))
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split(None, 5)
+                if len(fields) < 6 or not fields[5].startswith("/"):
+                    continue
+                path = fields[5].rstrip("\n")
+                if path.endswith(" (deleted)"):
+                    return None
+                if not path.startswith(("/dev/", "/proc/", "/sys/", "/memfd:")):
+                    paths.add(path)
+    except OSError:
+        return None
+    paths.update(os.path.abspath(p) for p in sys.path if p)
+    user_site = site.getusersitepackages()
+    if isinstance(user_site, str) and user_site:
+        paths.add(user_site)
+    try:
+        for p in paths:
+            p.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return sorted(paths)
 
 
 def label_of(w):
@@ -463,6 +504,10 @@ def main():
         result["status"] = "failed"
         result["error"] = "transformer_engine is installed (%s) but does not import: %s" % (
             result.get("te_path") or "?", result["te_import_error"])
+    if result["status"] == "ok":
+        loaded = loaded_files()
+        if loaded:
+            result["loaded"] = loaded
     emit(result)
 
 

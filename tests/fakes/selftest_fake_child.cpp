@@ -92,8 +92,15 @@ Json phases_then_hang(const Json& args, selftest::Progress& progress) {
   for (;;) ::pause();
 }
 
-// Stands in for the real cuda check when args.nccl.fake says how it goes wrong; else the real one.
+// Stands in for the real cuda check when args.nccl.fake says how it goes wrong, or with
+// $FAKE_DRIVER_FAILS set (the parent builds the args itself) as a driver whose cuInit fails;
+// else the real one.
 Json cuda(const Json& args, selftest::Progress& progress) {
+  if (std::getenv("FAKE_DRIVER_FAILS")) {
+    progress.part("driver", Json{{"status", "failed"}, {"error", "cuInit failed: CUDA_ERROR_UNKNOWN (fake)"}});
+    progress.part("nvrtc", Json{{"status", "skipped"}, {"error", "no CUDA context (fake)"}});
+    return Json{{"status", "skipped"}, {"error", "no CUDA context (fake)"}};
+  }
   std::string fake = args.contains("nccl") ? args["nccl"].value("fake", "") : "";
   if (fake.empty()) return selftest::check_cuda(args, progress);
   // Parts as the real child streams them, then a crash.

@@ -1,0 +1,137 @@
+// The Python tier's answer kept and reused (python_reuse.hpp). The payload is a JSON object:
+// {"ran_at": seconds since the epoch, "paths": [...], "identity": BLAKE2b of the paths'
+// identities, "result": {...}}; the key (interpreter, script, shapes, environment, GPUs, driver)
+// is KernelCache's, stored whole and compared.
+#include "selftest/python_reuse.hpp"
+
+#include "util/digest.hpp"
+#include "util/file_cache.hpp"
+#include "util/input_guard.hpp"
+#include "util/json_text.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <set>
+#include <sys/stat.h>
+
+namespace selftest {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::string_view k_kind = "python-tier";
+
+// "<path> <dev> <ino> <size> <mtime> <ctime>" per path, or "<path> missing": what the digest
+// covers. ctime too: a file rewritten in place with its size and mtime restored (cp -p, rsync)
+// still changes it.
+util::Digest256 identities(const std::vector<std::string>& paths) {
+  util::Digest256 digest;
+  for (const auto& path : paths) {
+    struct stat st {};
+    digest.field(path);
+    if (::stat(path.c_str(), &st) != 0) {
+      digest.field("missing");
+      continue;
+    }
+    auto id = util::file_identity(st);
+    digest.field(std::to_string(id.dev) + " " + std::to_string(id.ino) + " " + std::to_string(id.size) + " " + std::to_string(id.mtime_ns) +
+                 " " + std::to_string(id.ctime_ns));
+  }
+  return digest;
+}
+
+std::string utc_text(std::int64_t seconds) {
+  std::time_t t = static_cast<std::time_t>(seconds);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::int64_t epoch_seconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+util::Error invalid(std::string why) { return util::Error{util::ErrorKind::invalid, std::move(why)}; }
+
+} // namespace
+
+bool python_tier_reads(std::string_view name) {
+  static constexpr std::string_view k_prefixes[] = {"NV",  "CUDA", "CUDNN", "NCCL",   "CUBLAS", "TORCH", "PYTORCH", "PYTHON",
+                                                    "LD_", "JAX",  "XLA",   "TRITON", "OMP_",   "MKL",   "KMP_",    "CONDA"};
+  if (name == "PATH" || name == "HOME" || name == "VIRTUAL_ENV") return true;
+  return std::any_of(std::begin(k_prefixes), std::end(k_prefixes), [&](std::string_view p) { return name.starts_with(p); });
+}
+
+CacheKey python_tier_key(const std::string& interpreter, const std::string& script, const Json& shapes,
+                         const std::map<std::string, std::string>& environment, const model::Facts& facts) {
+  CacheKey key;
+  key.add("doctor", NVTE_VERSION_STRING);
+  key.add("interpreter", interpreter);
+  key.add("script", file_identity_text(script));
+  key.add("shapes", util::json_text(shapes));
+  for (const auto& [name, value] : environment)
+    if (python_tier_reads(name)) key.add("env " + name, value);
+  key.add("driver", facts.get_string("driver.version").value_or("?"));
+  key.add("kernel module", facts.get_string("driver.kernel_module").value_or("?"));
+  const std::int64_t gpus = facts.get_int("gpu.count").value_or(0);
+  for (std::int64_t i = 0; i < gpus && i < 64; ++i) {
+    std::string base = "gpu[" + std::to_string(i) + "].";
+    key.add(base + "uuid", facts.get_string(base + "uuid").value_or("?"));
+    key.add(base + "name", facts.get_string(base + "name").value_or("?"));
+  }
+  return key;
+}
+
+util::Result<Json> recall_python_tier(const PythonReuse& reuse, const CacheKey& key) {
+  auto payload = reuse.cache.load(k_kind, key);
+  if (!payload) return payload.take_error();
+  auto parsed = util::parse_json<Json>(*payload, reuse.cache.directory() + "/" + key.file_name(k_kind));
+  if (!parsed) return invalid(parsed.error().message);
+  const Json& kept = *parsed;
+  if (!kept.is_object() || !kept.contains("ran_at") || !kept["ran_at"].is_number_integer() || !kept.contains("paths") ||
+      !kept["paths"].is_array() || !kept.contains("identity") || !kept["identity"].is_string() || !kept.contains("result") ||
+      !kept["result"].is_object())
+    return invalid("the kept answer is not one this doctor wrote");
+  const std::int64_t ran_at = kept["ran_at"].get<std::int64_t>();
+  const std::int64_t age = epoch_seconds(reuse.now()) - ran_at;
+  if (age < 0 || age > reuse.max_age.count())
+    return invalid("the kept answer is " + std::to_string(age) + " s old (reused for at most " + std::to_string(reuse.max_age.count()) +
+                   " s)");
+  std::vector<std::string> paths;
+  paths.reserve(kept["paths"].size());
+  for (const auto& p : kept["paths"]) {
+    if (!p.is_string()) return invalid("the kept answer is not one this doctor wrote");
+    paths.push_back(p.get<std::string>());
+  }
+  if (identities(paths).hex() != kept["identity"].get<std::string>())
+    return invalid("a file the Python tier loaded, or a directory holding one, changed since it ran");
+  Json result = kept["result"];
+  result["reused"] = Json{{"ran_at", utc_text(ran_at)}, {"age_seconds", age}, {"files", paths.size()}};
+  return result;
+}
+
+util::Result<void> remember_python_tier(const PythonReuse& reuse, const CacheKey& key, const Json& result, const Json& loaded) {
+  if (!result.is_object() || result.value("status", "") != "ok") return invalid("only an ok answer is kept");
+  if (!loaded.is_array() || loaded.empty()) return invalid("the tier listed no files it loaded");
+  if (loaded.size() > util::k_max_walk_entries) return invalid(util::past_cap("files", util::k_max_walk_entries, "walk-entries cap"));
+  // Each file and the directory holding it: a module or library added beside one (a new
+  // flash-attn in site-packages, a second cuDNN in its lib/) changes what TE finds.
+  std::set<std::string> paths;
+  for (const auto& p : loaded) {
+    if (!p.is_string()) continue;
+    std::filesystem::path path(p.get<std::string>());
+    if (!path.is_absolute()) continue;
+    paths.insert(path.lexically_normal().string());
+    if (path.has_parent_path()) paths.insert(path.parent_path().lexically_normal().string());
+  }
+  paths.insert("/etc/ld.so.cache");
+  std::vector<std::string> sorted(paths.begin(), paths.end());
+  Json kept{{"ran_at", epoch_seconds(reuse.now())}, {"paths", sorted}, {"identity", identities(sorted).hex()}, {"result", result}};
+  return reuse.cache.store(k_kind, key, util::json_text(kept));
+}
+
+} // namespace selftest
