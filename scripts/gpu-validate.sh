@@ -415,6 +415,19 @@ except Exception as e:
   step "pytier-$tag-selftest-4" 600 env "$@" XDG_CACHE_HOME="$xdg" "$BIN" selftest "${COMMON[@]}" -v --python "$PY"
   step "pytier-$tag-selftest-json" 600 env "$@" XDG_CACHE_HOME="$xdg" "$BIN" selftest "${COMMON[@]}" --format json --python "$PY"
   step "pytier-$tag-selftest-no-cache" 600 env "$@" "$BIN" selftest "${COMMON[@]}" -v --python "$PY" --no-cache
+  # The files a process that imported torch and TE and ran on the GPU maps after their file was
+  # deleted, and its other odd mappings (selftest.py's loaded_files keeps an answer only without
+  # a deleted library or module).
+  step "pytier-$tag-maps" 120 env "$@" PYTHONPYCACHEPREFIX="$pyc" "$PY" -c 'import torch
+try:
+    import transformer_engine.pytorch
+except Exception as e:
+    print(e)
+torch.ones(1, device="cuda").sum().item()
+for line in open("/proc/self/maps"):
+    f = line.split(None, 5)
+    if len(f) == 6 and ("(deleted)" in f[5] or f[5].startswith(("/dev/", "/memfd", "/tmp", "/run"))):
+        print(f[5].strip())' 
   # What the kept answer depends on: how many paths, under which directories (a path that
   # changes on its own, such as one under /tmp, would keep the answer from ever being reused).
   step "pytier-$tag-kept" 60 "$PY" -c 'import collections, glob, json, sys
@@ -439,6 +452,8 @@ for l in sys.stdin:
     done
     grep -h -A3 '"reused"' "$LOGS/pytier-$tag-selftest-json.log" | head -5
     cat "$LOGS/pytier-$tag-kept.log"
+    sort -u "$LOGS/pytier-$tag-maps.log" | head -20
+    grep -h '"not_kept"' "$LOGS/pytier-$tag-selftest-json.log" | head -2
   } 2>&1 | tee -a "$SUMMARY"
 }
 

@@ -42,6 +42,7 @@ std::string render_python_tier(const Json& r, bool verbose) {
            std::to_string(reused.value("files", std::int64_t{0})) +
            " files and directories it loaded, its environment, the GPUs and the driver are unchanged (--fresh runs it again)\n";
   }
+  if (verbose && r.contains("not_kept") && r["not_kept"].is_string()) out += "           " + str(r, "not_kept") + "\n";
   if (r.contains("te_version") && r["te_version"].is_string())
     out += "           TransformerEngine " + str(r, "te_version") + " at " + str(r, "te_path") + "\n";
   if (r.contains("selections") && r["selections"].is_array()) {

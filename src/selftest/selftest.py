@@ -27,7 +27,7 @@ cache, given as "bytecode_cache" in the argument, or the caller's PYTHONPYCACHEP
 (/proc/self/maps), the truth the doctor's load-order model predicts.
 "loaded" (an ok answer only): every file and directory the answer depended on (loaded_files);
 the doctor takes it out of the result and reuses the answer while none of them changes
-(src/selftest/python_reuse.hpp).
+(src/selftest/python_reuse.hpp); "not_kept" instead says why there is no such list.
 "timings": where this process's time went, in seconds (issue 40's budget for the tier is 2 s):
 "start" (interpreter start to this script's first line, from the process's start time),
 "import_torch", "import_te" (after torch's and before any CUDA work, as a job imports them),
@@ -152,8 +152,10 @@ def loaded_files():
     while none of them changes: the interpreter, each imported module's file, each file mapped
     into it (libraries, cuDNN's sub-libraries its runs loaded), the sys.path entries and the user
     site directory, existing or not (one created later adds to sys.path). The doctor adds the
-    directory of each. None (the answer is then not kept) when a mapped file was deleted while
-    mapped, or a path is not UTF-8 text the doctor could read back."""
+    directory of each. Returns the sorted list, or why there is none (the answer is then not
+    kept): a library or module mapped after its file was deleted (replaced while this ran), or a
+    path that is not UTF-8 text the doctor could read back. Other deleted mappings are scratch
+    (CUDA's and NCCL's shared memory, memfd), not inputs."""
     import site
     paths = {sys.executable, os.path.realpath(sys.executable)}
     for module in list(sys.modules.values()):
@@ -167,21 +169,25 @@ def loaded_files():
                 if len(fields) < 6 or not fields[5].startswith("/"):
                     continue
                 path = fields[5].rstrip("\n")
+                if path.startswith(("/dev/", "/proc/", "/sys/", "/memfd:")):
+                    continue
                 if path.endswith(" (deleted)"):
-                    return None
-                if not path.startswith(("/dev/", "/proc/", "/sys/", "/memfd:")):
-                    paths.add(path)
-    except OSError:
-        return None
+                    base = os.path.basename(path[:-len(" (deleted)")])
+                    if ".so" in base or base.endswith((".py", ".pyc")):
+                        return "%s was replaced while the tier ran" % path[:-len(" (deleted)")]
+                    continue
+                paths.add(path)
+    except OSError as e:
+        return "/proc/self/maps: %s" % e
     paths.update(os.path.abspath(p) for p in sys.path if p)
     user_site = site.getusersitepackages()
     if isinstance(user_site, str) and user_site:
         paths.add(user_site)
-    try:
-        for p in paths:
+    for p in paths:
+        try:
             p.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
+        except UnicodeEncodeError:
+            return "%r is not UTF-8" % p
     return sorted(paths)
 
 
@@ -506,8 +512,10 @@ def main():
             result.get("te_path") or "?", result["te_import_error"])
     if result["status"] == "ok":
         loaded = loaded_files()
-        if loaded:
+        if isinstance(loaded, list):
             result["loaded"] = loaded
+        else:
+            result["not_kept"] = "this answer is not reused by later self-tests: " + loaded
     emit(result)
 
 
