@@ -874,11 +874,21 @@ run_bench_native() {
   [[ -d $TE_PREFIX/transformer_engine ]] && st_py=(NVTE_BENCH_SELFTEST_PYTHON="$PY" NVTE_BENCH_SELFTEST_PYTHON_ENV="CUDNN_PATH=$VENV_CUDNN_DIR")
   step bench-native 580 env PYTHONPATH="$pp" NVTE_DOCTOR_BIN="$BIN" NVTE_BENCH_QUICK=1 NVTE_BENCH_RUNS="${NVTE_BENCH_RUNS:-30}" \
     "${st_py[@]}" bench/run.sh "$LOGS/bench-native"
+  # The self-test the bench's selftest_python rows ran, twice, with what decided the Python
+  # tier's reuse (-vv) and each check's line.
+  if [[ ${#st_py[@]} -gt 0 ]]; then
+    for i in 1 2; do step "bench-native-selftest-$i" 300 env PYTHONPATH="$pp" CUDNN_PATH="$VENV_CUDNN_DIR" "$BIN" selftest "${COMMON[@]}" -vv --python "$PY"; done
+  fi
   for i in 1 2 3; do step "bench-native-laps-$i" 60 env PYTHONPATH="$pp" "$BIN" probe -vv; done
   step bench-native-laps-cold 60 env PYTHONPATH="$pp" "$BIN" probe -vv --no-cache
   { echo "bench-native (PYTHONPATH=$pp):"
     grep -E '^  (native|python_path|gpu):' "$LOGS/bench-native/bench.txt"
     grep -E '^(probe |probe_cold |check |check_3_workloads |nvidia_smi_query |selftest_python)|/ nvidia-smi --query-gpu|check \+ 3 workloads / probe|selftest with TE' "$LOGS/bench-native/bench.txt"
+    for i in 1 2; do
+      [[ -f $LOGS/bench-native-selftest-$i.log ]] || continue
+      echo "  bench-native-selftest-$i:"
+      grep -hE "Python tier|^  *(ok|FAILED|ERROR|skipped) +[0-9.]+ s|reused:|not reused|^# exit|^\[|fails|runs" "$LOGS/bench-native-selftest-$i.log" | cut -c1-220 | head -30
+    done
     grep -hE 'probe\.[a-z_]+\.seconds|native probe: ' "$LOGS"/bench-native-laps-*.log | head -40
   } 2>&1 | tee -a "$SUMMARY"
 }

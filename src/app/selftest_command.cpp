@@ -199,10 +199,12 @@ selftest::Results run_plan(const Options& options, const model::Facts& facts, co
   }
   // The tier's ok answer is reused while nothing it loaded changed (python_reuse.hpp); only for
   // this machine's own facts: those of a file or an examined tree are not what the tier ran on.
-  if (!plan.python_executable.empty() && !options.fresh && probe::may_run_named_paths(facts_origin(options))) {
+  // --fresh recalls nothing; its answer replaces the kept one.
+  if (!plan.python_executable.empty() && probe::may_run_named_paths(facts_origin(options))) {
     if (auto dir = private_cache_subdirectory(options, "selftest-python"); !dir.empty()) {
       auto reuse = std::make_shared<selftest::PythonReuse>();
       reuse->cache = selftest::KernelCache::open(dir, {.max_file_bytes = 32u << 20, .max_files = 16});
+      reuse->fresh = options.fresh;
       plan.python_reuse = std::move(reuse);
     }
   }

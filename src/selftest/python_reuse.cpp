@@ -1,10 +1,9 @@
 // The Python tier's answer kept and reused (python_reuse.hpp). The payload is a JSON object:
-// {"ran_at": seconds since the epoch, "paths": [...], "identity": BLAKE2b of the paths'
-// identities, "result": {...}}; the key (interpreter, script, shapes, environment, GPUs, driver)
-// is KernelCache's, stored whole and compared.
+// {"ran_at": seconds since the epoch, "paths": [...], "identities": [...] (one per path),
+// "result": {...}}; the key (interpreter, script, shapes, environment, GPUs, driver) is
+// KernelCache's, stored whole and compared.
 #include "selftest/python_reuse.hpp"
 
-#include "util/digest.hpp"
 #include "util/file_cache.hpp"
 #include "util/input_guard.hpp"
 #include "util/json_text.hpp"
@@ -12,7 +11,7 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
-#include <set>
+#include <map>
 #include <sys/stat.h>
 
 namespace selftest {
@@ -23,23 +22,15 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::string_view k_kind = "python-tier";
 
-// "<path> <dev> <ino> <size> <mtime> <ctime>" per path, or "<path> missing": what the digest
-// covers. ctime too: a file rewritten in place with its size and mtime restored (cp -p, rsync)
-// still changes it.
-util::Digest256 identities(const std::vector<std::string>& paths) {
-  util::Digest256 digest;
-  for (const auto& path : paths) {
-    struct stat st {};
-    digest.field(path);
-    if (::stat(path.c_str(), &st) != 0) {
-      digest.field("missing");
-      continue;
-    }
-    auto id = util::file_identity(st);
-    digest.field(std::to_string(id.dev) + " " + std::to_string(id.ino) + " " + std::to_string(id.size) + " " + std::to_string(id.mtime_ns) +
-                 " " + std::to_string(id.ctime_ns));
-  }
-  return digest;
+// "<dev> <ino> <size> <mtime> <ctime>" of what path names (links followed), or "missing". ctime
+// too: a file rewritten in place with its size and mtime restored (cp -p, rsync) still changes it.
+std::string identity_of(const std::string& path, bool* regular_file = nullptr) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "missing";
+  if (regular_file) *regular_file = S_ISREG(st.st_mode);
+  auto id = util::file_identity(st);
+  return std::to_string(id.dev) + " " + std::to_string(id.ino) + " " + std::to_string(id.size) + " " + std::to_string(id.mtime_ns) + " " +
+         std::to_string(id.ctime_ns);
 }
 
 std::string utc_text(std::int64_t seconds) {
@@ -87,13 +78,14 @@ CacheKey python_tier_key(const std::string& interpreter, const std::string& scri
 }
 
 util::Result<Json> recall_python_tier(const PythonReuse& reuse, const CacheKey& key) {
+  if (reuse.fresh) return util::Error{util::ErrorKind::not_found, "--fresh"};
   auto payload = reuse.cache.load(k_kind, key);
   if (!payload) return payload.take_error();
   auto parsed = util::parse_json<Json>(*payload, reuse.cache.directory() + "/" + key.file_name(k_kind));
   if (!parsed) return invalid(parsed.error().message);
   const Json& kept = *parsed;
   if (!kept.is_object() || !kept.contains("ran_at") || !kept["ran_at"].is_number_integer() || !kept.contains("paths") ||
-      !kept["paths"].is_array() || !kept.contains("identity") || !kept["identity"].is_string() || !kept.contains("result") ||
+      !kept["paths"].is_array() || !kept.contains("identities") || !kept["identities"].is_array() || !kept.contains("result") ||
       !kept["result"].is_object())
     return invalid("the kept answer is not one this doctor wrote");
   const std::int64_t ran_at = kept["ran_at"].get<std::int64_t>();
@@ -101,14 +93,17 @@ util::Result<Json> recall_python_tier(const PythonReuse& reuse, const CacheKey& 
   if (age < 0 || age > reuse.max_age.count())
     return invalid("the kept answer is " + std::to_string(age) + " s old (reused for at most " + std::to_string(reuse.max_age.count()) +
                    " s)");
-  std::vector<std::string> paths;
-  paths.reserve(kept["paths"].size());
-  for (const auto& p : kept["paths"]) {
-    if (!p.is_string()) return invalid("the kept answer is not one this doctor wrote");
-    paths.push_back(p.get<std::string>());
+  const Json& paths = kept["paths"];
+  const Json& identities = kept["identities"];
+  if (paths.size() != identities.size()) return invalid("the kept answer is not one this doctor wrote");
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (!paths[i].is_string() || !identities[i].is_string()) return invalid("the kept answer is not one this doctor wrote");
+    const std::string& path = paths[i].get_ref<const std::string&>();
+    const std::string now = identity_of(path);
+    const std::string& then = identities[i].get_ref<const std::string&>();
+    if (now == then) continue;
+    return invalid(path + (then == "missing" ? " appeared" : now == "missing" ? " is gone" : " changed") + " since the tier ran");
   }
-  if (identities(paths).hex() != kept["identity"].get<std::string>())
-    return invalid("a file the Python tier loaded, or a directory holding one, changed since it ran");
   Json result = kept["result"];
   result["reused"] = Json{{"ran_at", utc_text(ran_at)}, {"age_seconds", age}, {"files", paths.size()}};
   return result;
@@ -118,19 +113,31 @@ util::Result<void> remember_python_tier(const PythonReuse& reuse, const CacheKey
   if (!result.is_object() || result.value("status", "") != "ok") return invalid("only an ok answer is kept");
   if (!loaded.is_array() || loaded.empty()) return invalid("the tier listed no files it loaded");
   if (loaded.size() > util::k_max_walk_entries) return invalid(util::past_cap("files", util::k_max_walk_entries, "walk-entries cap"));
-  // Each file and the directory holding it: a module or library added beside one (a new
-  // flash-attn in site-packages, a second cuDNN in its lib/) changes what TE finds.
-  std::set<std::string> paths;
+  // Each path, and the directory holding each file: a module or library added beside one (a new
+  // flash-attn in site-packages, a second cuDNN in its lib/) changes what TE finds. Not the
+  // directory above a directory (sys.path's entries): /tmp above a PYTHONPATH entry changes
+  // all the time and holds nothing the tier reads.
+  std::map<std::string, std::string> identities;
+  auto add = [&](const std::string& path) {
+    bool regular = false;
+    auto [it, added] = identities.try_emplace(path);
+    if (!added) return false;
+    it->second = identity_of(path, &regular);
+    return regular;
+  };
   for (const auto& p : loaded) {
     if (!p.is_string()) continue;
     std::filesystem::path path(p.get<std::string>());
     if (!path.is_absolute()) continue;
-    paths.insert(path.lexically_normal().string());
-    if (path.has_parent_path()) paths.insert(path.parent_path().lexically_normal().string());
+    if (add(path.lexically_normal().string()) && path.has_parent_path()) add(path.parent_path().lexically_normal().string());
   }
-  paths.insert("/etc/ld.so.cache");
-  std::vector<std::string> sorted(paths.begin(), paths.end());
-  Json kept{{"ran_at", epoch_seconds(reuse.now())}, {"paths", sorted}, {"identity", identities(sorted).hex()}, {"result", result}};
+  add("/etc/ld.so.cache");
+  Json paths = Json::array(), ids = Json::array();
+  for (const auto& [path, id] : identities) {
+    paths.push_back(path);
+    ids.push_back(id);
+  }
+  Json kept{{"ran_at", epoch_seconds(reuse.now())}, {"paths", std::move(paths)}, {"identities", std::move(ids)}, {"result", result}};
   return reuse.cache.store(k_kind, key, util::json_text(kept));
 }
 

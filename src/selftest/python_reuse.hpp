@@ -5,12 +5,13 @@
 // the numerics of each backend) is a function of the files the process loaded, its environment,
 // the GPUs and the driver. So an ok answer is kept, with the list of every file and directory the
 // tier depended on (the modules it imported, the files mapped into it, sys.path, the
-// directories holding them: a package installed beside them changes its directory), and a later
+// directories holding those files: a package installed beside one changes its directory; not the
+// directory above a directory, /tmp above a PYTHONPATH entry), and a later
 // self-test reuses it when
 //   - the key is the same: interpreter, script, shapes, the environment variables torch, TE,
 //     CUDA and Python read (python_tier_reads), the driver and the GPUs of the facts;
 //   - every one of those files and directories has the identity it had (device, inode, size,
-//     mtime, ctime: util::FileIdentity), by the BLAKE2b digest of them all;
+//     mtime, ctime: util::FileIdentity; the first that differs is named in the debug log);
 //   - the answer is at most max_age old (a day: TE's run is repeated at least daily).
 // The CUDA tier's real kernels (cuDNN's attention at the workload's shape, NVRTC, NCCL, TE's
 // selector from TE's library) still run every time: the GPU's health is never reused. A failed,
@@ -40,6 +41,7 @@ inline constexpr std::chrono::seconds k_python_reuse_max_age{24 * 3600};
 
 struct PythonReuse {
   KernelCache cache = KernelCache::off("no cache directory");
+  bool fresh = false; // --fresh: nothing is recalled, the tier's answer replaces the kept one
   std::chrono::seconds max_age = k_python_reuse_max_age;
   std::function<std::chrono::system_clock::time_point()> now = [] { return std::chrono::system_clock::now(); };
 };
@@ -57,8 +59,8 @@ CacheKey python_tier_key(const std::string& interpreter, const std::string& scri
 
 // The kept answer for key: the tier's result object with "reused" added ({"ran_at": ISO 8601
 // UTC, "age_seconds", "files"}), when it is no older than max_age and every file it depended on
-// is unchanged. not_found when nothing is kept; invalid with the reason (changed, too old,
-// unreadable) otherwise.
+// is unchanged. not_found when nothing is kept (or reuse.fresh); invalid with the reason (the
+// path that changed, too old, unreadable) otherwise.
 util::Result<nlohmann::ordered_json> recall_python_tier(const PythonReuse& reuse, const CacheKey& key);
 
 // Keeps result for key when it is an ok answer and loaded (the tier's "loaded", which the

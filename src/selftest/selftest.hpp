@@ -135,7 +135,8 @@ struct Plan {
   std::string python_bytecode_cache;         // PythonRun::bytecode_cache (empty: none)
   std::string kernel_cache;                  // the cuDNN checks' compiled plans and reference kernels (kernel_cache.hpp; empty: none)
   // Where the Python tier's ok answer is kept and reused while nothing it loaded changed
-  // (python_reuse.hpp); null: it always runs (--fresh, --no-cache, facts not of a live probe).
+  // (python_reuse.hpp); null: it always runs and nothing is kept (--no-cache, facts not of a live
+  // probe). With --fresh it is set and recalls nothing: the tier runs, its answer is kept.
   std::shared_ptr<const PythonReuse> python_reuse;
   // Whether a library path the facts name (cudnn.path, nvrtc.path, nccl.path, te.path, ...) may
   // be loaded by a child: the caller's rule for untrusted trees (probe/tree_policy.hpp). nullopt:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Python tier's ok answer reused while nothing it loaded changed (issue 40;
 # src/selftest/python_reuse.hpp), end to end with the fake tier: the second self-test starts no
-# interpreter and says "reused"; a file it loaded touched, --fresh, --no-cache, a variable the
-# tier reads (NVTE_*) each run it again; a job's own variable (SLURM_JOB_ID) does not; a failed
+# interpreter and says "reused"; a file it loaded touched, --fresh (whose answer is kept),
+# --no-cache, a variable the tier reads (NVTE_*) each run it again; a job's own variable (SLURM_JOB_ID) does not; a failed
 # answer is never kept; facts of a file never reuse. Usage: python_reuse_test.sh BINARY SOURCE_DIR
 set -euo pipefail
 bin=$1 src=$2
@@ -32,14 +32,17 @@ NVTE_FUSED_ATTN=0 selftest
 touch -d '1 hour ago' "$work/lib.so"
 selftest
 [[ $(runs) == 3 ]] || fail "a changed file the tier loaded reused the answer"
+touch -d '2 hours ago' "$work/lib.so"
 selftest --fresh
 [[ $(runs) == 4 ]] || fail "--fresh reused the answer"
+selftest
+[[ $(runs) == 4 ]] || fail "the answer --fresh gave was not kept"
 selftest --no-cache
 [[ $(runs) == 5 ]] || fail "--no-cache reused the answer"
 selftest --facts "$src/tests/fixtures/snapshots/h100-node.json"
 [[ $(runs) == 6 ]] || fail "facts of a file reused the answer"
 selftest
-[[ $(runs) == 6 ]] || fail "the answer kept by --fresh was not reused"
+[[ $(runs) == 6 ]] || fail "--no-cache or --facts replaced the kept answer"
 # A failed answer is not kept: the next self-test runs the tier again.
 rm -rf "$work/cache/nvte-doctor/selftest-python"
 FAKE_TE_SUBLIBRARY=1 selftest

@@ -91,7 +91,7 @@ TEST(PythonReuse, AChangedFileOrAFileAddedBesideOneIsAMiss) {
     write_text(r.library, "another cudnn"); // rewritten: size, mtime, ctime
     auto recalled = selftest::recall_python_tier(r.reuse, key);
     ASSERT_FALSE(recalled);
-    EXPECT_NE(recalled.error().message.find("changed since it ran"), std::string::npos) << recalled.error().message;
+    EXPECT_EQ(recalled.error().message, r.library.string() + " changed since the tier ran");
   }
   {
     Reuse r;
@@ -101,15 +101,49 @@ TEST(PythonReuse, AChangedFileOrAFileAddedBesideOneIsAMiss) {
     // directory's identity changes although no file the tier loaded did.
     ::usleep(20000);
     write_text(r.dir.path / "site" / "libcudnn_graph.so.9", "x");
-    EXPECT_FALSE(selftest::recall_python_tier(r.reuse, key));
+    auto recalled = selftest::recall_python_tier(r.reuse, key);
+    ASSERT_FALSE(recalled);
+    EXPECT_EQ(recalled.error().message, (r.dir.path / "site").string() + " changed since the tier ran");
   }
   {
     Reuse r;
     CacheKey key = key_for({});
     ASSERT_TRUE(selftest::remember_python_tier(r.reuse, key, ok_answer(), r.loaded));
     fs::remove(r.library);
-    EXPECT_FALSE(selftest::recall_python_tier(r.reuse, key));
+    auto recalled = selftest::recall_python_tier(r.reuse, key);
+    ASSERT_FALSE(recalled);
+    EXPECT_NE(recalled.error().message.find(" changed since the tier ran"), std::string::npos); // the directory, first in order
+    fs::remove_all(r.dir.path / "site");
+    recalled = selftest::recall_python_tier(r.reuse, key);
+    ASSERT_FALSE(recalled);
+    EXPECT_EQ(recalled.error().message, (r.dir.path / "site").string() + " is gone since the tier ran");
   }
+}
+
+TEST(PythonReuse, TheMissNamesThePathAndADirectoryAboveADirectoryIsNotWatched) {
+  Reuse r;
+  CacheKey key = key_for({});
+  // A sys.path entry (a directory) in the temporary directory: what happens beside it, in the
+  // directory above it (/tmp on a node), changes nothing the tier reads.
+  fs::create_directory(r.dir.path / "prefix");
+  Json loaded = r.loaded;
+  loaded.push_back((r.dir.path / "prefix").string());
+  ASSERT_TRUE(selftest::remember_python_tier(r.reuse, key, ok_answer(), loaded));
+  ::usleep(20000);
+  write_text(r.dir.path / "scratch", "x"); // beside prefix/, in the directory above it
+  auto recalled = selftest::recall_python_tier(r.reuse, key);
+  ASSERT_TRUE(recalled) << recalled.error().message;
+  write_text(r.dir.path / "prefix" / "flash_attn.py", "x"); // a module in a sys.path entry
+  recalled = selftest::recall_python_tier(r.reuse, key);
+  ASSERT_FALSE(recalled);
+  EXPECT_EQ(recalled.error().message, (r.dir.path / "prefix").string() + " changed since the tier ran");
+  // --fresh recalls nothing, whatever is kept.
+  PythonReuse fresh;
+  fresh.cache = KernelCache::open((r.dir.path / "cache").string());
+  fresh.fresh = true;
+  ASSERT_TRUE(selftest::remember_python_tier(fresh, key, ok_answer(), loaded));
+  EXPECT_FALSE(selftest::recall_python_tier(fresh, key));
+  EXPECT_TRUE(selftest::recall_python_tier(r.reuse, key)); // what --fresh kept
 }
 
 TEST(PythonReuse, AnAnswerOlderThanTheMaximumAgeIsAMiss) {
