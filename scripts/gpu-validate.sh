@@ -3,7 +3,7 @@
 # the prebuilt binary in .gpu-carry/ (scripts/gpu-carry.sh, with
 # NVTE_GPU_TEST_TARGETS=selftest_gpu_test so the GPU test is carried too):
 #
-#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix|verdict-truth|portable|threads|pytier|pytier-te|bytecode|plancache]
+#   scripts/gpu-validate.sh [all|basic|matrix|interleaved|python|nccl|gputest|models|coldstart|readme|bench|te|te-models|cublas|preflight|hostcheck|fuzz|ext|bench-native|cudnn-support|verify-fix|verdict-truth|portable|threads|pytier|pytier-te|pyreuse|bytecode|plancache]
 #
 # portable (issue 39): the portable bundle (scripts/build-portable.sh) and its wheel
 # (scripts/build-wheel.py), carried packed as .gpu-portable/portable.tar.xz (scripts/portable-carry.sh,
@@ -320,11 +320,17 @@ run_readme() {
 run_bench() {
   local i
   # The bench stage has no TE on the path: check's workloads assume TE 2.18.0 (else unknown, exit 3).
-  step bench 580 env NVTE_DOCTOR_BIN="$BIN" NVTE_BENCH_TE_VERSION="${NVTE_BENCH_TE_VERSION:-2.18.0}" bench/run.sh "$LOGS/bench"
+  # Where TE is installed (a wheel carried), the whole self-test with its Python tier too, with TE
+  # on the tier's PYTHONPATH alone (issue 40: every target of the issue in one bench run).
+  local st_py=()
+  [[ -d $TE_PREFIX/transformer_engine ]] &&
+    st_py=(NVTE_BENCH_SELFTEST_PYTHON="$PY" NVTE_BENCH_SELFTEST_PYTHON_ENV="CUDNN_PATH=$VENV_CUDNN_DIR PYTHONPATH=$TE_PREFIX:$PWD/.gpu-te/py")
+  step bench 580 env NVTE_DOCTOR_BIN="$BIN" NVTE_BENCH_TE_VERSION="${NVTE_BENCH_TE_VERSION:-2.18.0}" "${st_py[@]}" bench/run.sh "$LOGS/bench"
   # Issue 40: the probe with its file cache warm (row probe: the second and later runs, as a
   # timer or prolog runs it) and cold (probe_cold: --no-cache), each against nvidia-smi.
   { echo "bench (process start, probe warm and cold cache, run unchanged):"
-    grep -E '^(version |probe |probe_cold |run_unchanged |nvidia_smi_query )|/ nvidia-smi --query-gpu|run \(unchanged\) median' "$LOGS/bench/bench.txt"
+    grep -E '^(version |probe |probe_cold |run_unchanged |nvidia_smi_query |selftest_)|/ nvidia-smi --query-gpu|run \(unchanged\) median' "$LOGS/bench/bench.txt"
+    sed -n '/^ratio of medians/,$p' "$LOGS/bench/bench.txt"
   } 2>&1 | tee -a "$SUMMARY"
   # Process start (issue 40, round 5): the libraries the binary loads and the loader's own count
   # of relocations and time (LD_DEBUG=statistics), beside the version row above.
@@ -454,6 +460,50 @@ for l in sys.stdin:
     cat "$LOGS/pytier-$tag-kept.log"
     sort -u "$LOGS/pytier-$tag-maps.log" | head -20
     grep -h '"not_kept"' "$LOGS/pytier-$tag-selftest-json.log" | head -2
+  } 2>&1 | tee -a "$SUMMARY"
+}
+
+# pyreuse (issue 40): the Python tier's answer reused, and when it is not, on the node with TE:
+# a first self-test keeps it, a second reuses it; a module file created in the venv's
+# site-packages (a package installed) runs the tier again and -vv names the directory; with it
+# removed the tier runs once more, then is reused; another NVTE_* setting runs it (another key);
+# check --selftest as a prolog runs it, twice. pyreuse-verdicts prints PASS/FAIL lines.
+run_pyreuse() {
+  install_te || return 0
+  local xdg=$OUTDIR/xdg-pyreuse site marker
+  site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  marker=$site/nvte_doctor_reuse_marker.py
+  rm -rf "$xdg"; mkdir -m 700 "$xdg"
+  local E=(env XDG_CACHE_HOME="$xdg" PYTHONPATH="$TE_PREFIX:$PWD/.gpu-te/py" CUDNN_PATH="$VENV_CUDNN_DIR")
+  local S=("$BIN" selftest "${COMMON[@]}" -vv --python "$PY")
+  step pyreuse-1-keeps 300 "${E[@]}" "${S[@]}"
+  step pyreuse-2-reuses 300 "${E[@]}" "${S[@]}"
+  touch "$marker"
+  step pyreuse-3-package-added 300 "${E[@]}" "${S[@]}"
+  rm -f "$marker"
+  step pyreuse-4-package-removed 300 "${E[@]}" "${S[@]}"
+  step pyreuse-5-reuses 300 "${E[@]}" "${S[@]}"
+  step pyreuse-6-nvte-setting 300 "${E[@]}" NVTE_FUSED_ATTN_BACKEND=1 "${S[@]}"
+  step pyreuse-7-slurm-job 300 "${E[@]}" SLURM_JOB_ID=4242 "${S[@]}"
+  step pyreuse-8-check-prolog 300 "${E[@]}" "$BIN" check "${COMMON[@]}" --selftest --python "$PY"
+  step pyreuse-9-check-prolog 300 "${E[@]}" "$BIN" check "${COMMON[@]}" --selftest --python "$PY" --format json
+  {
+    echo "pyreuse (site-packages $site):"
+    grep -h "^pyreuse-" "$SUMMARY"
+    for f in "$LOGS"/pyreuse-*.log; do
+      echo "  $(basename "$f" .log): $(grep -hE 'python \[|the Python tier runs:|reused:' "$f" | sed 's/^ *//' | cut -c1-180 | tr '\n' '|')"
+    done
+    grep -ho '"reused": {[^}]*}' "$LOGS/pyreuse-9-check-prolog.log" | head -1
+    reused() { grep -q "reused: the tier's answer" "$LOGS/pyreuse-$1.log"; }
+    verdict() { if "$@"; then echo "PASS $claim"; else echo "FAIL $claim"; fi; }
+    claim="a second self-test reuses the first's answer"; verdict reused 2-reuses
+    claim="a module created in site-packages runs the tier, naming the directory"
+    verdict bash -c "! grep -q 'reused: the tier' '$LOGS/pyreuse-3-package-added.log' && grep -q 'the Python tier runs: $site changed' '$LOGS/pyreuse-3-package-added.log'"
+    claim="with it removed the tier runs again, then is reused"
+    verdict bash -c "! grep -q 'reused: the tier' '$LOGS/pyreuse-4-package-removed.log' && grep -q 'reused: the tier' '$LOGS/pyreuse-5-reuses.log'"
+    claim="another NVTE_ setting runs the tier"; verdict bash -c "! grep -q 'reused: the tier' '$LOGS/pyreuse-6-nvte-setting.log'"
+    claim="a Slurm job's own variable does not"; verdict reused 7-slurm-job
+    claim="check --selftest reuses it, and its JSON says so"; verdict grep -q '"reused": {' "$LOGS/pyreuse-9-check-prolog.log"
   } 2>&1 | tee -a "$SUMMARY"
 }
 
@@ -869,15 +919,21 @@ run_bench_native() {
   ls "$root/good"/flash_attn_2_cuda*.so >/dev/null 2>&1 || step ext-build-good 600 "$PY" scripts/gpu-build-ext.py "$root/good"
   pp=$root/good
   [[ -d $TE_PREFIX/transformer_engine ]] && pp=$TE_PREFIX:$PWD/.gpu-te/py:$pp
-  # With TE there, the whole self-test with its Python tier too (issue 40), as pytier-te runs it.
+  # With TE there, the whole self-test with its Python tier too (issue 40), as pytier-te runs it:
+  # TE without the flash-attn-like extension, which TE's import rejects (its flash_attn_2_cuda has
+  # no varlen_bwd: the tier then fails every time, and a failed answer is never reused).
   local st_py=()
-  [[ -d $TE_PREFIX/transformer_engine ]] && st_py=(NVTE_BENCH_SELFTEST_PYTHON="$PY" NVTE_BENCH_SELFTEST_PYTHON_ENV="CUDNN_PATH=$VENV_CUDNN_DIR")
+  [[ -d $TE_PREFIX/transformer_engine ]] &&
+    st_py=(NVTE_BENCH_SELFTEST_PYTHON="$PY" NVTE_BENCH_SELFTEST_PYTHON_ENV="CUDNN_PATH=$VENV_CUDNN_DIR PYTHONPATH=$TE_PREFIX:$PWD/.gpu-te/py")
   step bench-native 580 env PYTHONPATH="$pp" NVTE_DOCTOR_BIN="$BIN" NVTE_BENCH_QUICK=1 NVTE_BENCH_RUNS="${NVTE_BENCH_RUNS:-30}" \
     "${st_py[@]}" bench/run.sh "$LOGS/bench-native"
-  # The self-test the bench's selftest_python rows ran, twice, with what decided the Python
-  # tier's reuse (-vv) and each check's line.
+  # The self-test the bench's selftest_python rows ran, twice (the second reuses the first's
+  # answer: XDG_CACHE_HOME is the node's), with what decided the Python tier's reuse (-vv).
   if [[ ${#st_py[@]} -gt 0 ]]; then
-    for i in 1 2; do step "bench-native-selftest-$i" 300 env PYTHONPATH="$pp" CUDNN_PATH="$VENV_CUDNN_DIR" "$BIN" selftest "${COMMON[@]}" -vv --python "$PY"; done
+    for i in 1 2; do
+      step "bench-native-selftest-$i" 300 env PYTHONPATH="$TE_PREFIX:$PWD/.gpu-te/py" CUDNN_PATH="$VENV_CUDNN_DIR" "$BIN" selftest "${COMMON[@]}" -vv \
+        --python "$PY"
+    done
   fi
   for i in 1 2 3; do step "bench-native-laps-$i" 60 env PYTHONPATH="$pp" "$BIN" probe -vv; done
   step bench-native-laps-cold 60 env PYTHONPATH="$pp" "$BIN" probe -vv --no-cache
@@ -1016,6 +1072,7 @@ case $STAGE in
   threads) run_threads ;;
   pytier) run_pytier ;;
   pytier-te) run_pytier_te ;;
+  pyreuse) run_pyreuse ;;
   bytecode) run_bytecode ;;
   plancache) run_plancache ;;
   cudnn-support) run_cudnn_support ;;
