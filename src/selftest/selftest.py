@@ -508,6 +508,7 @@ def main():
         result["error"] = bad[0]["label"] + ": " + bad[0]["error"]
     if "te_import_error" in result:
         result["status"] = "failed"
+        result["stage"] = "import"
         result["error"] = "transformer_engine is installed (%s) but does not import: %s" % (
             result.get("te_path") or "?", result["te_import_error"])
     if result["status"] == "ok":
