@@ -324,15 +324,6 @@ std::string host_name() {
   return name;
 }
 
-std::string rfc3339(std::int64_t unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm utc{};
-  ::gmtime_r(&t, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 std::string now_rfc3339() { return rfc3339(static_cast<std::int64_t>(std::time(nullptr))); }
 
 } // namespace app

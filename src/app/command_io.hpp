@@ -7,6 +7,7 @@
 #include "probe/tree_policy.hpp"
 #include "util/file_cache.hpp"
 #include "util/result.hpp"
+#include "util/strings.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -70,7 +71,7 @@ void require_rules_directory(const std::filesystem::path& dir);
 
 // Host name for reports; a Unix time, and the current time, as RFC 3339 (UTC).
 std::string host_name();
-std::string rfc3339(std::int64_t unix_seconds);
+using util::rfc3339;
 std::string now_rfc3339();
 
 } // namespace app

@@ -7,9 +7,9 @@
 #include "util/file_cache.hpp"
 #include "util/input_guard.hpp"
 #include "util/json_text.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
-#include <ctime>
 #include <filesystem>
 #include <map>
 #include <sys/stat.h>
@@ -31,15 +31,6 @@ std::string identity_of(const std::string& path, bool* regular_file = nullptr) {
   auto id = util::file_identity(st);
   return std::to_string(id.dev) + " " + std::to_string(id.ino) + " " + std::to_string(id.size) + " " + std::to_string(id.mtime_ns) + " " +
          std::to_string(id.ctime_ns);
-}
-
-std::string utc_text(std::int64_t seconds) {
-  std::time_t t = static_cast<std::time_t>(seconds);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
 }
 
 std::int64_t epoch_seconds(std::chrono::system_clock::time_point t) {
@@ -105,7 +96,7 @@ util::Result<Json> recall_python_tier(const PythonReuse& reuse, const CacheKey& 
     return invalid(path + (then == "missing" ? " appeared" : now == "missing" ? " is gone" : " changed") + " since the tier ran");
   }
   Json result = kept["result"];
-  result["reused"] = Json{{"ran_at", utc_text(ran_at)}, {"age_seconds", age}, {"files", paths.size()}};
+  result["reused"] = Json{{"ran_at", util::rfc3339(ran_at)}, {"age_seconds", age}, {"files", paths.size()}};
   return result;
 }
 

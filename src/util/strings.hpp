@@ -1,6 +1,7 @@
 // String helpers with no domain knowledge.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,9 @@ std::string path_file_name(std::string_view path);
 // A decimal integer that fills the whole string; nullopt otherwise (no exceptions, no locale).
 std::optional<long long> parse_int(std::string_view s);
 std::optional<double> parse_double(std::string_view s);
+
+// A Unix time as RFC 3339 in UTC: "2026-12-03T05:45:18Z" (reports, kept answers).
+std::string rfc3339(std::int64_t unix_seconds);
 
 // Quotes a word for a POSIX shell so that it is passed as exactly one argument; plain words
 // ([A-Za-z0-9_@%+=:,./-]) are returned unchanged.
