@@ -188,6 +188,38 @@ class Bytecode(unittest.TestCase):
         self.assertEqual(got["prefix"], "/the/callers")
 
 
+class LoadedFiles(unittest.TestCase):
+    """Issue 40: what the doctor watches to reuse the tier's answer. Scratch mappings (CUDA's
+    /dev/zero, memfd, a deleted shared-memory file) are skipped; a library mapped after its file
+    was deleted (replaced while the tier ran) keeps the answer from being kept, and says so."""
+
+    def maps(self, *paths):
+        lines = "".join("7f0000000000-7f0000001000 r-xp 00000000 00:00 0          %s\n" % p for p in paths)
+        real_open = open
+
+        def fake_open(name, *args, **kwargs):
+            if name == "/proc/self/maps":
+                return __import__("io").StringIO(lines)
+            return real_open(name, *args, **kwargs)
+        return unittest.mock.patch("builtins.open", fake_open)
+
+    def test_modules_mappings_and_sys_path_are_listed(self):
+        with self.maps("/usr/lib/libcudnn.so.9", "/dev/zero (deleted)", "/memfd:cuda (deleted)", "/dev/nvidia0",
+                       "/dev/shm/nccl-x (deleted)", "/tmp/scratch (deleted)"):
+            got = selftest.loaded_files()
+        self.assertIsInstance(got, list)
+        self.assertIn("/usr/lib/libcudnn.so.9", got)
+        self.assertIn(os.path.abspath(json.__file__), got)  # an imported module
+        self.assertIn(os.path.realpath(sys.executable), got)
+        self.assertTrue(all(not p.startswith(("/dev/", "/memfd:")) and "(deleted)" not in p for p in got), got)
+        self.assertEqual(got, sorted(got))
+
+    def test_a_library_replaced_while_the_tier_ran_is_not_kept(self):
+        with self.maps("/usr/lib/libcudnn.so.9 (deleted)"):
+            got = selftest.loaded_files()
+        self.assertEqual(got, "/usr/lib/libcudnn.so.9 was replaced while the tier ran")
+
+
 class Timings(unittest.TestCase):
     """Issue 40: the tier says where its time went (the lead reads it on the GPU node)."""
 
