@@ -487,6 +487,14 @@ run_pyreuse() {
   step pyreuse-7-slurm-job 300 "${E[@]}" SLURM_JOB_ID=4242 "${S[@]}"
   step pyreuse-8-check-prolog 300 "${E[@]}" "$BIN" check "${COMMON[@]}" --selftest --python "$PY"
   step pyreuse-9-check-prolog 300 "${E[@]}" "$BIN" check "${COMMON[@]}" --selftest --python "$PY" --format json
+  # TE beside the flash-attn-like extension, whose flash_attn_2_cuda lacks the varlen_bwd TE
+  # imports: TE's import fails, a finding of its own (not a disagreement of backends), never kept.
+  local ext=${EXT_DIR:-/tmp/nvte-ext}/good
+  ls "$ext"/flash_attn_2_cuda*.so >/dev/null 2>&1 || step ext-build-good 600 "$PY" scripts/gpu-build-ext.py "$ext"
+  for i in 1 2; do
+    step "pyreuse-te-import-fails-$i" 300 env XDG_CACHE_HOME="$xdg" PYTHONPATH="$TE_PREFIX:$PWD/.gpu-te/py:$ext" CUDNN_PATH="$VENV_CUDNN_DIR" \
+      "${S[@]}"
+  done
   {
     echo "pyreuse (site-packages $site):"
     grep -h "^pyreuse-" "$SUMMARY"
@@ -504,6 +512,10 @@ run_pyreuse() {
     claim="another NVTE_ setting runs the tier"; verdict bash -c "! grep -q 'reused: the tier' '$LOGS/pyreuse-6-nvte-setting.log'"
     claim="a Slurm job's own variable does not"; verdict reused 7-slurm-job
     claim="check --selftest reuses it, and its JSON says so"; verdict grep -q '"reused": {' "$LOGS/pyreuse-9-check-prolog.log"
+    local f=$LOGS/pyreuse-te-import-fails-2.log
+    claim="TE's failed import is selftest-python-te-does-not-import, not backends-disagree, and is not reused"
+    verdict bash -c "grep -q 'selftest-python-te-does-not-import' '$f' && ! grep -q 'selftest-python-backends-disagree' '$f' && ! grep -q 'reused: the tier' '$f'"
+    grep -h -A3 "FAILED.*python \[" "$f" | cut -c1-200
   } 2>&1 | tee -a "$SUMMARY"
 }
 
