@@ -149,10 +149,7 @@ std::shared_ptr<util::FileCache> open_cache_file(const Options& options, std::st
   // identity is in the tag, so its cache starts empty.
   std::string tag = NVTE_VERSION_STRING;
   struct stat self {};
-  if (::stat("/proc/self/exe", &self) == 0) {
-    auto id = util::file_identity(self);
-    tag += " " + std::to_string(id.dev) + ":" + std::to_string(id.ino) + ":" + std::to_string(id.size) + ":" + std::to_string(id.mtime_ns);
-  }
+  if (::stat("/proc/self/exe", &self) == 0) tag += " " + util::identity_text(util::file_identity(self));
   return util::FileCache::open(*found, name, tag, limits);
 }
 

@@ -57,9 +57,7 @@ std::string CacheKey::file_name(std::string_view kind) const {
 std::string file_identity_text(const std::string& path) {
   struct stat st {};
   if (path.empty() || ::stat(path.c_str(), &st) != 0) return path + " missing";
-  auto id = util::file_identity(st);
-  return path + " dev=" + std::to_string(id.dev) + " ino=" + std::to_string(id.ino) + " size=" + std::to_string(id.size) +
-         " mtime=" + std::to_string(id.mtime_ns);
+  return path + " " + util::identity_text(util::file_identity(st));
 }
 
 std::string libraries_identity(const std::vector<std::string>& paths, const std::vector<std::string>& sibling_prefixes) {

@@ -47,8 +47,8 @@ private:
   std::string m_text;
 };
 
-// "<path> dev=<d> ino=<i> size=<s> mtime=<ns>" of the file path names (stat, links followed),
-// or "<path> missing" when it cannot be stat'ed.
+// "<path> " and util::identity_text of the file path names (stat, links followed), or
+// "<path> missing" when it cannot be stat'ed.
 std::string file_identity_text(const std::string& path);
 
 // The identities of the libraries whose code compiled an artifact: each path's

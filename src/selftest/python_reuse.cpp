@@ -22,15 +22,12 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::string_view k_kind = "python-tier";
 
-// "<dev> <ino> <size> <mtime> <ctime>" of what path names (links followed), or "missing". ctime
-// too: a file rewritten in place with its size and mtime restored (cp -p, rsync) still changes it.
+// util::identity_text of what path names (links followed), or "missing".
 std::string identity_of(const std::string& path, bool* regular_file = nullptr) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "missing";
   if (regular_file) *regular_file = S_ISREG(st.st_mode);
-  auto id = util::file_identity(st);
-  return std::to_string(id.dev) + " " + std::to_string(id.ino) + " " + std::to_string(id.size) + " " + std::to_string(id.mtime_ns) + " " +
-         std::to_string(id.ctime_ns);
+  return util::identity_text(util::file_identity(st));
 }
 
 std::int64_t epoch_seconds(std::chrono::system_clock::time_point t) {
@@ -53,7 +50,7 @@ CacheKey python_tier_key(const std::string& interpreter, const std::string& scri
   CacheKey key;
   key.add("doctor", NVTE_VERSION_STRING);
   key.add("interpreter", interpreter);
-  key.add("script", file_identity_text(script));
+  key.add("script", script + " " + identity_of(script));
   key.add("shapes", util::json_text(shapes));
   for (const auto& [name, value] : environment)
     if (python_tier_reads(name)) key.add("env " + name, value);

@@ -79,6 +79,11 @@ FileIdentity file_identity(const struct stat& st) {
   return id;
 }
 
+std::string identity_text(const FileIdentity& id) {
+  return std::to_string(id.dev) + " " + std::to_string(id.ino) + " " + std::to_string(id.size) + " " + std::to_string(id.mtime_ns) + " " +
+         std::to_string(id.ctime_ns);
+}
+
 Result<FileIdentity> file_identity(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return Error{errno_kind(errno), "fstat: " + errno_text(errno)};

@@ -38,6 +38,10 @@ struct FileIdentity {
 };
 
 FileIdentity file_identity(const struct stat& st);
+// "<dev> <ino> <size> <mtime_ns> <ctime_ns>": an identity as text, for keys stored whole (the
+// kernel cache's, the Python tier's kept answer, a cache file's tag). ctime too: a file rewritten
+// in place with its size and mtime restored (cp -p, rsync) still changes it.
+std::string identity_text(const FileIdentity& id);
 // The identity of an open file; fails when fstat does.
 Result<FileIdentity> file_identity(int fd);
 
