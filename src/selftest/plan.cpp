@@ -295,13 +295,6 @@ bool executable_file(const std::filesystem::path& path) {
 
 } // namespace
 
-CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script, const std::vector<model::Workload>& workloads,
-                             const std::vector<std::string>& predicted, const PythonRun& run, Json* loaded) {
-  std::vector<std::string> shape_predictions;
-  Json shapes = python_shapes(workloads, predicted, shape_predictions);
-  return run_python_shapes(interpreter, script, shapes, shape_predictions, run, loaded);
-}
-
 std::string python_tier_unavailable(const std::string& interpreter, const std::string& script) {
   if (script.empty())
     return "the Python tier's script selftest.py was not found (looked at $NVTE_DOCTOR_SELFTEST_PY, next to the binary, "
@@ -503,9 +496,12 @@ Results run_all(const Plan& input) {
     auto shape = parse_shape(*args);
     return shape ? shape_timeout(*shape) : plan.runner.timeout;
   };
-  // Declared in this order so that, should a CUDA check throw, the gate opens before the future
-  // waits for the tier's (bounded) child.
-  Json loaded; // the tier's files, written by its thread: declared before the future that waits for it
+  // What the tier's thread reads and writes (its shapes, its files) is declared before the future
+  // that waits for it, and the future before the gate so that, should a CUDA check throw, the
+  // gate opens before the future waits for the tier's (bounded) child.
+  std::vector<std::string> shape_predictions;
+  const Json shapes = python_shapes(plan.workloads, plan.predicted_selected, shape_predictions);
+  Json loaded;
   std::future<CheckOutcome> python_tier;
   std::optional<util::Gate> gate;
   double python_started = 0;
@@ -515,8 +511,6 @@ Results run_all(const Plan& input) {
   std::optional<CheckOutcome> reused;
   if (python_why.empty() && plan.python_reuse) {
     const auto start = std::chrono::steady_clock::now();
-    std::vector<std::string> shape_predictions;
-    Json shapes = python_shapes(plan.workloads, plan.predicted_selected, shape_predictions);
     reuse_key = python_tier_key(plan.python_executable, plan.python_script, shapes, environment_with({}), plan.facts);
     if (auto kept = recall_python_tier(*plan.python_reuse, *reuse_key)) {
       reused = python_outcome(plan.python_executable, plan.python_script, shapes, shape_predictions, PythonRun{});
@@ -541,8 +535,8 @@ Results run_all(const Plan& input) {
       }
     }
     python_started = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan.runner.epoch).count();
-    python_tier = std::async(std::launch::async, [&plan, &loaded, run] {
-      return run_python_tier(plan.python_executable, plan.python_script, plan.workloads, plan.predicted_selected, run, &loaded);
+    python_tier = std::async(std::launch::async, [&plan, &shapes, &shape_predictions, &loaded, run] {
+      return run_python_shapes(plan.python_executable, plan.python_script, shapes, shape_predictions, run, &loaded);
     });
   };
   if (python_why.empty() && !reused) start_tier(true);

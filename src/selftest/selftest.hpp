@@ -168,12 +168,6 @@ struct PythonRun {
   int gate = -1;
 };
 
-// The Python tier: runs script with interpreter for the workloads, as run says.
-// predicted: explain's selected backend per workload; TE's own choice is held against it.
-// loaded, when given, receives the files the tier depended on (python_reuse.hpp).
-CheckOutcome run_python_tier(const std::string& interpreter, const std::string& script, const std::vector<model::Workload>& workloads,
-                             const std::vector<std::string>& predicted, const PythonRun& run, Json* loaded = nullptr);
-
 // Why the Python tier cannot start (no script, no interpreter, an interpreter that is not an
 // executable file), or empty when it can. Such a tier is a skipped "python" check with this reason.
 std::string python_tier_unavailable(const std::string& interpreter, const std::string& script);
